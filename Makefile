@@ -1,0 +1,49 @@
+# ServePlan: `make run` starts everything on a fresh machine; `make test` runs ruff and pytest.
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP_RUN := $(VENV)/.installed-run
+STAMP_DEV := $(VENV)/.installed-dev
+
+.PHONY: run test lint bench fmt integration-deps clean
+
+$(PY):
+	@py="$$(scripts/find-python)" && echo "==> Creating $(VENV) with $$py" && "$$py" -m venv $(VENV)
+	@$(PY) -m pip install --quiet --upgrade pip
+
+# Reinstall only when pyproject.toml changed, so a second `make run` starts in seconds.
+$(STAMP_RUN): pyproject.toml | $(PY)
+	@echo "==> Installing ServePlan into $(VENV)"
+	@$(PY) -m pip install --quiet -e .
+	@touch $@
+
+$(STAMP_DEV): pyproject.toml $(STAMP_RUN)
+	@echo "==> Installing development dependencies"
+	@$(PY) -m pip install --quiet -e '.[dev]'
+	@touch $@
+
+run: $(STAMP_RUN)
+	@scripts/run-dev
+
+lint: $(STAMP_DEV)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+test: $(STAMP_DEV)
+	$(VENV)/bin/ruff check .
+	DJANGO_SETTINGS_MODULE=config.settings.test $(PY) manage.py compile_translations
+	$(VENV)/bin/pytest $(PYTEST_ARGS)
+
+# Ray (and the vLLM CPU build, in its own venv) for the integration tests; CI runs this.
+integration-deps: $(STAMP_DEV)
+	@$(PY) -m pip install --quiet -e '.[dev,integration]'
+
+bench: $(STAMP_DEV)
+	@for script in bench/bench_*.py; do echo "==> $$script"; $(PY) "$$script" || exit 1; done
+
+fmt: $(STAMP_DEV)
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+clean:
+	rm -rf $(VENV) var/staticfiles

@@ -1,0 +1,17 @@
+"""The Celery application. Broker and schedule come from Django settings (CELERY_*)."""
+
+import os
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
+
+app = Celery("serveplan")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()
+
+# Static entries; django-celery-beat's DatabaseScheduler copies them into its tables on start,
+# where operators can change intervals from the admin.
+app.conf.beat_schedule = {
+    "core.heartbeat": {"task": "core.heartbeat", "schedule": 30.0, "options": {"expires": 25}},
+}

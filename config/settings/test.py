@@ -1,0 +1,14 @@
+"""Settings for the test suite. DATABASE_URL and REDIS_URL are honoured when set (CI)."""
+
+from config.settings.base import *  # noqa: F403
+
+SECRET_KEY = "test-only-secret-key-not-for-production"  # noqa: S105
+DEBUG = False
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+# Unit tests never need a broker; integration tests start real workers with their own URL.
+CELERY_BROKER_URL = "memory://"
+CELERY_RESULT_BACKEND = None
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}

@@ -1,0 +1,26 @@
+"""Root URLconf: pages per app, the versioned API, health and docs."""
+
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from core import views as core_views
+
+api_v1 = [
+    path("", core_views.ApiRootView.as_view(), name="api-root"),
+    path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("inventory/", include("inventory.api_urls")),
+    path("", include("planner.api_urls")),
+    path("monitoring/", include("monitoring.api_urls")),
+]
+
+urlpatterns = [
+    path("", include("core.urls")),
+    path("inventory/", include("inventory.urls")),
+    path("", include("planner.urls")),
+    path("monitoring/", include("monitoring.urls")),
+    path("api/v1/", include(api_v1)),
+    path("admin/", admin.site.urls),
+    path("i18n/", include("django.conf.urls.i18n")),
+]

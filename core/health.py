@@ -1,0 +1,89 @@
+"""Checks behind /healthz: the database, the broker and the worker heartbeat."""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+from django.db import connection
+from django.utils import timezone
+
+from config.celery import app as celery_app
+from core.models import WorkerHeartbeat
+
+
+@dataclass(frozen=True, slots=True)
+class Health:
+    database: str
+    broker: str
+    worker_heartbeat_age_s: float | None
+    problems: tuple[str, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def check_database() -> str:
+    """Return "ok" or the error the database raised."""
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+            cursor.fetchone()
+    except Exception as exc:  # noqa: BLE001 - any failure is reported, not raised
+        return f"error: {exc.__class__.__name__}: {exc}".strip()
+    return "ok"
+
+
+def check_broker() -> str:
+    """Return "ok" or why the Celery broker cannot be reached."""
+    url = celery_app.conf.broker_url or ""
+    if url.startswith("filesystem://"):
+        folder = Path(celery_app.conf.broker_transport_options.get("data_folder_in", ""))
+        if folder.is_dir() and _is_writable(folder):
+            return "ok"
+        return f"error: broker folder {folder} is missing or not writable"
+    try:
+        with celery_app.connection_for_write(connect_timeout=2) as conn:
+            conn.ensure_connection(max_retries=1, timeout=2)
+    except Exception as exc:  # noqa: BLE001
+        return f"error: {exc.__class__.__name__}: {exc}".strip()
+    return "ok"
+
+
+def _is_writable(folder: Path) -> bool:
+    probe = folder / ".healthz"
+    try:
+        probe.write_text("ok")
+        probe.unlink()
+    except OSError:
+        return False
+    return True
+
+
+def heartbeat_age_s() -> float | None:
+    """Return the seconds since the newest worker heartbeat, or None if there never was one."""
+    latest = WorkerHeartbeat.objects.order_by("-beat_at").values_list("beat_at", flat=True).first()
+    if latest is None:
+        return None
+    return round((timezone.now() - latest).total_seconds(), 1)
+
+
+def check_health() -> Health:
+    """Run every check and name each part that is not fine."""
+    problems = []
+    database = check_database()
+    if database != "ok":
+        problems.append(f"database: {database}")
+    broker = check_broker()
+    if broker != "ok":
+        problems.append(f"broker: {broker}")
+    age = heartbeat_age_s() if database == "ok" else None
+    if age is None:
+        problems.append("worker: no heartbeat recorded yet (is a Celery worker with beat running?)")
+    elif age > settings.HEARTBEAT_MAX_AGE_S:
+        problems.append(
+            f"worker: last heartbeat {age:.0f} s ago (more than {settings.HEARTBEAT_MAX_AGE_S} s)"
+        )
+    return Health(
+        database=database, broker=broker, worker_heartbeat_age_s=age, problems=tuple(problems)
+    )

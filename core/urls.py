@@ -1,0 +1,18 @@
+"""Pages of the core app: home, login/logout, health."""
+
+from django.contrib.auth import views as auth_views
+from django.urls import path
+
+from core import views
+
+urlpatterns = [
+    path("", views.HomeView.as_view(), name="home"),
+    path("healthz", views.healthz, name="healthz"),
+    path("vendor/plotly.min.js", views.plotly_js, name="plotly-js"),
+    path(
+        "accounts/login/",
+        auth_views.LoginView.as_view(redirect_authenticated_user=True),
+        name="login",
+    ),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+]

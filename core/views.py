@@ -1,0 +1,74 @@
+"""Home, health, the API root and locally served front-end assets."""
+
+from pathlib import Path
+from typing import Any
+
+import plotly
+from django.conf import settings
+from django.contrib.auth.decorators import login_not_required
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
+from django.utils.cache import patch_cache_control
+from django.views.decorators.http import require_GET
+from django.views.generic import TemplateView
+from drf_spectacular.utils import extend_schema
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.reverse import reverse
+from rest_framework.views import APIView
+
+from core.health import check_health
+
+PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+
+
+class HomeView(TemplateView):
+    template_name = "core/home.html"
+
+
+@login_not_required
+@require_GET
+def healthz(request: HttpRequest) -> JsonResponse:
+    """Answer 200 when the database, broker and worker are fine, 503 naming what is not."""
+    health = check_health()
+    body: dict[str, Any] = {
+        "status": "ok" if health.ok else "unhealthy",
+        "database": health.database,
+        "broker": health.broker,
+        "worker_heartbeat_age_s": health.worker_heartbeat_age_s,
+        "version": settings.SERVEPLAN_VERSION,
+    }
+    if not health.ok:
+        body["problems"] = list(health.problems)
+    response = JsonResponse(body, status=200 if health.ok else 503)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@require_GET
+def plotly_js(request: HttpRequest) -> HttpResponse:
+    """Serve plotly.js from the installed plotly package (users' networks are often closed)."""
+    if not PLOTLY_JS.exists():
+        raise Http404("plotly.min.js is missing from the installed plotly package")
+    response = FileResponse(PLOTLY_JS.open("rb"), content_type="text/javascript")
+    patch_cache_control(response, public=True, max_age=7 * 24 * 3600)
+    return response
+
+
+class ApiRootView(APIView):
+    """Entry points of the ServePlan API."""
+
+    @extend_schema(exclude=True)
+    def get(self, request: Request) -> Response:
+        def url(name: str) -> str:
+            return reverse(name, request=request)
+
+        return Response(
+            {
+                "schema": url("api-schema"),
+                "docs": url("api-docs"),
+                "inventory": request.build_absolute_uri("/api/v1/inventory/"),
+                "plans": request.build_absolute_uri("/api/v1/plans/"),
+                "decisions": request.build_absolute_uri("/api/v1/decisions/"),
+                "monitoring": request.build_absolute_uri("/api/v1/monitoring/"),
+            }
+        )

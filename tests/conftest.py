@@ -1,0 +1,77 @@
+"""Fixtures shared by the whole suite: users in each role and clients signed in as them."""
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.test import Client
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+
+def _user_in(role: str | None, username: str):
+    user = get_user_model().objects.create_user(username=username, password="pw-for-tests-1")
+    if role:
+        user.groups.add(Group.objects.get(name=role))
+    return user
+
+
+@pytest.fixture
+def viewer(db):
+    return _user_in("viewer", "vera-viewer")
+
+
+@pytest.fixture
+def planner(db):
+    return _user_in("planner", "pat-planner")
+
+
+@pytest.fixture
+def admin_user(db):
+    user = _user_in("admin", "ada-admin")
+    user.is_staff = True
+    user.save(update_fields=["is_staff"])
+    return user
+
+
+@pytest.fixture
+def viewer_client(viewer) -> Client:
+    client = Client()
+    client.force_login(viewer)
+    return client
+
+
+@pytest.fixture
+def planner_client(planner) -> Client:
+    client = Client()
+    client.force_login(planner)
+    return client
+
+
+@pytest.fixture
+def admin_client_(admin_user) -> Client:
+    client = Client()
+    client.force_login(admin_user)
+    return client
+
+
+@pytest.fixture
+def viewer_api(viewer) -> APIClient:
+    client = APIClient()
+    client.force_authenticate(viewer)
+    return client
+
+
+@pytest.fixture
+def planner_api(planner) -> APIClient:
+    client = APIClient()
+    client.force_authenticate(planner)
+    return client
+
+
+@pytest.fixture
+def planner_token_api(planner) -> APIClient:
+    """An API client that authenticates with a real DRF token, as scripts do."""
+    client = APIClient()
+    token = Token.objects.create(user=planner)
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    return client
