@@ -1,0 +1,147 @@
+"""Parse Prometheus text exposition with prometheus_client's parser, keeping only wanted families.
+
+Large payloads (a Ray head exporter is hundreds of KB) are prefiltered line by line on the metric
+name before the parser sees them, so the cost is dominated by the families we actually keep.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass
+
+from prometheus_client.parser import text_string_to_metric_families
+
+from .errors import ParseError
+
+_SUFFIXES = ("_total", "_bucket", "_sum", "_count", "_created")
+_NAME_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_:")
+
+
+@dataclass(frozen=True, slots=True)
+class PromSample:
+    name: str
+    labels: dict[str, str]
+    value: float
+
+
+@dataclass(frozen=True, slots=True)
+class MetricFamily:
+    """A family as declared by its `# TYPE` line; counters are named without `_total`."""
+
+    name: str
+    type: str
+    samples: tuple[PromSample, ...]
+
+    def values(self, suffix: str = "") -> Iterator[PromSample]:
+        """Yield samples named `name + suffix` (`_total` for counters, `_bucket` for histograms)."""
+        wanted = self.name + suffix
+        for sample in self.samples:
+            if sample.name == wanted:
+                yield sample
+
+    def counter_samples(self) -> Iterator[PromSample]:
+        """Yield a counter's value samples whether it was exposed with `_total` or without."""
+        if self.type == "counter":
+            yield from self.values("_total")
+        else:
+            yield from (s for s in self.samples if not s.name.endswith("_created"))
+
+
+def _wanted_names(wanted: Collection[str]) -> frozenset[str]:
+    names: set[str] = set()
+    for name in wanted:
+        base = name[:-6] if name.endswith("_total") else name
+        names.update((name, base, base + "_total"))
+    return frozenset(names)
+
+
+def _sample_name(line: str) -> str:
+    end = len(line)
+    for ch in ("{", " ", "\t"):
+        pos = line.find(ch)
+        if 0 <= pos < end:
+            end = pos
+    return line[:end]
+
+
+def _keep_sample(name: str, keep: frozenset[str]) -> bool:
+    """Return whether a sample belongs to a wanted family (never its `_created` timestamp)."""
+    if name in keep:
+        return True
+    for suffix in _SUFFIXES:
+        if name.endswith(suffix) and name[: -len(suffix)] in keep:
+            return suffix != "_created"
+    return False
+
+
+def prefilter(text: str, wanted: Collection[str]) -> str:
+    """Return only the lines of the wanted families (HELP, TYPE and samples), minus `_created`.
+
+    Cheap sanity checks run on every line, so a payload that is not Prometheus text at all (an
+    HTML login page, a JSON error) raises ParseError instead of yielding silently nothing.
+    """
+    keep = _wanted_names(wanted)
+    out: list[str] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line:
+            continue
+        if line[0] == "#":
+            parts = line.split(None, 3)
+            if len(parts) >= 3 and parts[1] in ("HELP", "TYPE") and parts[2] in keep:
+                out.append(line)
+            continue
+        if line[0] not in _NAME_START and line[0] != "{":
+            raise ParseError(f"line {number}: not a Prometheus sample: {line[:60]!r}")
+        name = _sample_name(line)
+        if len(name) == len(line):
+            raise ParseError(f"line {number}: sample without a value: {line[:60]!r}")
+        if not name:  # quoted-name syntax: let the parser decide
+            out.append(line)
+            continue
+        if _keep_sample(name, keep):
+            out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def parse(text: str, wanted: Collection[str] | None = None) -> dict[str, MetricFamily]:
+    """Parse exposition text into families by name; raise ParseError on malformed text.
+
+    With `wanted`, only those families are parsed (names with or without `_total`). Duplicate
+    samples (same name and labels) keep the first; NaN and ±Inf values are kept as floats for
+    the extractors to drop.
+    """
+    body = prefilter(text, wanted) if wanted is not None else text
+    families: dict[str, MetricFamily] = {}
+    try:
+        for metric in text_string_to_metric_families(body):
+            if metric.type == "untyped" and metric.name.endswith("_created") and wanted is None:
+                continue
+            seen: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
+            samples: list[PromSample] = []
+            for s in metric.samples:
+                ident = (s.name, tuple(sorted(s.labels.items())))
+                if ident in seen:
+                    continue
+                seen.add(ident)
+                value = float(s.value)
+                samples.append(PromSample(s.name, dict(s.labels), value))
+            previous = families.get(metric.name)
+            if previous is not None:
+                # A family split in two blocks: merge, first sample wins.
+                merged = {(p.name, tuple(sorted(p.labels.items()))): p for p in samples}
+                merged.update(
+                    {(p.name, tuple(sorted(p.labels.items()))): p for p in previous.samples}
+                )
+                samples = list(merged.values())
+            families[metric.name] = MetricFamily(metric.name, metric.type, tuple(samples))
+    except ParseError:
+        raise
+    except (ValueError, IndexError, KeyError, TypeError) as exc:
+        raise ParseError(f"malformed Prometheus text: {str(exc)[:200]}") from exc
+    return families
+
+
+def is_finite(value: float) -> bool:
+    return math.isfinite(value)
