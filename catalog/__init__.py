@@ -1,0 +1,20 @@
+"""GPU datasheets and LLM architectures (real config.json values), and the arithmetic on them.
+
+Pure Python: no Django, and nothing else of ours is imported here.
+"""
+
+from catalog.architecture import (
+    Architecture,
+    ArchitectureError,
+    ParameterBreakdown,
+    from_hf_config,
+    parameter_breakdown,
+)
+
+__all__ = [
+    "Architecture",
+    "ArchitectureError",
+    "ParameterBreakdown",
+    "from_hf_config",
+    "parameter_breakdown",
+]
