@@ -1,1 +1,29 @@
-"""Pure-Python scraping of vLLM and Ray metrics: fetch, parse, extract, derive. No Django here."""
+"""Pure-Python scraping of vLLM and Ray metrics: fetch, parse, extract, derive. No Django here.
+
+Entry points: `scrape_once(source, kind, previous)` for a live target and `from_text(text, kind)`
+for a saved payload; both return a ScrapeResult. Series keys: `keys.SERIES`.
+"""
+
+from .errors import FetchError, ParseError, ScrapeError
+from .fetch import Allowlist, FetchPolicy
+from .run import KINDS, PollError, ScrapeResult, from_text, metrics_url, scrape_once
+from .series import Histogram, RawSnapshot, Sample, parse_series_id, series_id
+
+__all__ = [
+    "KINDS",
+    "Allowlist",
+    "FetchError",
+    "FetchPolicy",
+    "Histogram",
+    "ParseError",
+    "PollError",
+    "RawSnapshot",
+    "Sample",
+    "ScrapeError",
+    "ScrapeResult",
+    "from_text",
+    "metrics_url",
+    "parse_series_id",
+    "scrape_once",
+    "series_id",
+]

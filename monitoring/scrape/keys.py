@@ -1,0 +1,292 @@
+"""The one table of series keys we store. Keys are stable: dashboards, alerts and the API use them.
+
+A stored series is (key, labels); its canonical string is `key{label="value",...}` with labels
+sorted (see series.series_id). Units are in the key's last word (`_pct`, `_bytes`, `_mib`,
+`_per_s`, `_seconds`, `_ms`, `_ratio`, `_tokens`); quantile keys end in `.p50`, `.p95`, `.p99`,
+`.mean` after the histogram's key. vLLM series carry no label unless listed; when one server
+reports several model names, vLLM series are also stored per model with the label `model`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class SeriesSpec:
+    key: str
+    kind: str  # gauge | rate | ratio | quantile | info
+    labels: tuple[str, ...]
+    source: str
+    description: str
+
+
+def _q(key: str, labels: tuple[str, ...], source: str, what: str) -> list[SeriesSpec]:
+    return [
+        SeriesSpec(f"{key}.{q}", "quantile", labels, source, f"{what}, {q} between two polls")
+        for q in ("p50", "p95", "p99", "mean")
+    ]
+
+
+SERIES: tuple[SeriesSpec, ...] = (
+    # --- every target ---
+    SeriesSpec("scrape.duration_seconds", "gauge", (), "poll", "time the poll took"),
+    SeriesSpec("scrape.payload_bytes", "gauge", (), "poll", "bytes of metrics text read"),
+    # --- vLLM gauges ---
+    SeriesSpec(
+        "vllm.requests_running", "gauge", (), "vllm:num_requests_running", "requests running"
+    ),
+    SeriesSpec(
+        "vllm.requests_waiting", "gauge", (), "vllm:num_requests_waiting", "requests waiting"
+    ),
+    SeriesSpec(
+        "vllm.requests_waiting_by_reason",
+        "gauge",
+        ("reason",),
+        "vllm:num_requests_waiting_by_reason",
+        "waiting requests by reason (capacity, deferred)",
+    ),
+    SeriesSpec(
+        "vllm.kv_cache_usage_pct",
+        "gauge",
+        (),
+        "vllm:kv_cache_usage_perc (old: gpu_cache_usage_perc)",
+        "KV-cache blocks in use, 0-100 (mean over engines)",
+    ),
+    SeriesSpec(
+        "vllm.kv_cache_blocks", "gauge", (), "cache_config_info num_gpu_blocks", "KV blocks (sum)"
+    ),
+    SeriesSpec(
+        "vllm.kv_cache_block_size_tokens", "gauge", (), "cache_config_info block_size", "block size"
+    ),
+    SeriesSpec(
+        "vllm.kv_cache_capacity_tokens",
+        "gauge",
+        (),
+        "cache_config_info kv_cache_size_tokens (or blocks x block size)",
+        "live KV capacity in tokens, summed over engines",
+    ),
+    SeriesSpec(
+        "vllm.kv_cache_max_concurrency",
+        "gauge",
+        (),
+        "cache_config_info kv_cache_max_concurrency",
+        "full-length requests that fit in the KV cache",
+    ),
+    SeriesSpec(
+        "vllm.gpu_memory_utilization_ratio",
+        "gauge",
+        (),
+        "cache_config_info gpu_memory_utilization",
+        "configured --gpu-memory-utilization",
+    ),
+    # --- vLLM derived ---
+    SeriesSpec(
+        "vllm.prompt_tokens_per_s",
+        "rate",
+        (),
+        "vllm:prompt_tokens_total (old: avg_prompt_throughput_toks_per_s)",
+        "prefill tokens per second",
+    ),
+    SeriesSpec(
+        "vllm.generation_tokens_per_s",
+        "rate",
+        (),
+        "vllm:generation_tokens_total (old: avg_generation_throughput_toks_per_s)",
+        "generated tokens per second",
+    ),
+    SeriesSpec(
+        "vllm.requests_finished_per_s",
+        "rate",
+        ("finished_reason",),
+        "vllm:request_success_total",
+        "finished requests per second by reason (stop, length, abort, error, ...)",
+    ),
+    SeriesSpec("vllm.requests_per_s", "rate", (), "vllm:request_success_total", "all finished"),
+    SeriesSpec(
+        "vllm.completion_ratio",
+        "ratio",
+        (),
+        "vllm:request_success_total",
+        "(stop + length) / all finished, 0-1",
+    ),
+    SeriesSpec("vllm.preemptions_per_s", "rate", (), "vllm:num_preemptions_total", "preemptions/s"),
+    SeriesSpec(
+        "vllm.prefix_cache_hit_ratio",
+        "ratio",
+        (),
+        "vllm:prefix_cache_hits/queries (old: gpu_prefix_cache_*, gpu_prefix_cache_hit_rate)",
+        "hit tokens / queried tokens between two polls, 0-1",
+    ),
+    SeriesSpec(
+        "vllm.http_requests_per_s",
+        "rate",
+        ("status",),
+        "http_requests_total",
+        "HTTP requests per second by status class (2xx, 4xx, 5xx)",
+    ),
+    SeriesSpec("vllm.http_errors_per_s", "rate", (), "http_requests_total", "non-2xx per second"),
+    *_q("vllm.ttft_seconds", (), "vllm:time_to_first_token_seconds", "time to first token"),
+    *_q(
+        "vllm.inter_token_latency_seconds",
+        (),
+        "vllm:inter_token_latency_seconds (old: time_per_output_token_seconds)",
+        "inter-token latency",
+    ),
+    *_q("vllm.e2e_latency_seconds", (), "vllm:e2e_request_latency_seconds", "end-to-end latency"),
+    *_q("vllm.queue_time_seconds", (), "vllm:request_queue_time_seconds", "time in the queue"),
+    # --- Ray per node ---
+    SeriesSpec(
+        "ray.node.cpu_utilization_pct", "gauge", ("node",), "ray_node_cpu_utilization", "0-100"
+    ),
+    SeriesSpec("ray.node.cpu_count", "gauge", ("node",), "ray_node_cpu_count", "CPUs"),
+    SeriesSpec("ray.node.memory_used_bytes", "gauge", ("node",), "ray_node_mem_used", "RAM used"),
+    SeriesSpec(
+        "ray.node.memory_available_bytes", "gauge", ("node",), "ray_node_mem_available", "RAM free"
+    ),
+    SeriesSpec("ray.node.memory_total_bytes", "gauge", ("node",), "ray_node_mem_total", "RAM"),
+    SeriesSpec(
+        "ray.node.gpu_utilization_pct",
+        "gauge",
+        ("node", "gpu"),
+        "ray_node_gpus_utilization",
+        "per GPU (GpuIndex), 0-100; -1 (driver failure) is dropped",
+    ),
+    SeriesSpec(
+        "ray.node.gpu_memory_used_mib",
+        "gauge",
+        ("node", "gpu"),
+        "ray_node_gram_used",
+        "GPU memory used, MiB (Ray's help text says bytes)",
+    ),
+    SeriesSpec(
+        "ray.node.gpu_memory_available_mib",
+        "gauge",
+        ("node", "gpu"),
+        "ray_node_gram_available",
+        "GPU memory free, MiB",
+    ),
+    SeriesSpec(
+        "ray.node.resources_used",
+        "gauge",
+        ("node", "resource"),
+        'ray_resources{State="USED"}',
+        "logical resources used, placement-group reservations counted as used",
+    ),
+    SeriesSpec(
+        "ray.node.resources_available",
+        "gauge",
+        ("node", "resource"),
+        'ray_resources{State="AVAILABLE"}',
+        "logical resources free",
+    ),
+    # --- Ray cluster ---
+    SeriesSpec(
+        "ray.cluster.resources_used", "gauge", ("resource",), "sum of nodes", "reservations = used"
+    ),
+    SeriesSpec("ray.cluster.resources_available", "gauge", ("resource",), "sum of nodes", "free"),
+    SeriesSpec(
+        "ray.cluster.resources_reserved",
+        "gauge",
+        ("resource",),
+        "/api/cluster_status + placement groups",
+        "GPU/CPU reserved by created placement groups",
+    ),
+    SeriesSpec(
+        "ray.cluster.resources_in_use",
+        "gauge",
+        ("resource",),
+        "/api/cluster_status + placement groups",
+        "GPU/CPU actually in use (as `ray status`: inside reservations counts only what runs)",
+    ),
+    SeriesSpec("ray.cluster.nodes_scraped", "gauge", (), "poll", "exporters with node series"),
+    SeriesSpec("ray.cluster.exporters", "gauge", (), "discovery", "exporters discovered"),
+    SeriesSpec("ray.cluster.exporters_failed", "gauge", (), "poll", "exporters that failed"),
+    SeriesSpec("ray.cluster.gpus_reporting", "gauge", (), "sum of nodes", "GPUs with a reading"),
+    SeriesSpec(
+        "ray.placement_groups", "gauge", ("state",), "ray_placement_groups", "groups by state"
+    ),
+    SeriesSpec(
+        "ray.actors", "gauge", ("state",), 'ray_actors (one Source: "gcs")', "actors by state"
+    ),
+    # --- Ray Serve ---
+    SeriesSpec(
+        "ray.serve.http_requests_per_s",
+        "rate",
+        ("application",),
+        "ray_serve_num_http_requests[_total]",
+        "HTTP requests/s at the proxies",
+    ),
+    SeriesSpec(
+        "ray.serve.http_errors_per_s",
+        "rate",
+        ("application",),
+        "ray_serve_num_http_requests[_total] status_code >= 400",
+        "HTTP errors/s",
+    ),
+    SeriesSpec(
+        "ray.serve.deployment_requests_per_s",
+        "rate",
+        ("application", "deployment"),
+        "ray_serve_deployment_request_counter[_total]",
+        "requests/s handled by replicas",
+    ),
+    *_q(
+        "ray.serve.http_latency_ms",
+        ("application",),
+        "ray_serve_http_request_latency_ms",
+        "HTTP latency at the proxy",
+    ),
+    *_q(
+        "ray.serve.processing_latency_ms",
+        ("application", "deployment"),
+        "ray_serve_deployment_processing_latency_ms",
+        "replica processing latency",
+    ),
+    SeriesSpec(
+        "ray.serve.ongoing_http_requests",
+        "gauge",
+        (),
+        "ray_serve_num_ongoing_http_requests",
+        "in flight at the proxies (summed over nodes)",
+    ),
+    SeriesSpec(
+        "ray.serve.replica_processing_queries",
+        "gauge",
+        ("application", "deployment"),
+        "ray_serve_replica_processing_queries",
+        "queries being processed by replicas",
+    ),
+    SeriesSpec(
+        "ray.serve.replicas_healthy",
+        "gauge",
+        ("application", "deployment"),
+        "ray_serve_deployment_replica_healthy",
+        "healthy replicas",
+    ),
+    SeriesSpec(
+        "ray.serve.application_status",
+        "gauge",
+        ("application",),
+        "ray_serve_application_status",
+        "numeric enum, 6 = RUNNING",
+    ),
+    SeriesSpec(
+        "ray.serve.deployment_status",
+        "gauge",
+        ("application", "deployment"),
+        "ray_serve_deployment_status",
+        "numeric enum, 6 = HEALTHY",
+    ),
+)
+
+BY_KEY: dict[str, SeriesSpec] = {spec.key: spec for spec in SERIES}
+
+
+def markdown_table() -> str:
+    """Return the key table as Markdown (for docs)."""
+    lines = ["| key | kind | labels | from | meaning |", "|---|---|---|---|---|"]
+    for s in SERIES:
+        labels = ", ".join(s.labels) or "-"
+        lines.append(f"| `{s.key}` | {s.kind} | {labels} | {s.source} | {s.description} |")
+    return "\n".join(lines)
