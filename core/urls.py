@@ -3,7 +3,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from core import views
+from core import account_views, views
 
 urlpatterns = [
     path("", views.HomeView.as_view(), name="home"),
@@ -15,4 +15,10 @@ urlpatterns = [
         name="login",
     ),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/tokens/", account_views.tokens, name="account-tokens"),
+    path(
+        "accounts/tokens/<int:pk>/revoke/",
+        account_views.revoke_token,
+        name="account-token-revoke",
+    ),
 ]

@@ -4,7 +4,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.test import Client
-from rest_framework.authtoken.models import Token
+from core.models import ApiToken
 from rest_framework.test import APIClient
 
 
@@ -72,6 +72,6 @@ def planner_api(planner) -> APIClient:
 def planner_token_api(planner) -> APIClient:
     """An API client that authenticates with a real DRF token, as scripts do."""
     client = APIClient()
-    token = Token.objects.create(user=planner)
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    _, key = ApiToken.issue(user=planner, name="ci script")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
     return client

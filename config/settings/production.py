@@ -5,6 +5,8 @@ from config.settings.base import *  # noqa: F403
 
 DEBUG = False
 SECRET_KEY = require("SECRET_KEY")
+# In production stored secrets need their own keys: rotating SECRET_KEY must not lose them.
+FIELD_ENCRYPTION_FALLBACK_TO_SECRET_KEY = False
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=[])
 
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")

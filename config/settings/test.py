@@ -12,3 +12,6 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
+
+# Lockout is tested explicitly (tests/core/test_security.py); elsewhere tests log in freely.
+AXES_ENABLED = False
