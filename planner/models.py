@@ -1,0 +1,97 @@
+"""Saved plans: the spec a user entered and the engine's full result, frozen together."""
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+
+class Route(models.TextChoices):
+    SINGLE = "single", _("Single GPU or node")
+    A = "A", _("Route A: replicas inside nodes behind a balancer")
+    B = "B", _("Route B: one instance across nodes")
+    C = "C", _("Route C: Ray Serve pool")
+
+
+class PlanQuerySet(models.QuerySet["Plan"]):
+    def with_author(self) -> "PlanQuerySet":
+        return self.select_related("author")
+
+
+class Plan(models.Model):
+    """An immutable snapshot: the spec, the resolved engine input and the engine's result.
+
+    A decision recorded today must still show what was computed today after the engine
+    improves, so a saved plan is never updated; "re-run with the current engine" creates a new
+    plan pointing back at this one.
+    """
+
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    title = models.CharField(_("title"), max_length=200)
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="plans",
+        verbose_name=_("author"),
+    )
+    created_at = models.DateTimeField(_("created"), default=timezone.now, db_index=True)
+    # What the user asked for (catalog slugs, inventory hostnames, wizard answers).
+    spec = models.JSONField(_("spec"))
+    # What the engine was given after the slugs and hostnames were resolved.
+    engine_input = models.JSONField(_("engine input"))
+    result = models.JSONField(_("engine result"))
+    engine_version = models.CharField(_("engine version"), max_length=40)
+    # Denormalised from the result for filtering and listing without reading the JSON.
+    model_slug = models.CharField(_("model slug"), max_length=100, blank=True, db_index=True)
+    model_name = models.CharField(_("model"), max_length=200)
+    route = models.CharField(_("route"), max_length=10, choices=Route.choices, db_index=True)
+    tp = models.PositiveSmallIntegerField(_("tensor parallel size"))
+    pp = models.PositiveSmallIntegerField(_("pipeline parallel size"))
+    replicas = models.PositiveSmallIntegerField(_("replicas"))
+    executor_backend = models.CharField(_("executor backend"), max_length=10)
+    balancer = models.CharField(_("balancer"), max_length=20, blank=True)
+    pool_kind = models.CharField(_("pool kind"), max_length=20)
+    hostnames = models.JSONField(_("machines"), default=list, blank=True)
+    rerun_of = models.ForeignKey(
+        "self",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="reruns",
+        verbose_name=_("re-run of"),
+    )
+
+    objects = PlanQuerySet.as_manager()
+
+    class Meta:
+        verbose_name = _("plan")
+        verbose_name_plural = _("plans")
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(tp__gte=1) & models.Q(pp__gte=1) & models.Q(replicas__gte=1),
+                name="planner_plan_layout_positive",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+    def save(self, *args: object, **kwargs: object) -> None:
+        if self.pk is not None and not kwargs.get("force_insert"):
+            raise PlanIsImmutable(_("A saved plan is a snapshot and cannot be changed."))
+        super().save(*args, **kwargs)  # type: ignore[arg-type]
+
+    def get_absolute_url(self) -> str:
+        return reverse("planner:plan-detail", kwargs={"public_id": self.public_id})
+
+    @property
+    def layout_label(self) -> str:
+        return f"TP{self.tp}×PP{self.pp}×{self.replicas}"
+
+
+class PlanIsImmutable(Exception):
+    """Raised when code tries to change a saved plan."""
