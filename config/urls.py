@@ -12,6 +12,7 @@ api_v1 = [
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("inventory/", include("inventory.api_urls")),
     path("", include("planner.api_urls")),
+    path("decisions/", include("planner.decisions.api_urls")),
     path("monitoring/", include("monitoring.api_urls")),
 ]
 
@@ -19,6 +20,7 @@ urlpatterns = [
     path("", include("core.urls")),
     path("inventory/", include("inventory.urls")),
     path("", include("planner.urls")),
+    path("decisions/", include("planner.decisions.urls")),
     path("monitoring/", include("monitoring.urls")),
     path("api/v1/", include(api_v1)),
     path("admin/", admin.site.urls),

@@ -39,6 +39,7 @@ INSTALLED_APPS = [
     "core",
     "inventory",
     "planner",
+    "planner.decisions",
     "monitoring",
 ]
 
