@@ -4,8 +4,9 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.test import Client
-from core.models import ApiToken
 from rest_framework.test import APIClient
+
+from core.models import ApiToken
 
 
 def _user_in(role: str | None, username: str):
