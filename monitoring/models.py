@@ -1,0 +1,311 @@
+"""Monitoring: targets and their poll state, stored samples and rollups, alert rules and events."""
+
+from __future__ import annotations
+
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.db.models import Q
+from django.urls import reverse
+from django.utils.translation import gettext_lazy as _
+
+from core.secrets import EncryptedTextField
+
+MIN_POLL_INTERVAL_S = 5
+MAX_POLL_INTERVAL_S = 3600
+DEFAULT_POLL_INTERVAL_S = 15
+
+
+class TargetKind(models.TextChoices):
+    VLLM = "vllm", _("vLLM server")
+    RAY = "ray", _("Ray cluster")
+
+
+class PollStatus(models.TextChoices):
+    NEVER = "never", _("never polled")
+    OK = "ok", _("up")
+    ERROR = "error", _("down")
+
+
+class Target(models.Model):
+    """A vLLM server (its base URL) or a Ray cluster (its dashboard URL) that workers poll."""
+
+    name = models.CharField(_("name"), max_length=100, unique=True)
+    kind = models.CharField(_("kind"), max_length=8, choices=TargetKind.choices)
+    base_url = models.URLField(
+        _("base URL"),
+        max_length=500,
+        help_text=_(
+            "vLLM: the OpenAI-compatible server, e.g. http://10.0.0.5:8000. "
+            "Ray: the dashboard, e.g. http://10.0.0.9:8265."
+        ),
+    )
+    machines = models.ManyToManyField(
+        "inventory.Machine",
+        verbose_name=_("machines"),
+        blank=True,
+        related_name="monitoring_targets",
+        help_text=_("The inventory machines this server or cluster runs on."),
+    )
+    # Planner models are built concurrently; plain ids until they can become foreign keys.
+    plan_id = models.PositiveBigIntegerField(_("plan"), null=True, blank=True)
+    decision_id = models.PositiveBigIntegerField(_("decision"), null=True, blank=True)
+    poll_interval_s = models.PositiveIntegerField(
+        _("poll interval (s)"),
+        default=DEFAULT_POLL_INTERVAL_S,
+        validators=[
+            MinValueValidator(MIN_POLL_INTERVAL_S),
+            MaxValueValidator(MAX_POLL_INTERVAL_S),
+        ],
+    )
+    enabled = models.BooleanField(_("enabled"), default=True)
+    # Encrypted at rest (core.secrets, FIELD_ENCRYPTION_KEYS); never shown again, never logged.
+    # Querysets that list targets defer it: only a poll needs the plaintext.
+    token = EncryptedTextField(_("bearer token"), blank=True, editable=False)
+
+    last_poll_at = models.DateTimeField(_("last poll"), null=True, blank=True, editable=False)
+    last_success_at = models.DateTimeField(
+        _("last successful poll"), null=True, blank=True, editable=False
+    )
+    last_status = models.CharField(
+        _("last status"),
+        max_length=8,
+        choices=PollStatus.choices,
+        default=PollStatus.NEVER,
+        editable=False,
+    )
+    last_error = models.TextField(_("last error"), blank=True, editable=False)
+    last_error_kind = models.CharField(
+        _("last error kind"), max_length=32, blank=True, editable=False
+    )
+    last_error_at = models.DateTimeField(_("last error at"), null=True, blank=True, editable=False)
+    last_duration_ms = models.FloatField(
+        _("last poll duration (ms)"), null=True, blank=True, editable=False
+    )
+    consecutive_failures = models.PositiveIntegerField(
+        _("consecutive failed polls"), default=0, editable=False
+    )
+    # The scheduler's slot (unix seconds) of the last poll stored: a redelivered poll is skipped.
+    last_slot = models.BigIntegerField(null=True, blank=True, editable=False)
+    next_poll_at = models.DateTimeField(null=True, blank=True, editable=False, db_index=True)
+    discovered_exporters = models.JSONField(
+        _("discovered Ray exporters"), default=list, blank=True, editable=False
+    )
+    # Server facts of the last successful poll (vLLM cache config, Ray nodes, placement groups).
+    info = models.JSONField(default=dict, blank=True, editable=False)
+    # The headline values of the last successful poll, for the fleet overview (one query).
+    latest = models.JSONField(default=dict, blank=True, editable=False)
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
+    updated_at = models.DateTimeField(_("updated"), auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name = _("target")
+        verbose_name_plural = _("targets")
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(poll_interval_s__gte=MIN_POLL_INTERVAL_S)
+                & Q(poll_interval_s__lte=MAX_POLL_INTERVAL_S),
+                name="monitoring_target_poll_interval_range",
+            ),
+        ]
+        indexes = [models.Index(fields=["enabled", "next_poll_at"], name="monitoring_target_due")]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.get_kind_display()})"
+
+    def get_absolute_url(self) -> str:
+        return reverse("monitoring:target-detail", kwargs={"pk": self.pk})
+
+
+class TargetSnapshot(models.Model):
+    """The previous raw snapshot of a target (cumulative counters), for rates at the next poll."""
+
+    target = models.OneToOneField(
+        Target, on_delete=models.CASCADE, primary_key=True, related_name="snapshot"
+    )
+    taken_at = models.DateTimeField()
+    data = models.JSONField(default=dict)
+
+    class Meta:
+        verbose_name = _("raw snapshot")
+        verbose_name_plural = _("raw snapshots")
+
+    def __str__(self) -> str:
+        return f"{self.target_id} @ {self.taken_at.isoformat()}"
+
+
+class Sample(models.Model):
+    """One stored value: a series key, its canonical labels and a timestamp."""
+
+    target = models.ForeignKey(Target, on_delete=models.CASCADE, related_name="samples")
+    series = models.CharField(max_length=100)
+    # Canonical `{a="1",b="x"}` (labels sorted) or empty.
+    labels = models.CharField(max_length=400, blank=True, default="")
+    ts = models.DateTimeField()
+    value = models.FloatField()
+
+    class Meta:
+        verbose_name = _("sample")
+        verbose_name_plural = _("samples")
+        constraints = [
+            # A redelivered poll writes nothing twice (bulk_create ignore_conflicts).
+            models.UniqueConstraint(
+                fields=["target", "series", "labels", "ts"], name="monitoring_sample_unique"
+            ),
+        ]
+        # The unique index serves (target, series[, labels], ts range) reads; `ts` serves retention.
+        indexes = [models.Index(fields=["ts"], name="monitoring_sample_ts")]
+
+    def __str__(self) -> str:
+        return f"{self.series}{self.labels} @ {self.ts.isoformat()} = {self.value}"
+
+
+class Rollup(models.Model):
+    """One-minute aggregate of a series: min, average, max and last value."""
+
+    target = models.ForeignKey(Target, on_delete=models.CASCADE, related_name="rollups")
+    series = models.CharField(max_length=100)
+    labels = models.CharField(max_length=400, blank=True, default="")
+    minute = models.DateTimeField()
+    count = models.PositiveIntegerField()
+    min = models.FloatField()
+    avg = models.FloatField()
+    max = models.FloatField()
+    last = models.FloatField()
+
+    class Meta:
+        verbose_name = _("rollup")
+        verbose_name_plural = _("rollups")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["target", "series", "labels", "minute"], name="monitoring_rollup_unique"
+            ),
+        ]
+        indexes = [models.Index(fields=["minute"], name="monitoring_rollup_minute")]
+
+    def __str__(self) -> str:
+        return f"{self.series}{self.labels} @ {self.minute.isoformat()}"
+
+
+class RollupCursor(models.Model):
+    """How far raw samples have been rolled up (one row; minutes before `rolled_up_to` are done)."""
+
+    name = models.CharField(max_length=32, unique=True)
+    rolled_up_to = models.DateTimeField()
+
+    class Meta:
+        verbose_name = _("rollup cursor")
+        verbose_name_plural = _("rollup cursors")
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.rolled_up_to.isoformat()}"
+
+
+class Comparison(models.TextChoices):
+    GT = "gt", ">"
+    GE = "ge", "≥"
+    LT = "lt", "<"
+    LE = "le", "≤"
+
+
+class AlertRule(models.Model):
+    """A condition on one series held for a duration, for one target or for all targets."""
+
+    name = models.CharField(_("name"), max_length=120)
+    target = models.ForeignKey(
+        Target,
+        on_delete=models.CASCADE,
+        related_name="alert_rules",
+        null=True,
+        blank=True,
+        help_text=_("Empty: the rule applies to every target."),
+    )
+    series = models.CharField(
+        _("series"),
+        max_length=200,
+        help_text=_("A stored series key, e.g. vllm.kv_cache_usage_pct; its largest label set."),
+    )
+    comparison = models.CharField(
+        _("comparison"), max_length=2, choices=Comparison.choices, default=Comparison.GT
+    )
+    threshold = models.FloatField(_("threshold"))
+    duration_s = models.PositiveIntegerField(
+        _("for (s)"), default=0, help_text=_("How long the condition must hold before opening.")
+    )
+    enabled = models.BooleanField(_("enabled"), default=True)
+    webhook_url = models.URLField(
+        _("webhook URL"),
+        max_length=500,
+        blank=True,
+        help_text=_("Receives every opened and resolved event as JSON (same network guard)."),
+    )
+    is_default = models.BooleanField(_("created by default"), default=False, editable=False)
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
+
+    class Meta:
+        ordering = ["target_id", "name"]
+        verbose_name = _("alert rule")
+        verbose_name_plural = _("alert rules")
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.series} {self.get_comparison_display()} {self.threshold:g}"
+
+    def breached(self, value: float) -> bool:
+        """Return whether `value` breaks the rule's comparison."""
+        match self.comparison:
+            case Comparison.GT:
+                return value > self.threshold
+            case Comparison.GE:
+                return value >= self.threshold
+            case Comparison.LT:
+                return value < self.threshold
+            case _:
+                return value <= self.threshold
+
+
+class AlertState(models.Model):
+    """Since when a rule has been breached on a target (pending before its duration elapses)."""
+
+    rule = models.ForeignKey(AlertRule, on_delete=models.CASCADE, related_name="states")
+    target = models.ForeignKey(Target, on_delete=models.CASCADE, related_name="alert_states")
+    breaching_since = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["rule", "target"], name="monitoring_alertstate_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.rule_id}/{self.target_id}: {self.breaching_since}"
+
+
+class AlertEvent(models.Model):
+    """An alert that opened on a target, and when it resolved."""
+
+    rule = models.ForeignKey(AlertRule, on_delete=models.CASCADE, related_name="events")
+    target = models.ForeignKey(Target, on_delete=models.CASCADE, related_name="alert_events")
+    opened_at = models.DateTimeField(_("opened"))
+    resolved_at = models.DateTimeField(_("resolved"), null=True, blank=True)
+    value = models.FloatField(_("value when opened"))
+    last_value = models.FloatField(_("last value"))
+    message = models.CharField(_("message"), max_length=300)
+
+    class Meta:
+        ordering = ["-opened_at"]
+        verbose_name = _("alert event")
+        verbose_name_plural = _("alert events")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["rule", "target"],
+                condition=Q(resolved_at__isnull=True),
+                name="monitoring_alertevent_one_open",
+            )
+        ]
+        indexes = [models.Index(fields=["target", "-opened_at"], name="monitoring_event_target")]
+
+    def __str__(self) -> str:
+        return self.message
+
+    @property
+    def is_open(self) -> bool:
+        return self.resolved_at is None

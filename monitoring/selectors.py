@@ -1,0 +1,436 @@
+"""Reads of the monitoring app: the fleet overview, series (raw or rollup, downsampled), state."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db.models import Count, Q, QuerySet
+from django.utils import timezone
+
+from monitoring import conf
+from monitoring.models import AlertEvent, PollStatus, Rollup, Sample, Target, TargetKind
+from monitoring.retention import rolled_up_to
+from monitoring.scrape.series import parse_series_id, series_id
+
+RANGES: dict[str, timedelta] = {
+    "15m": timedelta(minutes=15),
+    "1h": timedelta(hours=1),
+    "6h": timedelta(hours=6),
+    "24h": timedelta(hours=24),
+    "7d": timedelta(days=7),
+}
+DEFAULT_RANGE = "1h"
+# A target is stale when its last success is older than this many poll intervals.
+STALE_INTERVALS = 3
+
+
+def targets_list() -> QuerySet[Target]:
+    """Return targets for lists, without their (encrypted) token."""
+    return Target.objects.defer("token", "info").order_by("name")
+
+
+# --- fleet overview -----------------------------------------------------------------------
+
+
+@dataclass(slots=True, kw_only=True)
+class Tile:
+    target: Target
+    state: str  # up | down | stale | never | disabled
+    open_alerts: int
+    values: dict[str, float | None]
+    trouble: int
+
+    @property
+    def last_error(self) -> str:
+        return self.target.last_error
+
+
+@dataclass(slots=True, kw_only=True)
+class Fleet:
+    tiles: list[Tile]
+    totals: dict[str, float | int]
+    generated_at: datetime = field(default_factory=timezone.now)
+
+
+TILE_KEYS = {
+    "vllm": (
+        "tokens_per_s",
+        "vllm.requests_running",
+        "vllm.requests_waiting",
+        "vllm.kv_cache_usage_pct",
+        "vllm.ttft_seconds.p95",
+        "vllm.completion_ratio",
+    ),
+}
+
+
+def target_state(target: Target, now: datetime) -> str:
+    """Return up, down, stale, never or disabled."""
+    if not target.enabled:
+        return "disabled"
+    if target.last_status == PollStatus.NEVER or target.last_poll_at is None:
+        return "never"
+    if target.last_status == PollStatus.ERROR:
+        return "down"
+    limit = timedelta(seconds=STALE_INTERVALS * target.poll_interval_s)
+    if target.last_success_at is None or now - target.last_success_at > limit:
+        return "stale"
+    return "up"
+
+
+_TROUBLE = {"down": 0, "stale": 1, "never": 3, "up": 4, "disabled": 5}
+
+
+def _tile_values(target: Target, state: str) -> dict[str, float | None]:
+    latest = target.latest or {}
+    fresh = state in ("up", "stale")
+
+    def get(key: str) -> float | None:
+        return latest.get(key) if fresh else None
+
+    values: dict[str, float | None] = {}
+    if target.kind == TargetKind.VLLM:
+        prompt, generation = get("vllm.prompt_tokens_per_s"), get("vllm.generation_tokens_per_s")
+        values["tokens_per_s"] = (
+            None if prompt is None and generation is None else (prompt or 0) + (generation or 0)
+        )
+        values["generation_tokens_per_s"] = generation
+        values["requests_running"] = get("vllm.requests_running")
+        values["requests_waiting"] = get("vllm.requests_waiting")
+        values["kv_cache_usage_pct"] = get("vllm.kv_cache_usage_pct")
+        ttft = get("vllm.ttft_seconds.p95")
+        values["ttft_p95_ms"] = None if ttft is None else ttft * 1000.0
+        completion = get("vllm.completion_ratio")
+        values["completion_pct"] = None if completion is None else completion * 100.0
+    else:
+        values["gpus_used"] = get('ray.cluster.resources_used{resource="GPU"}')
+        available = get('ray.cluster.resources_available{resource="GPU"}')
+        used = values["gpus_used"]
+        values["gpus_total"] = None if used is None or available is None else used + available
+        values["nodes"] = get("ray.cluster.nodes_scraped")
+        values["placement_groups_pending"] = get('ray.placement_groups{state="PENDING"}') or (
+            0.0 if fresh else None
+        )
+        values["serve_ongoing_requests"] = get("ray.serve.ongoing_http_requests")
+    return values
+
+
+def fleet_overview(*, now: datetime | None = None) -> Fleet:
+    """Return one tile per target, trouble first, and fleet totals (two queries)."""
+    now = now or timezone.now()
+    targets = list(
+        Target.objects.defer("token")
+        .annotate(
+            open_alerts=Count("alert_events", filter=Q(alert_events__resolved_at__isnull=True))
+        )
+        .order_by("name")
+    )
+    tiles = []
+    for target in targets:
+        state = target_state(target, now)
+        trouble = _TROUBLE[state] * 2
+        if state == "up" and (
+            target.open_alerts or (target.latest or {}).get("vllm.requests_waiting")
+        ):
+            trouble = 2 if target.open_alerts else 3
+        tiles.append(
+            Tile(
+                target=target,
+                state=state,
+                open_alerts=target.open_alerts,
+                values=_tile_values(target, state),
+                trouble=trouble,
+            )
+        )
+    tiles.sort(key=lambda t: (t.trouble, t.target.name.lower()))
+    totals: dict[str, float | int] = defaultdict(float)
+    for state in ("up", "down", "stale", "never", "disabled"):
+        totals[f"targets_{state}"] = sum(1 for t in tiles if t.state == state)
+    totals["targets"] = len(tiles)
+    totals["open_alerts"] = sum(t.open_alerts for t in tiles)
+    for tile in tiles:
+        for name in (
+            "tokens_per_s",
+            "requests_running",
+            "requests_waiting",
+            "gpus_used",
+            "gpus_total",
+        ):
+            value = tile.values.get(name)
+            if value is not None:
+                totals[name] += value
+    return Fleet(tiles=tiles, totals=dict(totals), generated_at=now)
+
+
+# --- series ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SeriesRequest:
+    key: str
+    labels: str | None  # None: every label set of the key
+
+
+def parse_series_requests(items: Iterable[str]) -> list[SeriesRequest]:
+    """Parse `key` or `key{label="v"}` strings (the API's `series` parameter)."""
+    out = []
+    for item in items:
+        item = item.strip()
+        if not item:
+            continue
+        key, labels = parse_series_id(item)
+        out.append(SeriesRequest(key, series_id("", labels) if "{" in item else None))
+    return out
+
+
+def resolve_range(name: str | None, *, now: datetime | None = None) -> tuple[datetime, datetime]:
+    now = now or timezone.now()
+    span = RANGES.get(name or DEFAULT_RANGE, RANGES[DEFAULT_RANGE])
+    return now - span, now
+
+
+def _bucket_s(start: datetime, end: datetime, max_points: int) -> float:
+    return max(1.0, (end - start).total_seconds() / max_points)
+
+
+def _ms(when: datetime) -> int:
+    return int(when.timestamp() * 1000)
+
+
+def series_query(
+    *,
+    target_ids: Sequence[int],
+    requests: Sequence[SeriesRequest],
+    start: datetime,
+    end: datetime,
+    max_points: int | None = None,
+) -> dict[str, Any]:
+    """Return the requested series of the given targets between start and end.
+
+    Ranges up to MONITORING_RAW_QUERY_MAX_H come from raw samples; longer ones from one-minute
+    rollups, plus raw samples after the last rolled-up minute. Each series is downsampled to at
+    most `max_points` points by averaging time buckets. Works the same on SQLite and PostgreSQL.
+    """
+    max_points = max_points or int(conf.get("MONITORING_MAX_POINTS_PER_SERIES"))
+    keys = sorted({r.key for r in requests})
+    if not keys or not target_ids:
+        return {"start": _ms(start), "end": _ms(end), "source": "raw", "series": []}
+    exact = {(r.key, r.labels) for r in requests if r.labels is not None}
+    whole = {r.key for r in requests if r.labels is None}
+
+    def wanted(key: str, labels: str) -> bool:
+        return key in whole or (key, labels) in exact
+
+    raw_limit = timedelta(hours=float(conf.get("MONITORING_RAW_QUERY_MAX_H")))
+    bucket_s = _bucket_s(start, end, max_points)
+    acc: dict[tuple[int, str, str], dict[int, list[float]]] = defaultdict(dict)
+    raw_from = start
+    source = "raw"
+    if end - start > raw_limit:
+        cursor = rolled_up_to()
+        if cursor is not None and cursor > start:
+            source = "rollup"
+            raw_from = min(cursor, end)
+            rows = (
+                Rollup.objects.filter(
+                    target_id__in=target_ids,
+                    series__in=keys,
+                    minute__gte=start,
+                    minute__lt=raw_from,
+                )
+                .order_by()
+                .values_list("target_id", "series", "labels", "minute", "avg", "count")
+            )
+            start_s = start.timestamp()
+            for target_id, key, labels, minute, avg, count in rows.iterator(chunk_size=5000):
+                if not wanted(key, labels):
+                    continue
+                bucket = int((minute.timestamp() - start_s) // bucket_s)
+                _add(acc[(target_id, key, labels)], bucket, avg * count, count)
+    rows = (
+        Sample.objects.filter(
+            target_id__in=target_ids, series__in=keys, ts__gte=raw_from, ts__lte=end
+        )
+        .order_by()
+        .values_list("target_id", "series", "labels", "ts", "value")
+    )
+    start_s = start.timestamp()
+    for target_id, key, labels, ts, value in rows.iterator(chunk_size=5000):
+        if not wanted(key, labels):
+            continue
+        bucket = int((ts.timestamp() - start_s) // bucket_s)
+        _add(acc[(target_id, key, labels)], bucket, value, 1)
+    out = []
+    start_ms = _ms(start)
+    for (target_id, key, labels), buckets in sorted(acc.items()):
+        ordered = sorted(buckets.items())
+        out.append(
+            {
+                "target": target_id,
+                "key": key,
+                "labels": dict(parse_series_id("x" + labels)[1]) if labels else {},
+                "id": key + labels,
+                "t": [start_ms + int((b + 0.5) * bucket_s * 1000) for b, _ in ordered],
+                "v": [_round(total / count) for _, (total, count) in ordered],
+            }
+        )
+    return {
+        "start": _ms(start),
+        "end": _ms(end),
+        "bucket_s": bucket_s,
+        "source": source,
+        "series": out,
+    }
+
+
+def _add(buckets: dict[int, list[float]], bucket: int, total: float, count: float) -> None:
+    entry = buckets.get(bucket)
+    if entry is None:
+        buckets[bucket] = [total, count]
+    else:
+        entry[0] += total
+        entry[1] += count
+
+
+def _round(value: float) -> float | None:
+    if not math.isfinite(value):
+        return None
+    return float(f"{value:.6g}")
+
+
+def fleet_series(
+    *, key: str, start: datetime, end: datetime, max_points: int | None = None
+) -> dict[str, Any]:
+    """Return the sum over all targets of one unlabelled series, per time bucket."""
+    ids = list(Target.objects.values_list("pk", flat=True))
+    data = series_query(
+        target_ids=ids,
+        requests=[SeriesRequest(key, "")],
+        start=start,
+        end=end,
+        max_points=max_points,
+    )
+    summed: dict[int, float] = defaultdict(float)
+    for series in data["series"]:
+        for t, v in zip(series["t"], series["v"], strict=True):
+            if v is not None:
+                summed[t] += v
+    ordered = sorted(summed.items())
+    data["series"] = [
+        {
+            "target": None,
+            "key": key,
+            "labels": {},
+            "id": key,
+            "t": [t for t, _ in ordered],
+            "v": [_round(v) for _, v in ordered],
+        }
+    ]
+    return data
+
+
+# --- one target's current state ---------------------------------------------------------------
+
+
+def latest_samples(target: Target, keys: Iterable[str]) -> list[tuple[str, dict[str, str], float]]:
+    """Return (key, labels, value) of the last successful poll for the given keys."""
+    if target.last_success_at is None:
+        return []
+    rows = Sample.objects.filter(
+        target=target, series__in=list(keys), ts=target.last_success_at
+    ).values_list("series", "labels", "value")
+    return [
+        (key, parse_series_id("x" + labels)[1] if labels else {}, value)
+        for key, labels, value in rows
+    ]
+
+
+RAY_NODE_KEYS = (
+    "ray.node.gpu_utilization_pct",
+    "ray.node.gpu_memory_used_mib",
+    "ray.node.gpu_memory_available_mib",
+    "ray.node.cpu_utilization_pct",
+    "ray.node.memory_used_bytes",
+    "ray.node.memory_total_bytes",
+)
+RAY_SERVE_KEYS = (
+    "ray.serve.application_status",
+    "ray.serve.replicas_healthy",
+    "ray.serve.replica_processing_queries",
+    "ray.serve.http_requests_per_s",
+    "ray.serve.http_latency_ms.p95",
+)
+
+
+def ray_state(target: Target) -> dict[str, Any]:
+    """Return the Ray page's current state: node x GPU grids, nodes, Serve apps, pending groups."""
+    rows = latest_samples(target, (*RAY_NODE_KEYS, *RAY_SERVE_KEYS))
+    nodes: dict[str, dict[str, Any]] = defaultdict(lambda: {"gpus": {}})
+    apps: dict[str, dict[str, Any]] = defaultdict(lambda: {"deployments": {}})
+    for key, labels, value in rows:
+        if key.startswith("ray.node."):
+            node = nodes[labels.get("node", "")]
+            short = key.removeprefix("ray.node.")
+            if "gpu" in labels:
+                node["gpus"].setdefault(labels["gpu"], {})[short] = value
+            else:
+                node[short] = value
+        else:
+            app = apps[labels.get("application", "")]
+            short = key.removeprefix("ray.serve.")
+            if "deployment" in labels:
+                app["deployments"].setdefault(labels["deployment"], {})[short] = value
+            else:
+                app[short] = value
+    node_names = sorted(nodes)
+    gpu_ids = sorted({g for n in nodes.values() for g in n["gpus"]}, key=_natural)
+    gpu_names = (target.info or {}).get("gpus", {})
+
+    def grid(metric: str) -> list[list[float | None]]:
+        return [[nodes[n]["gpus"].get(g, {}).get(metric) for g in gpu_ids] for n in node_names]
+
+    return {
+        "nodes": [
+            {"node": n, **{k: v for k, v in nodes[n].items() if k != "gpus"}} for n in node_names
+        ],
+        "gpu_ids": gpu_ids,
+        "gpu_names": gpu_names,
+        "gpu_utilization_pct": grid("gpu_utilization_pct"),
+        "gpu_memory_used_mib": grid("gpu_memory_used_mib"),
+        "serve_applications": [
+            {
+                "application": name,
+                "status": app.get("application_status"),
+                "running": app.get("application_status") == 6,
+                "requests_per_s": app.get("http_requests_per_s"),
+                "latency_p95_ms": app.get("http_latency_ms.p95"),
+                "deployments": [
+                    {
+                        "deployment": d,
+                        "replicas_healthy": v.get("replicas_healthy"),
+                        "processing_queries": v.get("replica_processing_queries"),
+                    }
+                    for d, v in sorted(app["deployments"].items())
+                ],
+            }
+            for name, app in sorted(apps.items())
+        ],
+        "placement_groups_pending": (target.info or {}).get("placement_groups_pending", []),
+    }
+
+
+def _natural(text: str) -> tuple[int, str]:
+    return (int(text), "") if text.isdigit() else (1 << 30, text)
+
+
+def recent_events(*, target: Target | None = None, limit: int = 50) -> list[AlertEvent]:
+    qs = AlertEvent.objects.select_related("rule").defer("target__token")
+    qs = qs.select_related("target")
+    if target is not None:
+        qs = qs.filter(target=target)
+    return list(qs.order_by("-opened_at")[:limit])

@@ -1,0 +1,384 @@
+"""Every write of the monitoring app: targets, polls, alert rules. Keyword-only, atomic."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from monitoring import conf
+from monitoring.models import (
+    AlertRule,
+    Comparison,
+    PollStatus,
+    Sample,
+    Target,
+    TargetKind,
+    TargetSnapshot,
+)
+from monitoring.scrape.errors import ScrapeError
+from monitoring.scrape.fetch import check_url, guard
+from monitoring.scrape.series import series_id
+
+logger = logging.getLogger(__name__)
+
+# Unlabelled series copied into Target.latest for the fleet overview, plus a few labelled ones.
+LATEST_LABELLED = frozenset(
+    {"ray.cluster.resources_used", "ray.cluster.resources_available", "ray.placement_groups"}
+)
+MAX_ERROR_CHARS = 1000
+
+
+# --- URL guard ------------------------------------------------------------------------------
+
+
+def validate_monitored_url(url: str, *, field_name: str = "base_url") -> None:
+    """Refuse URLs the poller would refuse: scheme, credentials, forbidden or unlisted addresses.
+
+    Checked after DNS resolution, here and again on every poll (an answer can change).
+    """
+    try:
+        guard(check_url(url), conf.fetch_policy())
+    except ScrapeError as exc:
+        raise ValidationError({field_name: str(exc)}, code=exc.kind) from None
+
+
+# --- targets --------------------------------------------------------------------------------
+
+
+TARGET_FIELDS = ("name", "kind", "base_url", "poll_interval_s", "enabled", "plan_id", "decision_id")
+
+
+def target_create(
+    *,
+    name: str,
+    kind: str,
+    base_url: str,
+    poll_interval_s: int | None = None,
+    enabled: bool = True,
+    token: str = "",
+    plan_id: int | None = None,
+    decision_id: int | None = None,
+    machines: Iterable[Any] = (),
+) -> Target:
+    """Create a target with its default alert rules; it is polled at the next scheduler tick."""
+    target = Target(
+        name=name,
+        kind=kind,
+        base_url=base_url.rstrip("/"),
+        poll_interval_s=poll_interval_s or int(conf.get("MONITORING_DEFAULT_POLL_INTERVAL_S")),
+        enabled=enabled,
+        plan_id=plan_id,
+        decision_id=decision_id,
+    )
+    with transaction.atomic():
+        target.full_clean()
+        validate_monitored_url(target.base_url)
+        target.token = token
+        target.save()
+        machines = list(machines)
+        if machines and hasattr(target, "machines"):
+            target.machines.set(machines)
+        default_rules_create(target=target)
+    return target
+
+
+def target_update(
+    *,
+    target: Target,
+    token: str | None = None,
+    clear_token: bool = False,
+    machines: Iterable[Any] | None = None,
+    **changes: Any,
+) -> Target:
+    """Change a target's settings; `token=None` keeps the saved token, `clear_token` removes it."""
+    unknown = set(changes) - set(TARGET_FIELDS)
+    if unknown:
+        raise TypeError(f"target_update() got unknown fields: {sorted(unknown)}")
+    for name, value in changes.items():
+        if name == "base_url":
+            value = value.rstrip("/")
+        setattr(target, name, value)
+    with transaction.atomic():
+        target.full_clean()
+        if "base_url" in changes:
+            validate_monitored_url(target.base_url)
+        if clear_token:
+            target.token = ""
+        elif token:
+            target.token = token
+        if {"poll_interval_s", "enabled"} & set(changes):
+            target.next_poll_at = None  # poll at the next tick with the new settings
+        target.save()
+        if machines is not None and hasattr(target, "machines"):
+            target.machines.set(list(machines))
+    return target
+
+
+def target_delete(*, target: Target) -> None:
+    """Delete a target with its samples, rollups, rules and events."""
+    with transaction.atomic():
+        target.delete()
+
+
+# --- alert rules ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RuleSpec:
+    name: str
+    series: str
+    comparison: str
+    threshold: float
+    duration_s: int
+
+
+def default_rule_specs(kind: str) -> list[RuleSpec]:
+    """Return the rules every new target gets (English names: rules are data, not UI text)."""
+    down = RuleSpec("Target down for 3 polls", "poll.consecutive_failures", Comparison.GE, 3, 0)
+    if kind == TargetKind.RAY:
+        return [
+            down,
+            RuleSpec(
+                "Placement group pending for 5 min",
+                'ray.placement_groups{state="PENDING"}',
+                Comparison.GT,
+                0,
+                300,
+            ),
+        ]
+    ttft = float(conf.get("MONITORING_DEFAULT_TTFT_P95_THRESHOLD_S"))
+    return [
+        down,
+        RuleSpec(
+            "KV cache above 90 % for 5 min", "vllm.kv_cache_usage_pct", Comparison.GT, 90, 300
+        ),
+        RuleSpec("Requests waiting for 2 min", "vllm.requests_waiting", Comparison.GT, 0, 120),
+        RuleSpec("Preemptions", "vllm.preemptions_per_s", Comparison.GT, 0, 0),
+        RuleSpec(f"TTFT p95 above {ttft:g} s", "vllm.ttft_seconds.p95", Comparison.GT, ttft, 60),
+    ]
+
+
+def default_rules_create(*, target: Target) -> list[AlertRule]:
+    """Create the default rules of `target` (idempotent: existing defaults are kept)."""
+    existing = set(
+        AlertRule.objects.filter(target=target, is_default=True).values_list("series", flat=True)
+    )
+    rules = [
+        AlertRule(
+            target=target,
+            name=spec.name,
+            series=spec.series,
+            comparison=spec.comparison,
+            threshold=spec.threshold,
+            duration_s=spec.duration_s,
+            is_default=True,
+        )
+        for spec in default_rule_specs(target.kind)
+        if spec.series not in existing
+    ]
+    return AlertRule.objects.bulk_create(rules)
+
+
+def alert_rule_create(
+    *,
+    name: str,
+    series: str,
+    comparison: str,
+    threshold: float,
+    duration_s: int = 0,
+    target: Target | None = None,
+    webhook_url: str = "",
+    enabled: bool = True,
+) -> AlertRule:
+    """Create an alert rule for one target or, without target, for every target."""
+    rule = AlertRule(
+        name=name,
+        series=series,
+        comparison=comparison,
+        threshold=threshold,
+        duration_s=duration_s,
+        target=target,
+        webhook_url=webhook_url,
+        enabled=enabled,
+    )
+    with transaction.atomic():
+        rule.full_clean()
+        if webhook_url:
+            validate_monitored_url(webhook_url, field_name="webhook_url")
+        rule.save()
+    return rule
+
+
+def alert_rule_update(*, rule: AlertRule, **changes: Any) -> AlertRule:
+    """Change an alert rule's fields."""
+    allowed = {"name", "series", "comparison", "threshold", "duration_s", "webhook_url", "enabled"}
+    unknown = set(changes) - allowed
+    if unknown:
+        raise TypeError(f"alert_rule_update() got unknown fields: {sorted(unknown)}")
+    for name, value in changes.items():
+        setattr(rule, name, value)
+    with transaction.atomic():
+        rule.full_clean()
+        if changes.get("webhook_url"):
+            validate_monitored_url(rule.webhook_url, field_name="webhook_url")
+        rule.save()
+    return rule
+
+
+# --- polls ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PollOutcome:
+    """What one poll produced, in storage terms (built by monitoring.polling from scrape)."""
+
+    samples: Sequence[Any]  # monitoring.scrape.series.Sample
+    snapshot: Mapping[str, Any] | None = None
+    info: Mapping[str, Any] = field(default_factory=dict)
+    exporters: Sequence[str] | None = None
+    warnings: Sequence[str] = ()
+    duration_ms: float = 0.0
+
+
+def _claim(target_id: int, slot: int | None, **values: Any) -> bool:
+    """Update the target row for this poll unless the slot was already stored (redelivery)."""
+    qs = Target.objects.filter(pk=target_id)
+    if slot is not None:
+        qs = qs.filter(Q(last_slot__isnull=True) | Q(last_slot__lt=slot))
+        values["last_slot"] = slot
+    return qs.update(**values) == 1
+
+
+def _poll_values(target: Target, outcome: PollOutcome, failures: int) -> dict[str, float]:
+    values = {"poll.up": 1.0 if failures == 0 else 0.0, "poll.consecutive_failures": failures}
+    if outcome.duration_ms:
+        values["poll.duration_ms"] = outcome.duration_ms
+    return values
+
+
+def poll_record_success(
+    *, target: Target, ts: datetime, outcome: PollOutcome, slot: int | None = None
+) -> int:
+    """Store a successful poll: samples (idempotent), snapshot and target status.
+
+    Return the number of sample rows offered for insertion (0 when the slot was already stored).
+    """
+    latest: dict[str, float] = {}
+    rows: list[Sample] = []
+    seen: set[tuple[str, str]] = set()
+    for sample in outcome.samples:
+        labels = series_id("", sample.labels)
+        if (sample.key, labels) in seen:
+            continue  # the same series twice in one poll: keep the first
+        seen.add((sample.key, labels))
+        rows.append(
+            Sample(target_id=target.pk, series=sample.key, labels=labels, ts=ts, value=sample.value)
+        )
+        if not labels or sample.key in LATEST_LABELLED:
+            latest[sample.key + labels] = sample.value
+    for key, value in _poll_values(target, outcome, 0).items():
+        rows.append(Sample(target_id=target.pk, series=key, labels="", ts=ts, value=value))
+        latest[key] = value
+    info = dict(outcome.info)
+    if outcome.warnings:
+        info["warnings"] = list(outcome.warnings)[:20]
+    update: dict[str, Any] = {
+        "last_poll_at": ts,
+        "last_success_at": ts,
+        "last_status": PollStatus.OK,
+        "last_duration_ms": outcome.duration_ms,
+        "consecutive_failures": 0,
+        "info": info,
+        "latest": latest,
+    }
+    if outcome.exporters is not None:
+        update["discovered_exporters"] = list(outcome.exporters)
+    with transaction.atomic():
+        if not _claim(target.pk, slot, **update):
+            return 0
+        Sample.objects.bulk_create(rows, ignore_conflicts=True, batch_size=500)
+        if outcome.snapshot is not None:
+            TargetSnapshot.objects.update_or_create(
+                target_id=target.pk, defaults={"taken_at": ts, "data": dict(outcome.snapshot)}
+            )
+    for name, value in update.items():
+        setattr(target, name, value)
+    if slot is not None:
+        target.last_slot = slot
+    return len(rows)
+
+
+def poll_record_failure(
+    *,
+    target: Target,
+    ts: datetime,
+    error_kind: str,
+    message: str,
+    duration_ms: float = 0.0,
+    slot: int | None = None,
+) -> bool:
+    """Store a failed poll on the target (time, kind, message); every earlier sample stays."""
+    failures = target.consecutive_failures + 1
+    update: dict[str, Any] = {
+        "last_poll_at": ts,
+        "last_status": PollStatus.ERROR,
+        "last_error": message[:MAX_ERROR_CHARS],
+        "last_error_kind": error_kind[:32],
+        "last_error_at": ts,
+        "last_duration_ms": duration_ms,
+        "consecutive_failures": failures,
+    }
+    latest = dict(target.latest or {})
+    latest.update({"poll.up": 0.0, "poll.consecutive_failures": float(failures)})
+    update["latest"] = latest
+    rows = [
+        Sample(target_id=target.pk, series="poll.up", labels="", ts=ts, value=0.0),
+        Sample(
+            target_id=target.pk,
+            series="poll.consecutive_failures",
+            labels="",
+            ts=ts,
+            value=float(failures),
+        ),
+    ]
+    with transaction.atomic():
+        if not _claim(target.pk, slot, **update):
+            return False
+        Sample.objects.bulk_create(rows, ignore_conflicts=True)
+    for name, value in update.items():
+        setattr(target, name, value)
+    logger.info("poll of target %s failed (%s): %s", target.pk, error_kind, message[:200])
+    return True
+
+
+def schedule_due_targets(*, now: datetime | None = None) -> list[tuple[int, int, int]]:
+    """Advance every due target's next poll time; return (target_id, slot, interval_s) of each.
+
+    The slot is the unix second the poll was due: a redelivered poll of the same slot is skipped.
+    """
+    now = now or timezone.now()
+    due: list[tuple[int, int, int]] = []
+    with transaction.atomic():
+        targets = list(
+            Target.objects.filter(enabled=True)
+            .filter(Q(next_poll_at__isnull=True) | Q(next_poll_at__lte=now))
+            .only("pk", "poll_interval_s", "next_poll_at")
+        )
+        for target in targets:
+            interval = timedelta(seconds=target.poll_interval_s)
+            due_at = target.next_poll_at or now
+            following = due_at + interval
+            if following <= now:  # fell behind (worker down): do not queue a backlog
+                following = now + interval
+            target.next_poll_at = following
+            due.append((target.pk, int(due_at.timestamp()), target.poll_interval_s))
+        Target.objects.bulk_update(targets, ["next_poll_at"], batch_size=500)
+    return due

@@ -1,0 +1,100 @@
+"""Fixtures of the monitoring tests: targets, the simulator, a scriptable HTTP server."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from monitoring.models import Target
+from monitoring.services import target_create
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture
+def make_target(db) -> Callable[..., Target]:
+    counter = iter(range(1, 10_000))
+
+    def make(**overrides: Any) -> Target:
+        n = next(counter)
+        fields = {
+            "name": f"target-{n}",
+            "kind": "vllm",
+            "base_url": f"http://127.0.0.1:9/vllm/{n}",
+        }
+        fields.update(overrides)
+        return target_create(**fields)
+
+    return make
+
+
+@pytest.fixture
+def simulator() -> Iterator[Any]:
+    """A simulator on free loopback ports, without random faults (tests add their own)."""
+    from monitoring.simulator import Simulator
+
+    sim = Simulator(port=0, vllm_count=2, ray=True, faults=False)
+    sim.start()
+    try:
+        yield sim
+    finally:
+        sim.stop()
+
+
+class Script:
+    """What the scriptable server answers: a callable path -> (status, headers, body chunks)."""
+
+    def __init__(self) -> None:
+        self.route: Callable[[str], tuple[int, dict[str, str], Any]] = lambda path: (
+            200,
+            {},
+            [b""],
+        )
+
+
+@pytest.fixture
+def http_server() -> Iterator[tuple[str, Script]]:
+    """A threaded HTTP server on 127.0.0.1 whose answers a test sets; yields (base URL, script)."""
+    script = Script()
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_GET(self) -> None:  # noqa: N802
+            status, headers, chunks = script.route(self.path)
+            try:
+                self.send_response(status)
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                if "Content-Length" not in headers and "Transfer-Encoding" not in headers:
+                    body = b"".join(chunks)
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                    return
+                self.end_headers()
+                for chunk in chunks:
+                    self.wfile.write(chunk)
+                    self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+
+        def log_message(self, *args: Any) -> None:
+            return
+
+    class Server(ThreadingHTTPServer):
+        daemon_threads = True
+
+    server = Server(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", script
+    finally:
+        server.shutdown()
+        server.server_close()
