@@ -66,6 +66,18 @@ class ScrapeResult:
         }
 
 
+def unique(samples: list[Sample]) -> list[Sample]:
+    """Return samples with one value per series id (the first wins), in order."""
+    seen: set[str] = set()
+    out = []
+    for sample in samples:
+        sid = sample.series_id
+        if sid not in seen:
+            seen.add(sid)
+            out.append(sample)
+    return out
+
+
 def _previous(previous: RawSnapshot | Mapping[str, Any] | None) -> RawSnapshot | None:
     if previous is None or isinstance(previous, RawSnapshot):
         return previous
@@ -111,7 +123,7 @@ def from_text(
         source=source,
         ts=ts,
         ok=True,
-        samples=samples,
+        samples=unique(samples),
         raw=raw,
         warnings=warnings,
         info=info,
@@ -252,7 +264,7 @@ def _scrape_ray(
         source=source,
         ts=ts,
         ok=True,
-        samples=samples,
+        samples=unique(samples),
         raw=merged.raw,
         errors=errors,
         warnings=merged.warnings,

@@ -58,6 +58,12 @@ PROCESS_START = "process_start_time_seconds"
 _PERCENT_KEYS = frozenset({"vllm.kv_cache_usage_pct"})
 _COMPLETED_REASONS = frozenset({"stop", "length"})
 _V0_RATE_GAUGES = {new: old for old, new in LEGACY_NAMES.items() if new.startswith("vllm.")}
+# An old gauge is used only when the counter it stands in for is absent from the payload.
+_STAND_IN_FOR = {
+    "vllm.prompt_tokens_per_s": "vllm.prompt_tokens",
+    "vllm.generation_tokens_per_s": "vllm.generation_tokens",
+    "vllm.prefix_cache_hit_ratio": "vllm.prefix_cache_hits",
+}
 
 WANTED: frozenset[str] = frozenset(
     {*GAUGES, *COUNTERS, *HISTOGRAMS, *LEGACY_NAMES, CACHE_CONFIG, PROCESS_START}
@@ -163,19 +169,6 @@ def extract(text: str, ts: float) -> Extracted:
             sample = make_sample(key, value, dict(labels))
             if sample is not None:
                 gauges.append(sample)
-    for key, old in _V0_RATE_GAUGES.items():
-        family = families.get(old)
-        if family is None:
-            continue
-        samples = list(family.samples)
-        value = _finite_sum(samples, warnings, old)
-        if value is not None and samples:
-            if key.endswith("_ratio"):
-                value /= len(samples)
-            sample = make_sample(key, value)
-            if sample is not None:
-                gauges.append(sample)
-
     counters: dict[str, float] = {}
     for name, (key, keep) in COUNTERS.items():
         family = families.get(name)
@@ -187,6 +180,19 @@ def extract(text: str, ts: float) -> Extracted:
             value = _finite_sum(group, warnings, name)
             if value is not None:
                 counters[series_id(key, dict(labels))] = value
+
+    for key, old in _V0_RATE_GAUGES.items():
+        family = families.get(old)
+        if family is None or _STAND_IN_FOR[key] in counters:
+            continue  # the counters are there: the rate comes from them
+        samples = list(family.samples)
+        value = _finite_sum(samples, warnings, old)
+        if value is not None and samples:
+            if key.endswith("_ratio"):
+                value /= len(samples)
+            sample = make_sample(key, value)
+            if sample is not None:
+                gauges.append(sample)
 
     histograms: dict[str, Histogram] = {}
     for name, key in HISTOGRAMS.items():
