@@ -3,7 +3,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from core import account_views, views
+from core import account_views, audit_views, views
 
 urlpatterns = [
     path("", views.HomeView.as_view(), name="home"),
@@ -16,6 +16,8 @@ urlpatterns = [
     ),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/tokens/", account_views.tokens, name="account-tokens"),
+    path("audit/", audit_views.audit_log, name="audit-log"),
+    path("audit.csv", audit_views.audit_log_csv, name="audit-log-csv"),
     path(
         "accounts/tokens/<int:pk>/revoke/",
         account_views.revoke_token,
