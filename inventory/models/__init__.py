@@ -1,0 +1,36 @@
+"""Inventory models: the GPU catalog, pools, machines with their NICs, and LLM model specs."""
+
+from inventory.models.hardware import (
+    FormFactor,
+    GpuType,
+    Interconnect,
+    Machine,
+    MachineStatus,
+    NetworkInterface,
+    NicKind,
+    NicRole,
+    Pool,
+    PoolKind,
+    Vendor,
+)
+from inventory.models.imports import ImportFormat, MachineImportBatch
+from inventory.models.modelspec import CheckpointQuantization, Dtype, ModelSpec
+
+__all__ = [
+    "CheckpointQuantization",
+    "Dtype",
+    "FormFactor",
+    "GpuType",
+    "ImportFormat",
+    "Interconnect",
+    "Machine",
+    "MachineImportBatch",
+    "MachineStatus",
+    "ModelSpec",
+    "NetworkInterface",
+    "NicKind",
+    "NicRole",
+    "Pool",
+    "PoolKind",
+    "Vendor",
+]
