@@ -24,5 +24,5 @@ urlpatterns = [
     path("monitoring/", include("monitoring.urls")),
     path("api/v1/", include(api_v1)),
     path("admin/", admin.site.urls),
-    path("i18n/", include("django.conf.urls.i18n")),
+    path("i18n/setlang/", core_views.set_language, name="set_language"),
 ]

@@ -7,8 +7,10 @@ import plotly
 from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
+from django.utils import translation
 from django.utils.cache import patch_cache_control
-from django.views.decorators.http import require_GET
+from django.views import i18n as i18n_views
+from django.views.decorators.http import require_GET, require_POST
 from django.views.generic import TemplateView
 from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
@@ -17,8 +19,22 @@ from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
 from core.health import check_health
+from core.middleware import SESSION_LANGUAGE_KEY
+from core.models import UserPreference
 
 PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+
+
+@require_POST
+@login_not_required
+def set_language(request: HttpRequest) -> HttpResponse:
+    """Switch the interface language and remember it for the signed-in user."""
+    response = i18n_views.set_language(request)
+    language = request.POST.get("language", "")
+    if request.user.is_authenticated and translation.check_for_language(language):
+        UserPreference.objects.update_or_create(user=request.user, defaults={"language": language})
+        request.session[SESSION_LANGUAGE_KEY] = language
+    return response
 
 
 class HomeView(TemplateView):
