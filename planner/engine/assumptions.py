@@ -1,0 +1,62 @@
+"""Every constant the estimate uses, with where it comes from. Shown to users in `assumptions`."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+GIB = 1024**3
+
+DTYPE_BYTES: dict[str, float] = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Assumptions:
+    """Constants of the memory, network and throughput models (see docs/engine.md)."""
+
+    vllm_version: str = "0.32.0"
+    # memory (vLLM V1 gpu_worker.determine_available_memory)
+    block_size_tokens: int = 16
+    int4_group_size: int = 128
+    int4_scale_bytes_per_group: float = 2.5  # fp16 scale + packed 4-bit zero point (AWQ/GPTQ)
+    activation_mlp_factor: float = 4.0  # live tensors of MLP width per token in the profile run
+    activation_hidden_factor: float = 7.0  # live tensors of hidden width per token
+    sampler_logit_copies: float = 3.0  # fp32 logits, probabilities and sort buffers per request
+    non_torch_single_gpu_gib: float = 0.25  # cuBLAS workspace, allocator slack
+    non_torch_multi_gpu_gib: float = 0.75  # + NCCL and custom all-reduce buffers (TP/PP ≥ 2)
+    cuda_graph_gib: float = 0.25  # subtracted by default since vLLM 0.21
+    subtract_cuda_graph_memory: bool = True
+    default_batched_tokens_large_gpu: int = 8192  # ≥ 70 GiB and not an A100 (vLLM 0.32 serve)
+    default_batched_tokens_huge_gpu: int = 16384  # ≥ 160 GiB
+    default_batched_tokens_small_gpu: int = 2048
+    default_max_num_seqs_large_gpu: int = 1024
+    default_max_num_seqs_small_gpu: int = 256
+    # network
+    nvlink_efficiency: float = 0.8  # of the per-direction NVLink bandwidth (nvlink_gbs / 2)
+    pcie_bandwidth_gbs: float = 25.0  # PCIe 4.0 x16 effective per direction, P2P through the host
+    ethernet_efficiency: float = 0.65  # TCP sockets: 25 GbE ≈ 2 GB/s effective (DOMAIN §2)
+    roce_efficiency: float = 0.8
+    infiniband_efficiency: float = 0.85  # 400 Gb IB ≈ 42 GB/s
+    latency_nvlink_us: float = 8.0  # custom all-reduce / NCCL LL inside a node
+    latency_pcie_us: float = 15.0
+    latency_infiniband_us: float = 15.0
+    latency_roce_us: float = 20.0
+    latency_ethernet_us: float = 60.0  # NCCL over TCP sockets
+    activation_bytes: float = 2.0  # bf16/fp16 activations cross the wire
+    all_reduces_per_layer: int = 2  # after attention and after the MLP
+    overlap_factor: float = 0.0  # share of communication hidden behind compute (decode)
+    # throughput
+    hbm_efficiency: float = 0.8  # achievable share of datasheet HBM bandwidth
+    decode_mfu: float = 0.5
+    prefill_mfu: float = 0.6
+    fp8_compute_speedup: float = 1.6  # FP8 GEMMs on FP8-capable GPUs (prefill)
+    pp_efficiency: float = 0.9  # pipeline bubbles
+    balancer_efficiency: float = 0.95  # least_conn balancing is not perfect
+    cold_start_gbs: float = 1.5  # effective weight load speed from local NVMe/page cache, GB/s
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return every constant as a JSON-able dict."""
+        return asdict(self)
+
+
+DEFAULT_ASSUMPTIONS = Assumptions()

@@ -1,0 +1,286 @@
+"""Enumerate layouts (TP × PP × replicas) on the offered nodes and evaluate each one."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from planner.engine.assumptions import GIB, Assumptions
+from planner.engine.memory import default_batched_tokens, default_max_num_seqs, plan_memory
+from planner.engine.network import Link, inter_node_link, intra_node_link
+from planner.engine.result import Candidate, MemoryBreakdown
+from planner.engine.spec import Layout, Node, PlanSpec, valid_tp_sizes
+from planner.engine.throughput import estimate
+
+_INTRA_RANK = {"nvswitch": 0, "nvlink": 1, "pcie": 2}
+PP_SIZES = (1, 2, 3, 4, 6, 8)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NodeGroup:
+    """Nodes with one GPU type, best first (fastest data link, NVLink, most usable GPUs)."""
+
+    gpu_slug: str
+    nodes: tuple[Node, ...]
+
+    @property
+    def gpus_per_node(self) -> int:
+        return max(n.usable_gpus for n in self.nodes)
+
+
+def group_nodes(nodes: Sequence[Node]) -> list[NodeGroup]:
+    """Return the offered nodes grouped by GPU type, each group sorted best-first."""
+    groups: dict[str, list[Node]] = defaultdict(list)
+    for node in nodes:
+        if node.usable_gpus > 0:
+            groups[node.gpu.slug].append(node)
+
+    def key(n: Node) -> tuple[float, int, int, str]:
+        nic = n.data_nic
+        return (
+            -(nic.speed_gbps if nic else 0.0),
+            _INTRA_RANK.get(n.intra_link, 3),
+            -n.usable_gpus,
+            n.hostname,
+        )
+
+    return [NodeGroup(gpu_slug=s, nodes=tuple(sorted(ns, key=key))) for s, ns in groups.items()]
+
+
+def _shape(tp: int, pp: int, g: int) -> tuple[str, int] | None:
+    """Return (kind, nodes per replica) of TP×PP on nodes of g GPUs, or None if impossible."""
+    gpus = tp * pp
+    if gpus <= g:
+        return ("single-gpu" if gpus == 1 else "intra-node"), 1
+    if tp <= g and g % tp == 0:
+        stages_per_node = g // tp
+        return "cross-node-pp", math.ceil(pp / stages_per_node)
+    if tp > g and tp % g == 0 and pp == 1:
+        return "cross-node-tp", tp // g
+    return None
+
+
+def evaluate(
+    spec: PlanSpec,
+    group: NodeGroup,
+    layout: Layout,
+    *,
+    dtype: str,
+    a: Assumptions,
+    overlap: float,
+    pinned: bool = False,
+    fill_nodes: bool = True,
+) -> Candidate | None:
+    """Return the evaluated candidate for `layout`; replicas are chosen unless pinned."""
+    arch = spec.architecture
+    g = group.gpus_per_node
+    tp, pp = layout.tp, layout.pp
+    shape = _shape(tp, pp, g)
+    if shape is None:
+        return None
+    kind, nodes_per_replica = shape
+    gpu = group.nodes[0].gpu
+    visible = gpu.driver_visible_gib
+    mnbt = spec.max_num_batched_tokens or default_batched_tokens(visible, gpu.slug, a)
+    mns = spec.max_num_seqs or default_max_num_seqs(visible, gpu.slug, a)
+    mem = plan_memory(
+        arch,
+        dtype=dtype,
+        kv_cache_dtype=spec.kv_cache_dtype,
+        tp=tp,
+        pp=pp,
+        visible_gib=visible,
+        gpu_slug=gpu.slug,
+        utilization=spec.gpu_memory_utilization,
+        max_model_len=spec.max_model_len,
+        max_num_batched_tokens=spec.max_num_batched_tokens,
+        max_num_seqs=spec.max_num_seqs,
+        a=a,
+    )
+    per_node_need = min(tp * pp, g)
+    eligible = [n for n in group.nodes if n.usable_gpus >= per_node_need]
+    # Replicas: as many as the load needs, at least two when two nodes can host them (§3).
+    wl = spec.workload
+    needed = 1
+    if mem.max_concurrency > 0:
+        needed = max(1, math.ceil(wl.concurrency / max(mem.max_concurrency, 1e-9)))
+    hosts: list[tuple[str, ...]] = []
+    if kind in ("single-gpu", "intra-node"):
+        slots = [(n, n.usable_gpus // (tp * pp)) for n in eligible]
+        if pinned or not fill_nodes:
+            target = layout.replicas if pinned else 1
+            for node, k in slots:
+                take = min(k, target - len(hosts))
+                hosts.extend((node.hostname,) for _ in range(take))
+                if len(hosts) >= target:
+                    break
+        else:
+            min_nodes = min(2, len(slots))
+            for i, (node, k) in enumerate(slots):
+                if len(hosts) >= needed and i >= min_nodes:
+                    break
+                hosts.extend((node.hostname,) for _ in range(k))
+    else:
+        possible = len(eligible) // nodes_per_replica
+        target = layout.replicas if pinned else min(possible, needed)
+        for r in range(min(target, possible)):
+            chunk = eligible[r * nodes_per_replica : (r + 1) * nodes_per_replica]
+            hosts.append(tuple(n.hostname for n in chunk))
+    replicas = len(hosts)
+    placeable = replicas >= (layout.replicas if pinned else 1)
+    if replicas == 0:
+        replicas = max(layout.replicas if pinned else 1, 1)
+    used = [n for n in group.nodes if any(n.hostname in h for h in hosts)] or list(group.nodes[:1])
+    tp_link: Link
+    pp_link: Link
+    intra = intra_node_link(used[0], a, spec.network)
+    inter = inter_node_link(used, a, spec.network) if len(used) > 1 else intra
+    if kind == "cross-node-tp":
+        tp_link, pp_link = inter, inter
+    elif kind == "cross-node-pp":
+        tp_link, pp_link = intra, inter
+    else:
+        tp_link, pp_link = intra, intra
+    perf = estimate(
+        arch,
+        gpu,
+        mem,
+        wl,
+        tp=tp,
+        pp=pp,
+        replicas=replicas,
+        tp_link=tp_link,
+        pp_link=pp_link,
+        dtype=dtype,
+        max_num_seqs=mns,
+        max_num_batched_tokens=mnbt,
+        a=a,
+        overlap=overlap,
+    )
+    worst = mem.worst
+    reason = mem.reason
+    if not placeable:
+        reason = (
+            f"needs {layout.replicas} replica(s) of {tp * pp} GPUs; the nodes offer room for "
+            f"{len(hosts)}"
+        )
+    fits = mem.fits and placeable
+    total_conc = mem.max_concurrency * replicas
+    serves = fits and total_conc + 1e-9 >= wl.concurrency
+    breakdown = MemoryBreakdown(
+        visible_gib=worst.visible_bytes / GIB,
+        requested_gib=worst.requested_bytes / GIB,
+        weights_gib=max(s.weights_bytes for s in mem.stages) / GIB,
+        activation_peak_gib=worst.activation_bytes / GIB,
+        non_torch_gib=worst.non_torch_bytes / GIB,
+        cuda_graph_gib=worst.cuda_graph_bytes / GIB,
+        kv_budget_gib=max(worst.kv_budget_bytes, 0.0) / GIB,
+        free_gib=(worst.visible_bytes - worst.requested_bytes) / GIB,
+        kv_bytes_per_token=worst.kv_bytes_per_token,
+        stage_weights_gib=tuple(s.weights_bytes / GIB for s in mem.stages),
+        stage_layers=tuple(s.layers for s in mem.stages),
+    )
+    return Candidate(
+        id=f"{group.gpu_slug}:tp{tp}-pp{pp}-r{replicas}:{dtype}" + (":pinned" if pinned else ""),
+        tp=tp,
+        pp=pp,
+        replicas=replicas,
+        nodes_per_replica=nodes_per_replica,
+        gpus_per_replica=tp * pp,
+        kind=kind,
+        weight_dtype=dtype,
+        gpu=group.gpu_slug,
+        hosts=tuple(hosts),
+        memory=breakdown,
+        kv_tokens_per_replica=mem.kv_tokens,
+        max_concurrency_per_replica=mem.max_concurrency,
+        max_concurrency_total=total_conc,
+        tp_link=tp_link.label,
+        pp_link=pp_link.label if pp > 1 else "",
+        comm_per_decode_step_ms=perf.decode_comm_ms,
+        comm_per_prefill_ms=perf.prefill_comm_ms,
+        decode_step_ms=perf.decode_step_ms,
+        decode_compute_ms=perf.decode_compute_ms,
+        itl_ms=perf.itl_ms,
+        ttft_ms=perf.ttft_ms,
+        batch_per_replica=perf.batch_per_replica,
+        output_throughput_tok_s=perf.output_tok_s if fits else 0.0,
+        total_throughput_tok_s=perf.total_tok_s if fits else 0.0,
+        capacity_output_tok_s=perf.capacity_output_tok_s if fits else 0.0,
+        fits=fits,
+        serves_load=serves,
+        rejected_reason=reason,
+        score=0.0,
+        pinned=pinned,
+    )
+
+
+def enumerate_candidates(
+    spec: PlanSpec, group: NodeGroup, *, dtype: str, a: Assumptions, overlap: float
+) -> list[Candidate]:
+    """Return every sensible layout on this node group, evaluated."""
+    arch = spec.architecture
+    g = group.gpus_per_node
+    total = sum(n.usable_gpus for n in group.nodes)
+    out: list[Candidate] = []
+    for tp in valid_tp_sizes(arch, min(total, 64)):
+        if not (g % tp == 0 or tp % g == 0):
+            continue
+        for pp in PP_SIZES:
+            if pp > arch.num_layers or tp * pp > total:
+                continue
+            shape = _shape(tp, pp, g)
+            if shape is None:
+                continue
+            kind, npr = shape
+            if npr > len(group.nodes):
+                continue
+            if kind == "cross-node-pp" and tp * pp % g:
+                continue
+            cand = evaluate(spec, group, Layout(tp=tp, pp=pp), dtype=dtype, a=a, overlap=overlap)
+            if cand is None:
+                continue
+            out.append(cand)
+            if cand.replicas > 1 and kind in ("single-gpu", "intra-node"):
+                single = evaluate(
+                    spec,
+                    group,
+                    Layout(tp=tp, pp=pp),
+                    dtype=dtype,
+                    a=a,
+                    overlap=overlap,
+                    fill_nodes=False,
+                )
+                if single is not None:
+                    out.append(single)
+    return out
+
+
+def score_candidates(spec: PlanSpec, cands: list[Candidate]) -> list[Candidate]:
+    """Return candidates with scores (0–100), best first.
+
+    Score = output throughput at the workload relative to the best fitting layout, halved when
+    the layout cannot hold the target concurrency, ×0.9 when a replica spans nodes (shared
+    failure domain, network dependence), ×0.6 per missed SLO; 0 when it does not fit.
+    """
+    best = max((c.output_throughput_tok_s for c in cands if c.fits), default=0.0)
+    wl = spec.workload
+    scored = []
+    for c in cands:
+        if not c.fits or best <= 0:
+            scored.append(replace(c, score=0.0))
+            continue
+        s = 100.0 * c.output_throughput_tok_s / best
+        if not c.serves_load:
+            s *= 0.5
+        if c.spans_nodes:
+            s *= 0.9
+        if wl.ttft_slo_ms is not None and c.ttft_ms > wl.ttft_slo_ms:
+            s *= 0.6
+        if wl.itl_slo_ms is not None and c.itl_ms > wl.itl_slo_ms:
+            s *= 0.6
+        scored.append(replace(c, score=round(s, 1)))
+    scored.sort(key=lambda c: (-c.score, c.nodes_per_replica, -c.replicas, c.tp * c.pp, c.id))
+    return scored

@@ -1,0 +1,137 @@
+"""Communication cost: ring all-reduce for TP, one activation per stage boundary for PP.
+
+all-reduce time = 2(N−1)/N × message bytes / effective bandwidth + per-call latency
+A decode step runs two all-reduces per layer (after attention and after the MLP) on every stage,
+each carrying tokens × hidden × activation bytes. The slowest link in the ring sets the pace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from planner.engine.assumptions import Assumptions
+from planner.engine.spec import NetworkOverrides, Node
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Link:
+    """An effective link: bandwidth in GB/s per direction, per-call latency in µs."""
+
+    kind: str
+    nominal_gbps: float
+    bandwidth_gbs: float
+    latency_us: float
+    label: str
+
+
+def intra_node_link(node: Node, a: Assumptions, overrides: NetworkOverrides) -> Link:
+    """Return the GPU-to-GPU link inside a node (NVLink when the GPU has it, else PCIe)."""
+    if node.intra_link in ("nvlink", "nvswitch") and node.gpu.nvlink_gbs > 0:
+        bw = node.gpu.nvlink_gbs / 2 * a.nvlink_efficiency
+        link = Link(
+            kind="nvlink",
+            nominal_gbps=node.gpu.nvlink_gbs * 8,
+            bandwidth_gbs=bw,
+            latency_us=a.latency_nvlink_us,
+            label=f"NVLink {node.gpu.nvlink_gbs:g} GB/s",
+        )
+    else:
+        link = Link(
+            kind="pcie",
+            nominal_gbps=a.pcie_bandwidth_gbs * 8,
+            bandwidth_gbs=a.pcie_bandwidth_gbs,
+            latency_us=a.latency_pcie_us,
+            label="PCIe",
+        )
+    return _override(link, overrides.intra_node_bandwidth_gbs, overrides.per_call_latency_us)
+
+
+def _nic_link(speed_gbps: float, kind: str, a: Assumptions) -> Link:
+    eff, lat = {
+        "infiniband": (a.infiniband_efficiency, a.latency_infiniband_us),
+        "roce": (a.roce_efficiency, a.latency_roce_us),
+    }.get(kind, (a.ethernet_efficiency, a.latency_ethernet_us))
+    return Link(
+        kind=kind,
+        nominal_gbps=speed_gbps,
+        bandwidth_gbs=speed_gbps / 8 * eff,
+        latency_us=lat,
+        label=f"{speed_gbps:g} Gb/s {kind}",
+    )
+
+
+def inter_node_link(nodes: Sequence[Node], a: Assumptions, overrides: NetworkOverrides) -> Link:
+    """Return the slowest of the nodes' fastest data links (1 GbE when a node has none)."""
+    links = []
+    for node in nodes:
+        nic = node.data_nic
+        links.append(_nic_link(nic.speed_gbps, nic.kind, a) if nic else _nic_link(1, "ethernet", a))
+    slowest = min(links, key=lambda link: link.bandwidth_gbs)
+    return _override(slowest, overrides.cross_node_bandwidth_gbs, overrides.per_call_latency_us)
+
+
+def _override(link: Link, bandwidth_gbs: float | None, latency_us: float | None) -> Link:
+    if bandwidth_gbs is None and latency_us is None:
+        return link
+    return Link(
+        kind=link.kind,
+        nominal_gbps=link.nominal_gbps,
+        bandwidth_gbs=bandwidth_gbs if bandwidth_gbs is not None else link.bandwidth_gbs,
+        latency_us=latency_us if latency_us is not None else link.latency_us,
+        label=link.label + " (measured)",
+    )
+
+
+def all_reduce_ms(message_bytes: float, n: int, link: Link) -> float:
+    """Return one ring all-reduce of `message_bytes` over `n` GPUs, in ms."""
+    if n <= 1:
+        return 0.0
+    ring = 2 * (n - 1) / n
+    return ring * message_bytes / (link.bandwidth_gbs * 1e9) * 1e3 + link.latency_us / 1e3
+
+
+def tp_comm_ms(
+    *, hidden: int, layers: int, tokens: float, tp: int, link: Link, a: Assumptions
+) -> float:
+    """Return TP all-reduce time for `tokens` tokens through `layers` layers, in ms."""
+    if tp <= 1 or tokens <= 0:
+        return 0.0
+    message = tokens * hidden * a.activation_bytes
+    return layers * a.all_reduces_per_layer * all_reduce_ms(message, tp, link)
+
+
+def pp_comm_ms(*, hidden: int, tokens: float, pp: int, link: Link, a: Assumptions) -> float:
+    """Return the activation transfers across pp − 1 stage boundaries, in ms."""
+    if pp <= 1 or tokens <= 0:
+        return 0.0
+    per_boundary = tokens * hidden * a.activation_bytes / (link.bandwidth_gbs * 1e9) * 1e3
+    return (pp - 1) * (per_boundary + link.latency_us / 1e3)
+
+
+def domain_example(a: Assumptions) -> dict[str, float]:
+    """Return DOMAIN.md §2's worked example (hidden 8192, batch 64, 60 layers) in ms."""
+    eth = _nic_link(25, "ethernet", a)
+    nvl = Link(
+        kind="nvlink",
+        nominal_gbps=600 * 8,
+        bandwidth_gbs=600 / 2 * a.nvlink_efficiency,
+        latency_us=a.latency_nvlink_us,
+        label="NVLink 600 GB/s",
+    )
+    tp16 = tp_comm_ms(hidden=8192, layers=60, tokens=64, tp=16, link=eth, a=a)
+    tp8 = tp_comm_ms(hidden=8192, layers=60, tokens=64, tp=8, link=nvl, a=a)
+    nvl_bw_only = Link(
+        kind="nvlink",
+        nominal_gbps=nvl.nominal_gbps,
+        bandwidth_gbs=nvl.bandwidth_gbs,
+        latency_us=0.0,
+        label=nvl.label,
+    )
+    return {
+        "tp16_25gbe_ms": tp16,
+        "tp8_nvlink_ms": tp8,
+        "tp8_nvlink_bandwidth_only_ms": tp_comm_ms(
+            hidden=8192, layers=60, tokens=64, tp=8, link=nvl_bw_only, a=a
+        ),
+    }

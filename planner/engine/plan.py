@@ -1,0 +1,503 @@
+"""The single entry of the engine: plan(spec) -> PlanResult (DOMAIN.md §3 decision order)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from catalog.architecture import parameter_breakdown
+from planner.engine.assumptions import DEFAULT_ASSUMPTIONS, Assumptions
+from planner.engine.configs import build_configs
+from planner.engine.layouts import enumerate_candidates, evaluate, group_nodes, score_candidates
+from planner.engine.memory import default_batched_tokens, kv_bytes_per_token
+from planner.engine.network import domain_example, inter_node_link, intra_node_link
+from planner.engine.pitfalls import check_pitfalls
+from planner.engine.placement import plan_placement
+from planner.engine.result import Candidate, PlanResult, Recommendation
+from planner.engine.signals import evaluate_signals, wants_route_c
+from planner.engine.spec import PlanSpec
+from planner.engine.texts import Message, message
+
+QUANT_LADDER = {
+    "bf16": ("fp8", "int4"),
+    "fp16": ("fp8", "int4"),
+    "fp8": ("int4",),
+    "int8": ("int4",),
+    "int4": (),
+}
+
+
+def _r(x: float, nd: int = 1) -> float:
+    return round(x, nd)
+
+
+def _run(spec: PlanSpec, dtype: str, a: Assumptions) -> list[Candidate]:
+    cands: list[Candidate] = []
+    for group in group_nodes(spec.hardware.nodes):
+        cands += enumerate_candidates(spec, group, dtype=dtype, a=a, overlap=a.overlap_factor)
+    return score_candidates(spec, cands)
+
+
+def _quant_option(dtype: str, cands: list[Candidate]) -> dict[str, Any]:
+    one_node = [c for c in cands if c.nodes_per_replica == 1]
+    pick = max(one_node or cands, key=lambda c: (c.fits, c.kv_tokens_per_replica, -c.tp))
+    return {
+        "weight_dtype": dtype,
+        "layout": pick.label,
+        "weights_gib_per_gpu": pick.memory.weights_gib,
+        "weights_gib_total": pick.memory.weights_gib * pick.gpus_per_replica,
+        "kv_tokens_per_replica": pick.kv_tokens_per_replica,
+        "max_concurrency_per_replica": pick.max_concurrency_per_replica,
+        "fits_one_node": pick.fits,
+        "serves_load": pick.serves_load,
+    }
+
+
+def plan(spec: PlanSpec, assumptions: Assumptions | None = None) -> PlanResult:
+    """Return the recommendation, every candidate layout, signals, placement, configs, pitfalls."""
+    a = assumptions or DEFAULT_ASSUMPTIONS
+    if spec.network.overlap_factor is not None:
+        a = replace(a, overlap_factor=spec.network.overlap_factor)
+    requested = spec.weight_dtype
+    by_dtype: dict[str, list[Candidate]] = {requested: _run(spec, requested, a)}
+    chosen = requested
+    if not any(c.fits for c in by_dtype[requested]):
+        for dtype in QUANT_LADDER[requested]:
+            by_dtype[dtype] = _run(spec, dtype, a)
+            if any(c.fits for c in by_dtype[dtype]):
+                chosen = dtype
+                break
+    for dtype in QUANT_LADDER[requested]:
+        if dtype not in by_dtype:
+            by_dtype[dtype] = _run(spec, dtype, a)
+    cands = by_dtype[chosen]
+    best = cands[0]
+    nodes = spec.hardware.nodes
+    groups = group_nodes(nodes)
+    group = next(g for g in groups if g.gpu_slug == best.gpu)
+    used_names = {h for hosts in best.hosts for h in hosts}
+    used_nodes = [n for n in group.nodes if n.hostname in used_names]
+    wl = spec.workload
+
+    signals = evaluate_signals(spec, best, len(used_nodes))
+    if best.spans_nodes:
+        route = "B"
+    elif wants_route_c(signals) and (len(used_nodes) > 1 or spec.operations.multi_model_pool):
+        route = "C"
+    elif best.replicas == 1:
+        route = "single"
+    else:
+        route = "A"
+    ops = spec.operations
+    if route == "C":
+        backend, why_backend = "ray", "Ray Serve deployments run on a Ray cluster"
+    elif route == "B" and (
+        spec.hardware.pool_kind == "shared" or ops.ray_in_use or ops.avoid_manual_nccl
+    ):
+        backend = "ray"
+        why_backend = (
+            "the pool is shared, so a placement group must reserve every GPU of the replica "
+            "atomically"
+            if spec.hardware.pool_kind == "shared"
+            else "Ray already manages these nodes' processes"
+        )
+    else:
+        backend = "mp"
+        why_backend = (
+            "dedicated nodes: one explicit vllm serve per node (--nnodes/--node-rank/"
+            "--master-addr, --headless on the workers), no Ray to operate"
+            if route == "B"
+            else "every replica lives inside one node; multiprocessing workers, no Ray"
+        )
+    if route == "C":
+        balancer = "ray-serve"
+    elif best.replicas > 1:
+        balancer = "nginx"
+    else:
+        balancer = "none"
+
+    reasons = _reasons(
+        spec,
+        cands,
+        best,
+        chosen,
+        by_dtype,
+        route,
+        backend,
+        why_backend,
+        balancer,
+        signals,
+        len(used_nodes),
+        a,
+    )
+    pinned = None
+    if spec.pinned is not None:
+        pinned_c = evaluate(
+            spec, group, spec.pinned, dtype=chosen, a=a, overlap=a.overlap_factor, pinned=True
+        )
+        if pinned_c is not None:
+            scored = score_candidates(spec, [*cands, pinned_c])
+            pinned = next(c for c in scored if c.pinned)
+            verdict = (
+                "does not fit: " + pinned.rejected_reason
+                if not pinned.fits
+                else (
+                    "fits but does not hold the target concurrency"
+                    if not pinned.serves_load
+                    else "fits"
+                )
+            )
+        else:
+            verdict = "cannot be laid out on nodes of this size"
+        reasons.append(
+            message(
+                "pinned_layout",
+                tp=spec.pinned.tp,
+                pp=spec.pinned.pp,
+                replicas=spec.pinned.replicas,
+                verdict=verdict,
+                throughput_tok_s=_r(pinned.output_throughput_tok_s if pinned else 0.0, 0),
+                best_tok_s=_r(best.output_throughput_tok_s, 0),
+                score=pinned.score if pinned else 0.0,
+                best_score=best.score,
+            )
+        )
+
+    placement = plan_placement(
+        best,
+        used_nodes or list(group.nodes[:2]),
+        required=backend == "ray" or spec.hardware.pool_kind == "shared",
+    )
+    configs = build_configs(spec, best, group.nodes, route=route, backend=backend)
+    pitfalls = check_pitfalls(
+        spec,
+        best,
+        used_nodes or list(group.nodes[:1]),
+        route=route,
+        backend=backend,
+        comm_ms=best.comm_per_decode_step_ms,
+        a=a,
+    )
+    summary = (
+        f"Route {route}: serve {spec.model_name} with {chosen} weights as TP{best.tp}×PP{best.pp}"
+        f" × {best.replicas} replica(s) on {best.gpu} ({', '.join(sorted(used_names))}). Each "
+        f"replica holds {best.kv_tokens_per_replica} KV tokens, "
+        f"{_r(best.max_concurrency_per_replica)} sequences of {spec.max_model_len} tokens; "
+        f"≈{_r(best.output_throughput_tok_s, 0)} output tok/s at {wl.concurrency} concurrent "
+        f"(TTFT ≈ {_r(best.ttft_ms, 0)} ms, inter-token ≈ {_r(best.itl_ms)} ms). Executor "
+        f"{backend}, balancer {balancer}."
+    )
+    rec = Recommendation(
+        route=route,
+        tp=best.tp,
+        pp=best.pp,
+        replicas=best.replicas,
+        nodes_per_replica=best.nodes_per_replica,
+        weight_dtype=chosen,
+        executor_backend=backend,
+        balancer=balancer,
+        candidate_id=best.id,
+        summary=summary,
+        reasons=tuple(reasons),
+    )
+    arch = spec.architecture
+    pb = parameter_breakdown(arch)
+    first = group.nodes[0]
+    intra = intra_node_link(first, a, spec.network)
+    inter = inter_node_link(list(group.nodes[: max(2, len(used_nodes))]), a, spec.network)
+    return PlanResult(
+        recommendation=rec,
+        candidates=tuple(cands),
+        pinned=pinned,
+        quantization_options=tuple(
+            _quant_option(d, by_dtype[d]) for d in (requested, *QUANT_LADDER[requested])
+        ),
+        signals=tuple(signals),
+        placement=placement,
+        configs=configs,
+        pitfalls=tuple(pitfalls),
+        assumptions=a.to_dict(),
+        network={
+            "intra_node": {
+                "label": intra.label,
+                "bandwidth_gbs": intra.bandwidth_gbs,
+                "latency_us": intra.latency_us,
+            },
+            "inter_node": {
+                "label": inter.label,
+                "bandwidth_gbs": inter.bandwidth_gbs,
+                "latency_us": inter.latency_us,
+            },
+            "overlap_factor": a.overlap_factor,
+            "domain_example_ms": domain_example(a),
+        },
+        model={
+            "name": spec.model_name,
+            "hf_repo": spec.hf_repo,
+            "slug": spec.model_slug,
+            "total_params": pb.total,
+            "active_params": pb.active,
+            "requested_weight_dtype": requested,
+            "weight_dtype": chosen,
+            "kv_bytes_per_token_full_model": kv_bytes_per_token(
+                arch, 1, arch.num_layers, spec.kv_cache_dtype
+            ),
+            "max_model_len": spec.max_model_len,
+        },
+        node_selection={
+            "gpu": best.gpu,
+            "nodes_offered": len(nodes),
+            "nodes_used": len(used_nodes),
+            "hosts": sorted(used_names),
+        },
+    )
+
+
+def _reasons(
+    spec: PlanSpec,
+    cands: list[Candidate],
+    best: Candidate,
+    chosen: str,
+    by_dtype: dict[str, list[Candidate]],
+    route: str,
+    backend: str,
+    why_backend: str,
+    balancer: str,
+    signals: list[Any],
+    nodes_used: int,
+    a: Assumptions,
+) -> list[Message]:
+    wl = spec.workload
+    out: list[Message] = []
+    first_node = next(n for n in spec.hardware.nodes if n.gpu.slug == best.gpu)
+    nic = first_node.data_nic
+    if len(spec.hardware.nodes) > 1:
+        out.append(
+            message(
+                "node_selection",
+                nodes_used=nodes_used,
+                nodes_offered=len(spec.hardware.nodes),
+                gpu=best.gpu,
+                link_gbps=nic.speed_gbps if nic else 0,
+                link_kind=nic.kind if nic else "none",
+                concurrency=wl.concurrency,
+            )
+        )
+    if chosen != spec.weight_dtype:
+        req = by_dtype[spec.weight_dtype][0]
+        out.append(
+            message(
+                "quantize_first",
+                requested_dtype=spec.weight_dtype,
+                requested_weights_gib=_r(req.memory.weights_gib),
+                dtype=chosen,
+                weights_gib=_r(best.memory.weights_gib),
+                kv_tokens=best.kv_tokens_per_replica,
+            )
+        )
+        for dtype, cs in by_dtype.items():
+            if dtype in (chosen, spec.weight_dtype):
+                continue
+            top = max(cs, key=lambda c: c.kv_tokens_per_replica)
+            if top.kv_tokens_per_replica < 4 * spec.max_model_len:
+                out.append(
+                    message(
+                        "quantized_barely",
+                        dtype=dtype,
+                        weights_gib=_r(top.memory.weights_gib),
+                        kv_tokens=top.kv_tokens_per_replica,
+                        max_concurrency=_r(top.max_concurrency_per_replica, 2),
+                        max_model_len=spec.max_model_len,
+                    )
+                )
+    if not best.fits:
+        out.append(message("nothing_fits", max_model_len=spec.max_model_len))
+        return out
+    if best.kind == "single-gpu" and best.replicas == 1:
+        out.append(
+            message(
+                "fits_one_gpu",
+                weights_gib=_r(best.memory.weights_gib),
+                kv_tokens=best.kv_tokens_per_replica,
+            )
+        )
+    elif not best.spans_nodes:
+        out.append(
+            message(
+                "fits_one_node",
+                tp=best.tp,
+                weights_gib=_r(best.memory.weights_gib),
+                max_concurrency=_r(best.max_concurrency_per_replica),
+                max_model_len=spec.max_model_len,
+            )
+        )
+    if best.replicas > 1:
+        one = next(
+            (
+                c
+                for c in cands
+                if c.tp == best.tp
+                and c.pp == best.pp
+                and c.replicas == 1
+                and c.weight_dtype == best.weight_dtype
+            ),
+            None,
+        )
+        ratio = best.capacity_output_tok_s / one.capacity_output_tok_s if one and one.fits else 0
+        out.append(
+            message(
+                "replicas_behind_balancer",
+                replicas=best.replicas,
+                tp=best.tp,
+                pp=best.pp,
+                balancer=balancer,
+                balancer_config="least_conn, max_fails=2 fail_timeout=5s, streaming unbuffered"
+                if balancer == "nginx"
+                else "Serve proxy on every node",
+                capacity_ratio=_r(ratio, 2),
+            )
+        )
+    others = [c for c in cands if c.fits and (c.tp, c.pp) != (best.tp, best.pp)]
+    if others:
+        runner = others[0]
+        out.append(
+            message(
+                "layout_choice",
+                tp=best.tp,
+                pp=best.pp,
+                replicas=best.replicas,
+                throughput_tok_s=_r(best.output_throughput_tok_s, 0),
+                concurrency=wl.concurrency,
+                runner_up_tok_s=_r(runner.output_throughput_tok_s, 0),
+                runner_up=runner.label,
+            )
+        )
+    cross = [c for c in cands if c.kind == "cross-node-tp" and c.fits]
+    if cross and best.kind != "cross-node-tp":
+        worst = max(cross, key=lambda c: c.comm_per_decode_step_ms)
+        link = next(n.data_nic for n in spec.hardware.nodes if n.hostname in worst.hosts[0])
+        out.append(
+            message(
+                "cross_node_worse",
+                layout=f"TP{worst.tp}",
+                comm_ms=_r(worst.comm_per_decode_step_ms),
+                link_gbps=link.speed_gbps if link else 1,
+                compute_ms=_r(worst.decode_compute_ms, 2),
+                slowdown=_r(worst.decode_step_ms / max(best.decode_step_ms, 1e-9), 1),
+                best=best.label,
+            )
+        )
+    if best.spans_nodes:
+        single = [c for c in cands if c.nodes_per_replica == 1 and c.replicas == 1]
+        single_conc = max((c.max_concurrency_per_replica for c in single if c.fits), default=0.0)
+        nics = [n.data_nic for n in spec.hardware.nodes if n.hostname in best.hosts[0]]
+        speed = min((x.speed_gbps for x in nics if x), default=1.0)
+        kind = next((x.kind for x in nics if x), "ethernet")
+        out.append(
+            message(
+                "must_span_nodes",
+                single_node_concurrency=_r(single_conc),
+                max_model_len=spec.max_model_len,
+                concurrency=wl.concurrency,
+                nodes=best.nodes_per_replica,
+                gpus=best.gpus_per_replica,
+                span_concurrency=_r(best.max_concurrency_per_replica),
+            )
+        )
+        if best.kind == "cross-node-pp":
+            tp_cross = [c for c in cands if c.kind == "cross-node-tp"]
+            if tp_cross:
+                out.append(
+                    message(
+                        "pp_over_cross_tp",
+                        tp=best.tp,
+                        pp=best.pp,
+                        cross_tp=tp_cross[0].tp,
+                        pp_comm_ms=_r(best.comm_per_decode_step_ms, 2),
+                        tp_comm_ms=_r(tp_cross[0].comm_per_decode_step_ms, 1),
+                    )
+                )
+        eff = (
+            speed
+            / 8
+            * {"infiniband": a.infiniband_efficiency, "roce": a.roce_efficiency}.get(
+                kind, a.ethernet_efficiency
+            )
+        )
+        verdict = (
+            "below 10 GbE: quantize or pick a smaller model before spanning nodes"
+            if speed < 10
+            else "works with care; keep TP inside nodes and PP across them"
+            if speed < 100
+            else "comfortable for PP, workable for cross-node TP"
+        )
+        out.append(
+            message(
+                "network_check",
+                link_gbps=speed,
+                link_kind=kind,
+                effective_gbs=_r(eff, 2),
+                verdict=verdict,
+            )
+        )
+    if spec.max_model_len >= 32768:
+        gpu = first_node.gpu
+        mnbt = spec.max_num_batched_tokens or default_batched_tokens(
+            gpu.driver_visible_gib, gpu.slug, a
+        )
+        single = [
+            c
+            for c in cands
+            if c.nodes_per_replica == 1 and c.replicas == 1 and c.fits and c.gpus_per_replica > 1
+        ]
+        if single and mnbt < spec.max_model_len:
+            top = max(single, key=lambda c: c.max_concurrency_per_replica)
+            out.append(
+                message(
+                    "v1_chunked_prefill",
+                    max_model_len=spec.max_model_len,
+                    max_num_batched_tokens=mnbt,
+                    max_concurrency=_r(top.max_concurrency_per_replica),
+                )
+            )
+    hits_for = [s for s in signals if s.direction == "for_ray" and s.hit]
+    hits_against = [s for s in signals if s.direction == "against_ray" and s.hit]
+    if route == "C":
+        out.append(
+            message(
+                "ray_route_c",
+                hits=len(hits_for),
+                signals=", ".join(s.id for s in hits_for),
+                gpus_per_replica=best.gpus_per_replica,
+            )
+        )
+    else:
+        out.append(
+            message("ray_not_needed", hits_for=len(hits_for), hits_against=len(hits_against))
+        )
+    out.append(message("executor_backend", backend=backend, why=why_backend))
+    if not best.serves_load:
+        out.append(
+            message(
+                "load_not_served",
+                max_concurrency_total=_r(best.max_concurrency_total),
+                max_model_len=spec.max_model_len,
+                concurrency=wl.concurrency,
+            )
+        )
+    if wl.ttft_slo_ms is not None and best.ttft_ms > wl.ttft_slo_ms:
+        out.append(
+            message("slo_missed", metric="TTFT", value_ms=_r(best.ttft_ms), slo_ms=wl.ttft_slo_ms)
+        )
+    if wl.itl_slo_ms is not None and best.itl_ms > wl.itl_slo_ms:
+        out.append(
+            message(
+                "slo_missed",
+                metric="inter-token latency",
+                value_ms=_r(best.itl_ms),
+                slo_ms=wl.itl_slo_ms,
+            )
+        )
+    if wl.shared_prefixes:
+        out.append(message("sglang_prefix"))
+    return out

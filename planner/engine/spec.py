@@ -1,0 +1,544 @@
+"""The engine's input: a plan spec with hardware already resolved into plain data."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from catalog.architecture import Architecture, ArchitectureError, from_hf_config
+from catalog.data import load_gpus, load_models
+
+WEIGHT_DTYPES = ("bf16", "fp16", "fp8", "int8", "int4")
+KV_DTYPES = ("auto", "fp8")
+TRAFFIC_SHAPES = ("steady", "diurnal", "bursty")
+INTRA_LINKS = ("nvlink", "nvswitch", "pcie")
+NIC_KINDS = ("ethernet", "roce", "infiniband")
+NIC_ROLES = ("data", "management")
+POOL_KINDS = ("dedicated", "shared")
+
+
+class SpecError(ValueError):
+    """A spec that cannot be planned; `errors` maps a field path to a message with its range."""
+
+    def __init__(self, errors: dict[str, str]) -> None:
+        super().__init__("; ".join(f"{k}: {v}" for k, v in errors.items()))
+        self.errors = errors
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GpuSpec:
+    """GPU figures: memory in GiB, HBM and NVLink in GB/s, compute in dense BF16 TFLOPS."""
+
+    slug: str
+    name: str
+    memory_gib: float
+    driver_visible_gib: float
+    hbm_bandwidth_gbs: float
+    bf16_dense_tflops: float
+    fp8_support: bool
+    nvlink_gbs: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Nic:
+    name: str
+    speed_gbps: float
+    kind: str = "ethernet"
+    role: str = "data"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Node:
+    hostname: str
+    gpu: GpuSpec
+    gpu_count: int
+    intra_link: str = "nvlink"
+    nics: tuple[Nic, ...] = ()
+    free_gpus: int | None = None
+
+    @property
+    def usable_gpus(self) -> int:
+        """Return the GPUs a plan may use on this node (free GPUs in a shared pool)."""
+        return self.gpu_count if self.free_gpus is None else min(self.free_gpus, self.gpu_count)
+
+    @property
+    def data_nic(self) -> Nic | None:
+        """Return the fastest data NIC, or None."""
+        data = [n for n in self.nics if n.role == "data"]
+        return max(data, key=lambda n: (n.speed_gbps, n.name)) if data else None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Hardware:
+    nodes: tuple[Node, ...]
+    pool_kind: str = "dedicated"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Workload:
+    concurrency: int = 16
+    avg_input_tokens: int = 1024
+    avg_output_tokens: int = 256
+    peak_qps: float | None = None
+    traffic_shape: str = "steady"
+    ttft_slo_ms: float | None = None
+    itl_slo_ms: float | None = None
+    shared_prefixes: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Operations:
+    """The signals of DOMAIN.md §4 the user can tell us about."""
+
+    models_change_often: bool = False
+    multi_model_pool: bool = False
+    self_healing_slo: bool = False
+    ray_in_use: bool = False
+    team_ray_experience: bool = False
+    gateway_available: bool = False
+    avoid_manual_nccl: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Layout:
+    tp: int
+    pp: int = 1
+    replicas: int = 1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NetworkOverrides:
+    """Measured figures that replace the defaults (bandwidth in GB/s, latency in µs)."""
+
+    cross_node_bandwidth_gbs: float | None = None
+    intra_node_bandwidth_gbs: float | None = None
+    per_call_latency_us: float | None = None
+    overlap_factor: float | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlanSpec:
+    model_name: str
+    hf_repo: str
+    architecture: Architecture
+    weight_dtype: str
+    pre_quantized: bool
+    kv_cache_dtype: str
+    max_model_len: int
+    gpu_memory_utilization: float
+    max_num_batched_tokens: int | None
+    max_num_seqs: int | None
+    workload: Workload
+    hardware: Hardware
+    operations: Operations
+    pinned: Layout | None = None
+    network: NetworkOverrides = NetworkOverrides()
+    vllm_image: str = "vllm/vllm-openai:v0.32.0"
+    model_slug: str = ""
+
+
+# ---------------------------------------------------------------- parsing
+
+
+class _Reader:
+    """Collect every field error instead of stopping at the first."""
+
+    def __init__(self) -> None:
+        self.errors: dict[str, str] = {}
+
+    def get(self, d: Mapping[str, Any], key: str, path: str, default: Any = None) -> Any:
+        return d.get(key, default) if isinstance(d, Mapping) else default
+
+    def integer(
+        self, d: Mapping[str, Any], key: str, path: str, lo: int, hi: int, default: int | None
+    ) -> int | None:
+        value = d.get(key, default)
+        if value is None:
+            if default is None and key in d:
+                return None
+            if default is None:
+                return None
+        if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+            self.errors[path] = f"must be an integer between {lo} and {hi}"
+            return default
+        if not lo <= int(value) <= hi:
+            self.errors[path] = f"must be between {lo} and {hi}, got {value}"
+            return default
+        return int(value)
+
+    def number(
+        self,
+        d: Mapping[str, Any],
+        key: str,
+        path: str,
+        *,
+        gt: float,
+        le: float,
+        default: float | None,
+    ) -> float | None:
+        value = d.get(key, default)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            self.errors[path] = f"must be a number in ({gt}, {le}]"
+            return default
+        if not gt < float(value) <= le:
+            self.errors[path] = f"must be in ({gt}, {le}], got {value}"
+            return default
+        return float(value)
+
+    def choice(
+        self, d: Mapping[str, Any], key: str, path: str, choices: tuple[str, ...], default: str
+    ) -> str:
+        value = d.get(key, default)
+        if value not in choices:
+            self.errors[path] = f"must be one of {', '.join(choices)}, got {value!r}"
+            return default
+        return str(value)
+
+    def boolean(self, d: Mapping[str, Any], key: str, path: str, default: bool = False) -> bool:
+        value = d.get(key, default)
+        if not isinstance(value, bool):
+            self.errors[path] = "must be true or false"
+            return default
+        return value
+
+    def mapping(self, d: Mapping[str, Any], key: str, path: str) -> Mapping[str, Any]:
+        value = d.get(key, {})
+        if value is None:
+            return {}
+        if not isinstance(value, Mapping):
+            self.errors[path] = "must be an object"
+            return {}
+        return value
+
+
+def _gpu(r: _Reader, raw: Any, path: str) -> GpuSpec | None:
+    gpus = load_gpus()
+    if isinstance(raw, str):
+        raw = {"slug": raw}
+    if not isinstance(raw, Mapping):
+        r.errors[path] = "must be a GPU slug or an object with the GPU figures"
+        return None
+    base = gpus.get(str(raw.get("slug", "")))
+    if base is None and "memory_gib" not in raw:
+        r.errors[f"{path}.slug"] = (
+            f"unknown GPU slug {raw.get('slug')!r}; known: {', '.join(sorted(gpus))}"
+        )
+        return None
+    mem = r.number(
+        raw,
+        "memory_gib",
+        f"{path}.memory_gib",
+        gt=0,
+        le=4096,
+        default=base.memory_gib if base else None,
+    )
+    if mem is None:
+        r.errors[f"{path}.memory_gib"] = "required, a number in (0, 4096]"
+        return None
+    visible_default = base.driver_visible_gib if base else round(mem * 0.99, 2)
+    visible = r.number(
+        raw,
+        "driver_visible_gib",
+        f"{path}.driver_visible_gib",
+        gt=0,
+        le=4096,
+        default=visible_default,
+    )
+    hbm = r.number(
+        raw,
+        "hbm_bandwidth_gbs",
+        f"{path}.hbm_bandwidth_gbs",
+        gt=0,
+        le=100000,
+        default=base.hbm_bandwidth_gbs if base else 1000.0,
+    )
+    tflops = r.number(
+        raw,
+        "bf16_dense_tflops",
+        f"{path}.bf16_dense_tflops",
+        gt=0,
+        le=100000,
+        default=base.bf16_dense_tflops if base else 100.0,
+    )
+    nvlink = raw.get("nvlink_gbs", base.nvlink_gbs if base else 0.0)
+    if isinstance(nvlink, bool) or not isinstance(nvlink, int | float) or nvlink < 0:
+        r.errors[f"{path}.nvlink_gbs"] = "must be a number ≥ 0 (0 for PCIe-only)"
+        nvlink = 0.0
+    return GpuSpec(
+        slug=str(raw.get("slug", base.slug if base else "custom")),
+        name=str(raw.get("name", base.name if base else raw.get("slug", "custom GPU"))),
+        memory_gib=mem,
+        driver_visible_gib=visible or mem * 0.99,
+        hbm_bandwidth_gbs=hbm or 1000.0,
+        bf16_dense_tflops=tflops or 100.0,
+        fp8_support=bool(raw.get("fp8_support", base.fp8_support if base else False)),
+        nvlink_gbs=float(nvlink),
+    )
+
+
+def _nodes(r: _Reader, hw: Mapping[str, Any]) -> tuple[Node, ...]:
+    raw_nodes = hw.get("nodes")
+    if raw_nodes is None and "node_count" in hw:
+        n_nodes = r.integer(hw, "node_count", "hardware.node_count", 1, 100000, 1) or 1
+        nic = {
+            "name": hw.get("data_nic", "eth0"),
+            "speed_gbps": hw.get("inter_node_gbps", 25),
+            "kind": hw.get("inter_node_kind", "ethernet"),
+            "role": "data",
+        }
+        template = {
+            "gpu": hw.get("gpu"),
+            "gpu_count": hw.get("gpus_per_node"),
+            "intra_link": hw.get("intra_link", "nvlink"),
+            "nics": [nic],
+        }
+        if "free_gpus_per_node" in hw:
+            template["free_gpus"] = hw["free_gpus_per_node"]
+        raw_nodes = [dict(template, hostname=f"node-{i + 1}") for i in range(n_nodes)]
+    if not isinstance(raw_nodes, list) or not raw_nodes:
+        r.errors["hardware.nodes"] = "at least one node is required (1 to 100000 nodes)"
+        return ()
+    nodes: list[Node] = []
+    seen: set[str] = set()
+    gpu_cache: dict[str, GpuSpec | None] = {}
+    for i, raw in enumerate(raw_nodes):
+        path = f"hardware.nodes[{i}]"
+        if not isinstance(raw, Mapping):
+            r.errors[path] = "must be an object"
+            continue
+        hostname = str(raw.get("hostname") or f"node-{i + 1}")
+        if hostname in seen:
+            r.errors[f"{path}.hostname"] = f"duplicate hostname {hostname!r}"
+        seen.add(hostname)
+        graw = raw.get("gpu")
+        key = graw if isinstance(graw, str) else None
+        if key is not None and key in gpu_cache:
+            gpu = gpu_cache[key]
+        else:
+            gpu = _gpu(r, graw, f"{path}.gpu")
+            if key is not None:
+                gpu_cache[key] = gpu
+        count: int | None = r.integer(raw, "gpu_count", f"{path}.gpu_count", 1, 64, None)
+        if count is None:
+            r.errors.setdefault(f"{path}.gpu_count", "required, an integer between 1 and 64")
+        link = r.choice(raw, "intra_link", f"{path}.intra_link", INTRA_LINKS, "nvlink")
+        nics: list[Nic] = []
+        for j, nraw in enumerate(raw.get("nics") or []):
+            npath = f"{path}.nics[{j}]"
+            if not isinstance(nraw, Mapping):
+                r.errors[npath] = "must be an object"
+                continue
+            speed = r.number(
+                nraw, "speed_gbps", f"{npath}.speed_gbps", gt=0, le=10000, default=None
+            )
+            if speed is None:
+                r.errors.setdefault(f"{npath}.speed_gbps", "required, a number in (0, 10000]")
+                continue
+            nics.append(
+                Nic(
+                    name=str(nraw.get("name") or f"eth{j}"),
+                    speed_gbps=speed,
+                    kind=r.choice(nraw, "kind", f"{npath}.kind", NIC_KINDS, "ethernet"),
+                    role=r.choice(nraw, "role", f"{npath}.role", NIC_ROLES, "data"),
+                )
+            )
+        free = None
+        if raw.get("free_gpus") is not None:
+            free = r.integer(raw, "free_gpus", f"{path}.free_gpus", 0, 64, None)
+        if gpu is None or count is None:
+            continue
+        nodes.append(
+            Node(
+                hostname=hostname,
+                gpu=gpu,
+                gpu_count=count,
+                intra_link=link,
+                nics=tuple(nics),
+                free_gpus=free,
+            )
+        )
+    return tuple(nodes)
+
+
+def _model(r: _Reader, d: Mapping[str, Any]) -> tuple[str, str, str, Architecture | None]:
+    raw = d.get("model")
+    if isinstance(raw, str):
+        raw = {"slug": raw}
+    if not isinstance(raw, Mapping):
+        r.errors["model"] = "required: a catalog slug, {'slug': ...} or {'hf_config': {...}}"
+        return "", "", "", None
+    if "hf_config" in raw or "architecture" in raw:
+        cfg: Any = raw.get("hf_config") or raw.get("architecture") or {}
+        try:
+            arch = from_hf_config(cfg)
+        except ArchitectureError as exc:
+            for key, msg in exc.errors.items():
+                r.errors[f"model.hf_config.{key}"] = msg
+            return "", "", "", None
+        name = str(raw.get("name") or raw.get("hf_repo") or "custom model")
+        return name, str(raw.get("hf_repo") or name), str(raw.get("slug") or ""), arch
+    slug = str(raw.get("slug", ""))
+    entry = load_models().get(slug)
+    if entry is None:
+        r.errors["model.slug"] = (
+            f"unknown model slug {slug!r}; known: {', '.join(sorted(load_models()))}"
+        )
+        return "", "", "", None
+    return entry.name, entry.hf_repo, slug, entry.architecture
+
+
+def spec_from_dict(d: Mapping[str, Any]) -> PlanSpec:
+    """Validate a JSON-like dict and return a PlanSpec; raise SpecError with every field error."""
+    if not isinstance(d, Mapping):
+        raise SpecError({"spec": "must be a JSON object"})
+    r = _Reader()
+    name, repo, slug, arch = _model(r, d)
+    default_dtype = "bf16"
+    if arch is not None:
+        default_dtype = arch.checkpoint_quantization or arch.default_dtype
+    weight_dtype = r.choice(d, "weight_dtype", "weight_dtype", WEIGHT_DTYPES, default_dtype)
+    pre_quantized = r.boolean(
+        d,
+        "pre_quantized",
+        "pre_quantized",
+        bool(arch and arch.checkpoint_quantization == weight_dtype),
+    )
+    kv_dtype = r.choice(d, "kv_cache_dtype", "kv_cache_dtype", KV_DTYPES, "auto")
+    limit = arch.max_position_embeddings if arch else 10_000_000
+    max_len = r.integer(d, "max_model_len", "max_model_len", 16, limit, min(limit, 8192))
+    util = r.number(
+        d, "gpu_memory_utilization", "gpu_memory_utilization", gt=0.0, le=1.0, default=0.9
+    )
+    mnbt = r.integer(d, "max_num_batched_tokens", "max_num_batched_tokens", 16, 1_048_576, None)
+    mns = r.integer(d, "max_num_seqs", "max_num_seqs", 1, 65536, None)
+
+    w = r.mapping(d, "workload", "workload")
+    workload = Workload(
+        concurrency=r.integer(w, "concurrency", "workload.concurrency", 1, 1_000_000, 16) or 16,
+        avg_input_tokens=r.integer(
+            w, "avg_input_tokens", "workload.avg_input_tokens", 1, 10_000_000, 1024
+        )
+        or 1024,
+        avg_output_tokens=r.integer(
+            w, "avg_output_tokens", "workload.avg_output_tokens", 1, 10_000_000, 256
+        )
+        or 256,
+        peak_qps=r.number(w, "peak_qps", "workload.peak_qps", gt=0, le=1e7, default=None),
+        traffic_shape=r.choice(
+            w, "traffic_shape", "workload.traffic_shape", TRAFFIC_SHAPES, "steady"
+        ),
+        ttft_slo_ms=r.number(w, "ttft_slo_ms", "workload.ttft_slo_ms", gt=0, le=1e7, default=None),
+        itl_slo_ms=r.number(w, "itl_slo_ms", "workload.itl_slo_ms", gt=0, le=1e7, default=None),
+        shared_prefixes=r.boolean(w, "shared_prefixes", "workload.shared_prefixes"),
+    )
+    hw = r.mapping(d, "hardware", "hardware")
+    pool_kind = r.choice(hw, "pool_kind", "hardware.pool_kind", POOL_KINDS, "dedicated")
+    nodes = _nodes(r, hw) if hw else ()
+    if not hw:
+        r.errors["hardware"] = "required: {'nodes': [...]} or {'node_count', 'gpus_per_node', ...}"
+    elif nodes and sum(n.usable_gpus for n in nodes) == 0:
+        r.errors["hardware.nodes"] = "no usable GPU: every node has 0 free GPUs"
+
+    o = r.mapping(d, "operations", "operations")
+    ops = Operations(
+        **{
+            f: r.boolean(o, f, f"operations.{f}")
+            for f in (
+                "models_change_often",
+                "multi_model_pool",
+                "self_healing_slo",
+                "ray_in_use",
+                "team_ray_experience",
+                "gateway_available",
+                "avoid_manual_nccl",
+            )
+        }
+    )
+    pinned = None
+    p = d.get("pinned_layout")
+    if p is not None:
+        if not isinstance(p, Mapping):
+            r.errors["pinned_layout"] = "must be an object {tp, pp, replicas}"
+        else:
+            tp = r.integer(p, "tp", "pinned_layout.tp", 1, 1024, 1) or 1
+            pp = r.integer(p, "pp", "pinned_layout.pp", 1, 64, 1) or 1
+            reps = r.integer(p, "replicas", "pinned_layout.replicas", 1, 100000, 1) or 1
+            if arch is not None:
+                if arch.num_attention_heads % tp:
+                    r.errors["pinned_layout.tp"] = (
+                        f"must divide the {arch.num_attention_heads} attention heads; allowed: "
+                        + ", ".join(str(t) for t in valid_tp_sizes(arch, 1024))
+                    )
+                elif not arch.is_mla and arch.num_kv_heads % tp and tp % arch.num_kv_heads:
+                    r.errors["pinned_layout.tp"] = (
+                        f"TP {tp} must divide or be a multiple of the {arch.num_kv_heads} KV heads"
+                    )
+                if pp > arch.num_layers:
+                    r.errors["pinned_layout.pp"] = f"must be between 1 and {arch.num_layers}"
+            total = sum(n.usable_gpus for n in nodes)
+            if nodes and tp * pp * reps > total:
+                r.errors["pinned_layout"] = (
+                    f"needs {tp * pp * reps} GPUs, the hardware offers {total}"
+                )
+            pinned = Layout(tp=tp, pp=pp, replicas=reps)
+    n = r.mapping(d, "network", "network")
+    network = NetworkOverrides(
+        cross_node_bandwidth_gbs=r.number(
+            n,
+            "cross_node_bandwidth_gbs",
+            "network.cross_node_bandwidth_gbs",
+            gt=0,
+            le=10000,
+            default=None,
+        ),
+        intra_node_bandwidth_gbs=r.number(
+            n,
+            "intra_node_bandwidth_gbs",
+            "network.intra_node_bandwidth_gbs",
+            gt=0,
+            le=100000,
+            default=None,
+        ),
+        per_call_latency_us=r.number(
+            n, "per_call_latency_us", "network.per_call_latency_us", gt=0, le=1e6, default=None
+        ),
+        overlap_factor=r.number(
+            n, "overlap_factor", "network.overlap_factor", gt=-1e-9, le=0.95, default=None
+        ),
+    )
+    if r.errors or arch is None:
+        raise SpecError(r.errors or {"model": "required"})
+    return PlanSpec(
+        model_name=name,
+        hf_repo=repo,
+        model_slug=slug,
+        architecture=arch,
+        weight_dtype=weight_dtype,
+        pre_quantized=pre_quantized,
+        kv_cache_dtype=kv_dtype,
+        max_model_len=max_len or 8192,
+        gpu_memory_utilization=util or 0.9,
+        max_num_batched_tokens=mnbt,
+        max_num_seqs=mns,
+        workload=workload,
+        hardware=Hardware(nodes=nodes, pool_kind=pool_kind),
+        operations=ops,
+        pinned=pinned,
+        network=network,
+        vllm_image=str(d.get("vllm_image") or "vllm/vllm-openai:v0.32.0"),
+    )
+
+
+def valid_tp_sizes(arch: Architecture, max_tp: int) -> list[int]:
+    """Return the TP sizes vLLM accepts for this architecture, up to max_tp."""
+    sizes = []
+    for tp in range(1, max_tp + 1):
+        if arch.num_attention_heads % tp:
+            continue
+        if not arch.is_mla and arch.num_kv_heads % tp and tp % arch.num_kv_heads:
+            continue
+        sizes.append(tp)
+    return sizes
