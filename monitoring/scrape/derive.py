@@ -102,7 +102,8 @@ def histogram_quantile(q: float, hist: Histogram) -> float | None:
             in_bucket = cum - lower_count
             if in_bucket <= 0:
                 return le
-            return lower_bound + (le - lower_bound) * (rank - lower_count) / in_bucket
+            value = lower_bound + (le - lower_bound) * (rank - lower_count) / in_bucket
+            return min(max(value, lower_bound), le)  # no float overshoot past the bound
         lower_bound, lower_count = le, cum
     return buckets[-2][0]
 

@@ -140,7 +140,26 @@ def parse(text: str, wanted: Collection[str] | None = None) -> dict[str, MetricF
         raise
     except (ValueError, IndexError, KeyError, TypeError) as exc:
         raise ParseError(f"malformed Prometheus text: {str(exc)[:200]}") from exc
+    _adopt_openmetrics_totals(families)
     return families
+
+
+def _adopt_openmetrics_totals(families: dict[str, MetricFamily]) -> None:
+    """Attach `x_total` samples to a `# TYPE x counter` family (OpenMetrics-style naming).
+
+    prometheus_client's text parser only accepts `x` samples under `# TYPE x counter`; the
+    `x_total` ones come out as a separate untyped family.
+    """
+    for name, family in list(families.items()):
+        orphan = families.get(name + "_total")
+        if (
+            family.type == "counter"
+            and orphan is not None
+            and orphan.type in ("untyped", "unknown")
+        ):
+            samples = (*family.samples, *orphan.samples)
+            families[name] = MetricFamily(name, "counter", samples)
+            del families[name + "_total"]
 
 
 def is_finite(value: float) -> bool:
