@@ -136,6 +136,7 @@ class PlanSpec:
     network: NetworkOverrides = NetworkOverrides()
     vllm_image: str = "vllm/vllm-openai:v0.32.0"
     model_slug: str = ""
+    rope_scaling_factor: float = 1.0
 
 
 # ---------------------------------------------------------------- parsing
@@ -407,7 +408,8 @@ def spec_from_dict(d: Mapping[str, Any]) -> PlanSpec:
         bool(arch and arch.checkpoint_quantization == weight_dtype),
     )
     kv_dtype = r.choice(d, "kv_cache_dtype", "kv_cache_dtype", KV_DTYPES, "auto")
-    limit = arch.max_position_embeddings if arch else 10_000_000
+    rope = r.number(d, "rope_scaling_factor", "rope_scaling_factor", gt=0.99, le=64, default=1.0)
+    limit = int(arch.max_position_embeddings * (rope or 1.0)) if arch else 10_000_000
     max_len = r.integer(d, "max_model_len", "max_model_len", 16, limit, min(limit, 8192))
     util = r.number(
         d, "gpu_memory_utilization", "gpu_memory_utilization", gt=0.0, le=1.0, default=0.9
@@ -529,6 +531,7 @@ def spec_from_dict(d: Mapping[str, Any]) -> PlanSpec:
         pinned=pinned,
         network=network,
         vllm_image=str(d.get("vllm_image") or "vllm/vllm-openai:v0.32.0"),
+        rope_scaling_factor=rope or 1.0,
     )
 
 

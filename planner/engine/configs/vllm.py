@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shlex
 from typing import Any
 
@@ -37,6 +38,16 @@ def serve_args(spec: PlanSpec, best: Candidate) -> list[str]:
         args += ["--quantization", "fp8"]
     if spec.kv_cache_dtype == "fp8":
         args += ["--kv-cache-dtype", "fp8"]
+    if spec.rope_scaling_factor > 1.0:
+        original = spec.architecture.max_position_embeddings
+        rope = {
+            "rope_scaling": {
+                "rope_type": "yarn",
+                "factor": spec.rope_scaling_factor,
+                "original_max_position_embeddings": original,
+            }
+        }
+        args += ["--hf-overrides", json.dumps(rope, separators=(",", ":"))]
     if spec.max_num_seqs:
         args += ["--max-num-seqs", str(spec.max_num_seqs)]
     if spec.max_num_batched_tokens:

@@ -24,6 +24,7 @@ VLLM_SERVE_FLAGS: frozenset[str] = frozenset(
         "--max-num-batched-tokens",
         "--quantization",
         "--kv-cache-dtype",
+        "--hf-overrides",
         "--distributed-executor-backend",
         "--nnodes",
         "--node-rank",
