@@ -16,7 +16,8 @@ from inventory.models import (
     NetworkInterface,
     Pool,
 )
-from inventory.services import architecture_from_config, parse_config_json
+from inventory.services import architecture_from_config, model_slugify, parse_config_json
+from inventory.validators import validate_model_slug
 
 
 def apply_validation_error(form: forms.BaseForm, error: ValidationError) -> None:
@@ -126,8 +127,12 @@ class ModelSpecImportForm(forms.Form):
     """Paste or upload a Hugging Face config.json."""
 
     name = forms.CharField(label=_("Name"), max_length=150)
-    slug = forms.SlugField(
-        label=_("Slug"), max_length=100, required=False, help_text=_("Derived from the name.")
+    slug = forms.CharField(
+        label=_("Slug"),
+        max_length=100,
+        required=False,
+        validators=[validate_model_slug],
+        help_text=_("Derived from the name when left empty."),
     )
     family = forms.CharField(label=_("Family"), max_length=60, required=False)
     hf_repo = forms.CharField(
@@ -168,7 +173,8 @@ class ModelSpecImportForm(forms.Form):
                 self.add_error(field, message)
             return data
         data["config"] = config
-        slug = data.get("slug")
+        slug = data.get("slug") or model_slugify(data.get("name") or "")
+        data["slug"] = slug
         if slug and ModelSpec.objects.filter(slug=slug).exists():
             self.add_error("slug", _("A model spec with this slug already exists."))
         return data

@@ -240,7 +240,7 @@ def model_spec_create(*, actor: Any | None = None, **fields: Any) -> ModelSpec:
     """Create a model spec; its parameter counts are computed from the architecture."""
     spec = _assign(ModelSpec(), fields)
     if not spec.slug and spec.name:
-        spec.slug = slugify(spec.name)
+        spec.slug = model_slugify(spec.name)
     return _save(_with_parameter_counts(spec), actor=actor)
 
 
@@ -263,6 +263,11 @@ def model_spec_update(
 def model_spec_delete(*, model_spec: ModelSpec, actor: Any | None = None) -> None:
     """Delete a model spec nothing uses; raise InUseError naming the users otherwise."""
     _delete(model_spec, actor=actor)
+
+
+def model_slugify(name: str) -> str:
+    """Return a model slug for `name` that keeps dots ("Qwen2.5-7B" -> "qwen2.5-7b")."""
+    return ".".join(slugify(part) for part in name.split(".")).strip(".-")[:100]
 
 
 def parse_config_json(text: str | bytes) -> dict[str, Any]:
@@ -326,7 +331,7 @@ def model_spec_import_config(
     return model_spec_create(
         actor=actor,
         name=name,
-        slug=slug or slugify(name),
+        slug=slug or model_slugify(name),
         family=family or str(config.get("model_type", "")),
         hf_repo=hf_repo,
         source=source or _("imported config.json"),

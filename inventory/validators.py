@@ -15,6 +15,7 @@ from django.utils.translation import gettext_lazy as _
 _HOSTNAME_LABEL = re.compile(r"^(?!-)[A-Za-z0-9-]{1,63}(?<!-)$")
 # Linux interface names: at most 15 bytes (IFNAMSIZ - 1), no slash or whitespace.
 _INTERFACE_NAME = re.compile(r"^[A-Za-z0-9_.:@-]{1,15}$")
+_MODEL_SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]{0,99}$")
 _TAG = re.compile(r"^[\w.:/+-]{1,50}$")
 
 GPU_COUNT_MIN = 1
@@ -67,6 +68,19 @@ def validate_interface_name(value: str) -> None:
                 "':', '@' or '-' (as in eth1, ens3f0, ib0)."
             ),
             code="invalid_interface_name",
+            params={"value": repr(value)},
+        )
+
+
+def validate_model_slug(value: str) -> None:
+    """Refuse a model slug other than lower-case letters, digits, '.', '_' and '-'."""
+    if not _MODEL_SLUG.match(value or ""):
+        raise ValidationError(
+            _(
+                "Slug %(value)s must be 1–100 lower-case letters, digits, '.', '_' or '-', "
+                "starting with a letter or digit."
+            ),
+            code="invalid_slug",
             params={"value": repr(value)},
         )
 

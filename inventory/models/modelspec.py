@@ -9,7 +9,7 @@ from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
-from inventory.validators import range_validators
+from inventory.validators import range_validators, validate_model_slug
 
 
 class Dtype(models.TextChoices):
@@ -31,7 +31,13 @@ def _dim(label: str | object, low: int = 1, high: int = 1_000_000) -> list[objec
 class ModelSpec(models.Model):
     """The shape of one LLM (as in its config.json) and its computed parameter counts."""
 
-    slug = models.SlugField(_("slug"), max_length=100, unique=True)
+    slug = models.CharField(
+        _("slug"),
+        max_length=100,
+        unique=True,
+        validators=[validate_model_slug],
+        help_text=_("Lower-case letters, digits, '.', '_' and '-', e.g. qwen2.5-7b."),
+    )
     name = models.CharField(_("name"), max_length=150)
     family = models.CharField(_("family"), max_length=60, blank=True)
     hf_repo = models.CharField(_("Hugging Face repository"), max_length=200, blank=True)
