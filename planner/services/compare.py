@@ -1,0 +1,165 @@
+"""Compare two engine results (saved plans, a re-run, or a "what if") field by field."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.utils.translation import gettext_lazy as _
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DiffRow:
+    key: str
+    label: str
+    left: Any
+    right: Any
+
+    @property
+    def changed(self) -> bool:
+        return self.left != self.right
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Comparison:
+    """Rows of the recommendation and its figures, the spec, and the messages that came or went."""
+
+    recommendation: list[DiffRow]
+    figures: list[DiffRow]
+    spec: list[DiffRow]
+    pitfalls_added: list[str] = field(default_factory=list)
+    pitfalls_removed: list[str] = field(default_factory=list)
+    signals_changed: list[DiffRow] = field(default_factory=list)
+
+    @property
+    def changed_count(self) -> int:
+        rows = self.recommendation + self.figures + self.spec + self.signals_changed
+        return sum(r.changed for r in rows) + len(self.pitfalls_added) + len(self.pitfalls_removed)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-able dict (for the API)."""
+
+        def rows(items: list[DiffRow]) -> list[dict[str, Any]]:
+            return [
+                {"key": r.key, "left": r.left, "right": r.right, "changed": r.changed}
+                for r in items
+            ]
+
+        return {
+            "recommendation": rows(self.recommendation),
+            "figures": rows(self.figures),
+            "spec": rows(self.spec),
+            "signals": rows(self.signals_changed),
+            "pitfalls_added": self.pitfalls_added,
+            "pitfalls_removed": self.pitfalls_removed,
+            "changed_count": self.changed_count,
+        }
+
+
+RECOMMENDATION_FIELDS = (
+    ("route", _("Route")),
+    ("tp", _("Tensor parallel")),
+    ("pp", _("Pipeline parallel")),
+    ("replicas", _("Replicas")),
+    ("nodes_per_replica", _("Nodes per replica")),
+    ("weight_dtype", _("Weight dtype")),
+    ("executor_backend", _("Executor backend")),
+    ("balancer", _("Balancer")),
+)
+
+FIGURE_FIELDS = (
+    ("memory.weights_gib", _("Weights per GPU (GiB)")),
+    ("memory.kv_budget_gib", _("KV budget per GPU (GiB)")),
+    ("kv_tokens_per_replica", _("KV tokens per replica")),
+    ("max_concurrency_total", _("Max concurrent sequences at max_model_len")),
+    ("output_throughput_tok_s", _("Output throughput at the load (tok/s)")),
+    ("capacity_output_tok_s", _("Output capacity at saturation (tok/s)")),
+    ("ttft_ms", _("TTFT (ms)")),
+    ("itl_ms", _("Inter-token latency (ms)")),
+    ("comm_per_decode_step_ms", _("Communication per decode step (ms)")),
+)
+
+
+def best_candidate(result: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the recommended candidate of a result dict ({} when absent)."""
+    wanted = (result.get("recommendation") or {}).get("candidate_id")
+    for cand in result.get("candidates") or []:
+        if cand.get("id") == wanted:
+            return dict(cand)
+    return {}
+
+
+def _dig(d: Mapping[str, Any], dotted: str) -> Any:
+    value: Any = d
+    for part in dotted.split("."):
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(part)
+    return value
+
+
+def flatten(d: Any, prefix: str = "") -> dict[str, Any]:
+    """Return {'workload.concurrency': 16, ...} for a nested dict (lists stay whole)."""
+    out: dict[str, Any] = {}
+    if isinstance(d, Mapping):
+        for key, value in d.items():
+            path = f"{prefix}.{key}" if prefix else str(key)
+            if isinstance(value, Mapping) and key != "hf_config":
+                out.update(flatten(value, path))
+            else:
+                out[path] = value
+    return out
+
+
+def compare_results(
+    *,
+    left_result: Mapping[str, Any],
+    right_result: Mapping[str, Any],
+    left_spec: Mapping[str, Any] | None = None,
+    right_spec: Mapping[str, Any] | None = None,
+) -> Comparison:
+    """Return the differences between two engine results (and the specs behind them)."""
+    lrec, rrec = left_result.get("recommendation") or {}, right_result.get("recommendation") or {}
+    recommendation = [
+        DiffRow(key=k, label=str(label), left=lrec.get(k), right=rrec.get(k))
+        for k, label in RECOMMENDATION_FIELDS
+    ]
+    lbest, rbest = best_candidate(left_result), best_candidate(right_result)
+    figures = [
+        DiffRow(key=k, label=str(label), left=_dig(lbest, k), right=_dig(rbest, k))
+        for k, label in FIGURE_FIELDS
+    ]
+    lspec, rspec = flatten(left_spec or {}), flatten(right_spec or {})
+    spec_rows = [
+        DiffRow(key=k, label=k, left=lspec.get(k), right=rspec.get(k))
+        for k in sorted(set(lspec) | set(rspec))
+        if k != "title"
+    ]
+    lpit = {p["id"] for p in left_result.get("pitfalls") or []}
+    rpit = {p["id"] for p in right_result.get("pitfalls") or []}
+    lsig = {s["id"]: s.get("hit") for s in left_result.get("signals") or []}
+    rsig = {s["id"]: s.get("hit") for s in right_result.get("signals") or []}
+    signals = [
+        DiffRow(key=k, label=k, left=lsig.get(k), right=rsig.get(k))
+        for k in sorted(set(lsig) | set(rsig))
+        if lsig.get(k) != rsig.get(k)
+    ]
+    return Comparison(
+        recommendation=recommendation,
+        figures=figures,
+        spec=spec_rows,
+        pitfalls_added=sorted(rpit - lpit),
+        pitfalls_removed=sorted(lpit - rpit),
+        signals_changed=signals,
+    )
+
+
+def compare_plans(left: Any, right: Any) -> Comparison:
+    """Return the differences between two saved plans."""
+    return compare_results(
+        left_result=left.result,
+        right_result=right.result,
+        left_spec=left.spec,
+        right_spec=right.spec,
+    )

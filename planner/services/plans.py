@@ -1,0 +1,176 @@
+"""Evaluate specs with the engine and save, re-run and compare Plan snapshots.
+
+Every write of a Plan goes through `plan_create` / `plan_rerun`; views, the API and the
+management command call these.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from django.db import transaction
+
+from planner.engine.spec import SpecError, spec_from_dict
+from planner.models import Plan
+from planner.services.resolve import ResolvedSpec, resolve_spec, user_error_keys
+
+
+@cache
+def engine_version() -> str:
+    """Return the engine's declared version, or a digest of its source when it declares none."""
+    import planner.engine as engine
+
+    declared = getattr(engine, "ENGINE_VERSION", None) or getattr(engine, "__version__", None)
+    if declared:
+        return str(declared)
+    digest = hashlib.sha256()
+    root = Path(engine.__file__).resolve().parent
+    for path in sorted(root.rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode())
+        digest.update(path.read_bytes())
+    return f"src-{digest.hexdigest()[:12]}"
+
+
+def _plan_function() -> Any:
+    """Return planner.engine's `plan` (imported late: the engine is built alongside)."""
+    try:
+        from planner.engine import plan
+    except ImportError:  # pragma: no cover - the engine package exposes it from plan.py
+        from planner.engine.plan import plan
+    return plan
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Evaluation:
+    """One engine run: the user spec, the resolved input and the result as a dict."""
+
+    spec: dict[str, Any]
+    resolved: ResolvedSpec
+    result: dict[str, Any]
+    engine_version: str
+    engine_ms: float
+
+    @property
+    def engine_input(self) -> dict[str, Any]:
+        return self.resolved.engine_input
+
+
+def plan_evaluate(*, spec: Mapping[str, Any]) -> Evaluation:
+    """Resolve `spec`, run the engine and return its result; raise SpecError with field errors.
+
+    All inventory reads happen in `resolve_spec` before the engine runs (fetch, then compute).
+    """
+    resolved = resolve_spec(spec)
+    try:
+        engine_spec = spec_from_dict(resolved.engine_input)
+    except SpecError as exc:
+        raise SpecError(user_error_keys(spec, exc.errors)) from exc
+    started = time.perf_counter()
+    result = _plan_function()(engine_spec)
+    engine_ms = (time.perf_counter() - started) * 1000
+    return Evaluation(
+        spec=dict(spec),
+        resolved=resolved,
+        result=result.to_dict(),
+        engine_version=engine_version(),
+        engine_ms=engine_ms,
+    )
+
+
+def default_title(evaluation: Evaluation) -> str:
+    """Return e.g. 'Qwen2.5-72B-Instruct · Route B · TP4×PP2×1'."""
+    rec = evaluation.result["recommendation"]
+    model = evaluation.result.get("model", {}).get("name") or evaluation.resolved.model_slug
+    return f"{model} · {rec['route']} · TP{rec['tp']}×PP{rec['pp']}×{rec['replicas']}"
+
+
+@transaction.atomic
+def plan_save(
+    *, evaluation: Evaluation, author: Any, title: str = "", rerun_of: Plan | None = None
+) -> Plan:
+    """Store an evaluation as an immutable Plan snapshot."""
+    rec = evaluation.result["recommendation"]
+    model = evaluation.result.get("model", {})
+    spec = {k: v for k, v in evaluation.spec.items() if k != "title"}
+    plan = Plan(
+        title=(title or evaluation.spec.get("title") or default_title(evaluation))[:200],
+        author=author,
+        spec=spec,
+        engine_input=evaluation.engine_input,
+        result=evaluation.result,
+        engine_version=evaluation.engine_version,
+        model_slug=evaluation.resolved.model_slug,
+        model_name=str(model.get("name") or evaluation.resolved.model_slug or "model")[:200],
+        route=rec["route"],
+        tp=rec["tp"],
+        pp=rec["pp"],
+        replicas=rec["replicas"],
+        executor_backend=rec["executor_backend"],
+        balancer=rec.get("balancer") or "",
+        pool_kind=evaluation.resolved.pool_kind,
+        hostnames=evaluation.resolved.hostnames,
+        rerun_of=rerun_of,
+    )
+    plan.full_clean()
+    plan.save()
+    return plan
+
+
+def plan_create(*, spec: Mapping[str, Any], author: Any, title: str = "") -> Plan:
+    """Evaluate `spec` with the current engine and save the snapshot (SpecError if invalid)."""
+    return plan_save(evaluation=plan_evaluate(spec=spec), author=author, title=title)
+
+
+def plan_rerun(*, plan: Plan, author: Any) -> Plan:
+    """Evaluate a saved plan's spec with the current engine and save it as a new plan.
+
+    The spec is resolved again, so machines changed in the inventory since are picked up.
+    """
+    evaluation = plan_evaluate(spec=plan.spec)
+    return plan_save(evaluation=evaluation, author=author, title=plan.title, rerun_of=plan)
+
+
+def plan_ownership_prefill(*, plan: Plan) -> dict[str, Any]:
+    """Return what a decision record pre-fills from a plan (DOMAIN.md §7).
+
+    Keys: plan_public_id, title, model_name, route, layout, executor_backend, balancer,
+    pool_kind ('dedicated' selects the fixed-nodes column, 'shared' the dynamic one),
+    hostnames, ray_signals_hit (ids of for-Ray signals that hit), placement_verdict,
+    suggested_sentence (English; the decision page translates or lets the user rewrite it).
+    """
+    result = plan.result
+    signals = result.get("signals") or []
+    hits = [s["id"] for s in signals if s.get("direction") == "for_ray" and s.get("hit")]
+    placement = result.get("placement") or {}
+    uses_ray = plan.executor_backend == "ray" or plan.route == "C"
+    if uses_ray:
+        sentence = (
+            f"Adopt Ray, because {len(hits)} for-Ray signal(s) hit ({', '.join(hits) or 'none'}) "
+            f"and the {plan.pool_kind} pool needs group reservation for {plan.layout_label}."
+        )
+    else:
+        sentence = (
+            f"Keep {plan.executor_backend}, because {plan.layout_label} on "
+            f"{', '.join(plan.hostnames) or 'the planned nodes'} runs on a {plan.pool_kind} pool "
+            "whose owners already start and reserve the nodes."
+        )
+    return {
+        "plan_public_id": str(plan.public_id),
+        "title": plan.title,
+        "model_name": plan.model_name,
+        "route": plan.route,
+        "layout": {"tp": plan.tp, "pp": plan.pp, "replicas": plan.replicas},
+        "executor_backend": plan.executor_backend,
+        "balancer": plan.balancer,
+        "pool_kind": plan.pool_kind,
+        "hostnames": list(plan.hostnames),
+        "ray_signals_hit": hits,
+        "placement_verdict": placement.get("verdict") or placement.get("summary") or "",
+        "suggested_sentence": sentence,
+    }

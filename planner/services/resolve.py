@@ -1,0 +1,284 @@
+"""Resolve a user's spec (catalog/inventory slugs, hostnames, a pool, the fleet) into engine input.
+
+Fetch, then compute: every inventory row the engine needs is read here, in a handful of
+queries, and turned into the plain dict `planner.engine.spec.spec_from_dict` accepts. The
+engine itself never touches the database.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from catalog import Architecture, ArchitectureError, from_hf_config
+from catalog.data import load_models
+from inventory.models import Machine, MachineStatus, ModelSpec, Pool
+from inventory.selectors import data_nics, machine_list, model_spec_architecture
+from planner.engine.spec import SpecError
+
+# Keys of the user spec that select machines from the inventory; the engine never sees them.
+INVENTORY_KEYS = ("hostnames", "pool", "fleet", "free_gpus", "link_override")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResolvedSpec:
+    """The engine's input dict plus what the planner stores beside it."""
+
+    engine_input: dict[str, Any]
+    model_slug: str
+    hostnames: list[str] = field(default_factory=list)
+    pool_kind: str = "dedicated"
+
+
+def _hf_config_from_architecture(arch: Architecture) -> dict[str, Any]:
+    """Return a config.json dict that `catalog.from_hf_config` reads back as `arch`."""
+    cfg: dict[str, Any] = {
+        "model_type": arch.model_type,
+        "hidden_size": arch.hidden_size,
+        "num_hidden_layers": arch.num_layers,
+        "num_attention_heads": arch.num_attention_heads,
+        "num_key_value_heads": arch.num_kv_heads,
+        "head_dim": arch.head_dim,
+        "intermediate_size": arch.intermediate_size,
+        "vocab_size": arch.vocab_size,
+        "max_position_embeddings": arch.max_position_embeddings,
+        "tie_word_embeddings": arch.tie_word_embeddings,
+        "attention_bias": arch.attention_bias,
+        "torch_dtype": {"bf16": "bfloat16", "fp16": "float16"}.get(arch.default_dtype, "bfloat16"),
+    }
+    if arch.checkpoint_quantization == "fp8":
+        cfg["quantization_config"] = {"quant_method": "fp8"}
+    elif arch.checkpoint_quantization in {"int4", "int8"}:
+        cfg["quantization_config"] = {
+            "quant_method": "gptq",
+            "bits": 4 if arch.checkpoint_quantization == "int4" else 8,
+        }
+    if arch.model_type == "qwen3_moe":
+        cfg.update(
+            num_experts=arch.num_experts,
+            num_experts_per_tok=arch.experts_per_token,
+            moe_intermediate_size=arch.moe_intermediate_size,
+            mlp_only_layers=list(range(arch.num_dense_layers)),
+        )
+    elif arch.model_type == "mixtral":
+        cfg.update(num_local_experts=arch.num_experts, num_experts_per_tok=arch.experts_per_token)
+    elif arch.model_type in {"deepseek_v3", "deepseek_v2"}:
+        cfg.update(
+            n_routed_experts=arch.num_experts,
+            num_experts_per_tok=arch.experts_per_token,
+            moe_intermediate_size=arch.moe_intermediate_size,
+            n_shared_experts=arch.num_shared_experts,
+            first_k_dense_replace=arch.num_dense_layers,
+            kv_lora_rank=arch.kv_lora_rank,
+            q_lora_rank=arch.q_lora_rank,
+            qk_rope_head_dim=arch.qk_rope_head_dim,
+            qk_nope_head_dim=arch.qk_nope_head_dim,
+            v_head_dim=arch.v_head_dim,
+            num_nextn_predict_layers=arch.num_mtp_layers,
+        )
+    return cfg
+
+
+def _model_from_inventory(row: ModelSpec) -> dict[str, Any]:
+    """Return the engine's `model` object for an inventory model spec (its edited columns win)."""
+    arch = model_spec_architecture(row)
+    cfg = _hf_config_from_architecture(arch)
+    try:
+        round_trip = from_hf_config(cfg)
+    except ArchitectureError:
+        round_trip = None
+    if round_trip != arch and row.config_json:
+        # An architecture our synthetic config cannot express: fall back to the original file.
+        cfg = dict(row.config_json)
+    return {
+        "slug": row.slug,
+        "name": row.name,
+        "hf_repo": row.hf_repo or row.name,
+        "hf_config": cfg,
+    }
+
+
+def resolve_model(raw: Any, errors: dict[str, str]) -> tuple[Any, str]:
+    """Return (engine model object, slug): inventory ModelSpec first, then the catalog."""
+    if isinstance(raw, str):
+        raw = {"slug": raw}
+    if not isinstance(raw, Mapping):
+        errors["model"] = "required: a model slug or {'hf_config': {...}}"
+        return raw, ""
+    if "hf_config" in raw or "architecture" in raw:
+        return dict(raw), str(raw.get("slug") or "")
+    slug = str(raw.get("slug") or "").strip()
+    if not slug:
+        errors["model.slug"] = "required: a model slug from the catalog or the inventory"
+        return raw, ""
+    row = ModelSpec.objects.filter(slug=slug).first()
+    if row is not None:
+        return _model_from_inventory(row), slug
+    if slug in load_models():
+        return {"slug": slug}, slug
+    known = sorted(set(load_models()) | set(ModelSpec.objects.values_list("slug", flat=True)))
+    errors["model.slug"] = f"unknown model slug {slug!r}; known: {', '.join(known)}"
+    return raw, slug
+
+
+def _gpu_figures(machine: Machine) -> dict[str, Any]:
+    gpu = machine.gpu_type
+    return {
+        "slug": gpu.slug,
+        "name": gpu.name,
+        "memory_gib": gpu.memory_gib,
+        "driver_visible_gib": gpu.driver_visible_gib or round(gpu.memory_gib * 0.99, 2),
+        "hbm_bandwidth_gbs": gpu.hbm_bandwidth_gbs,
+        "bf16_dense_tflops": gpu.bf16_dense_tflops,
+        "fp8_support": gpu.fp8_support,
+        "nvlink_gbs": gpu.nvlink_bandwidth_gbs,
+    }
+
+
+def machine_to_node(
+    machine: Machine,
+    *,
+    free_gpus: int | None = None,
+    link_override: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Return the engine's node dict for one machine (uses its prefetched GPU type and NICs)."""
+    nics = [
+        {"name": nic.name, "speed_gbps": nic.speed_gbps, "kind": nic.kind, "role": nic.role}
+        for nic in machine.nics.all()
+    ]
+    if link_override:
+        fastest = data_nics(machine)
+        name = fastest[0].name if fastest else "eth0"
+        nics = [n for n in nics if n["role"] != "data"] + [
+            {
+                "name": str(link_override.get("name") or name),
+                "speed_gbps": link_override["speed_gbps"],
+                "kind": link_override.get("kind", "ethernet"),
+                "role": "data",
+            }
+        ]
+    node: dict[str, Any] = {
+        "hostname": machine.hostname,
+        "gpu": _gpu_figures(machine),
+        "gpu_count": machine.gpu_count,
+        "intra_link": machine.interconnect,
+        "nics": nics,
+    }
+    if free_gpus is not None:
+        node["free_gpus"] = free_gpus
+    return node
+
+
+def resolve_hardware(raw: Any, errors: dict[str, str]) -> tuple[dict[str, Any], list[str]]:
+    """Return (engine hardware dict, hostnames used); inline hardware passes through."""
+    if not isinstance(raw, Mapping):
+        return raw, []
+    if not any(key in raw for key in ("hostnames", "pool", "fleet")):
+        hw = dict(raw)
+        override = hw.pop("link_override", None)
+        if override and "node_count" in hw:
+            hw["inter_node_gbps"] = override.get("speed_gbps", hw.get("inter_node_gbps"))
+            hw["inter_node_kind"] = override.get("kind", hw.get("inter_node_kind", "ethernet"))
+        elif override and isinstance(hw.get("nodes"), list):
+            hw["nodes"] = [
+                dict(
+                    n,
+                    nics=[x for x in n.get("nics") or [] if x.get("role", "data") != "data"]
+                    + [{"name": "eth0", "role": "data", **override}],
+                )
+                for n in hw["nodes"]
+                if isinstance(n, Mapping)
+            ]
+        return hw, [n.get("hostname", "") for n in hw.get("nodes") or [] if isinstance(n, Mapping)]
+
+    pool_kind = raw.get("pool_kind")
+    machines: list[Machine]
+    if raw.get("hostnames"):
+        wanted = raw["hostnames"]
+        if not isinstance(wanted, list) or not all(isinstance(h, str) for h in wanted):
+            errors["hardware.hostnames"] = "must be a list of hostnames"
+            return {}, []
+        wanted = [h.strip().lower() for h in wanted]
+        machines = list(machine_list(hostnames=wanted))
+        found = {m.hostname for m in machines}
+        missing = [h for h in wanted if h not in found]
+        if missing:
+            errors["hardware.hostnames"] = (
+                f"unknown hostname(s): {', '.join(missing)}; not in the inventory"
+            )
+            return {}, []
+        order = {h: i for i, h in enumerate(wanted)}
+        machines.sort(key=lambda m: order[m.hostname])
+    elif raw.get("pool"):
+        key = raw["pool"]
+        pool = (
+            Pool.objects.filter(pk=key).first()
+            if isinstance(key, int)
+            else Pool.objects.filter(name=str(key)).first()
+        )
+        if pool is None:
+            errors["hardware.pool"] = f"unknown pool {key!r}"
+            return {}, []
+        machines = list(machine_list(pool_id=pool.pk, status=MachineStatus.ACTIVE))
+        if not machines:
+            errors["hardware.pool"] = f"pool {pool.name!r} has no active machine"
+            return {}, []
+        pool_kind = pool_kind or pool.kind
+    else:
+        machines = list(machine_list(status=MachineStatus.ACTIVE))
+        if not machines:
+            errors["hardware.fleet"] = "the inventory has no active machine"
+            return {}, []
+    if pool_kind is None:
+        kinds = {m.pool.kind for m in machines if m.pool is not None}
+        pool_kind = "shared" if "shared" in kinds else "dedicated"
+    free = raw.get("free_gpus") or {}
+    if not isinstance(free, Mapping):
+        errors["hardware.free_gpus"] = "must map hostnames to free GPU counts"
+        free = {}
+    override = raw.get("link_override")
+    nodes = [
+        machine_to_node(m, free_gpus=free.get(m.hostname), link_override=override) for m in machines
+    ]
+    return {"nodes": nodes, "pool_kind": pool_kind}, [m.hostname for m in machines]
+
+
+def resolve_spec(spec: Mapping[str, Any]) -> ResolvedSpec:
+    """Return the engine input for a user spec; raise SpecError naming every bad field.
+
+    The user spec is the engine's spec plus: `model` may name an inventory model spec;
+    `hardware` may be {"hostnames": [...]}, {"pool": name} or {"fleet": true} with optional
+    `free_gpus` {hostname: n}, `pool_kind` and `link_override` {speed_gbps, kind} (what if the
+    nodes had another link); `pinned` is accepted for `pinned_layout`.
+    """
+    if not isinstance(spec, Mapping):
+        raise SpecError({"spec": "must be a JSON object"})
+    errors: dict[str, str] = {}
+    engine_input = {k: v for k, v in spec.items() if k not in {"title", "pinned"}}
+    if "pinned" in spec and "pinned_layout" not in spec:
+        engine_input["pinned_layout"] = spec["pinned"]
+    engine_input["model"], slug = resolve_model(spec.get("model"), errors)
+    hostnames: list[str] = []
+    if "hardware" in spec:
+        engine_input["hardware"], hostnames = resolve_hardware(spec["hardware"], errors)
+    if errors:
+        raise SpecError(errors)
+    hw = engine_input.get("hardware")
+    pool_kind = hw.get("pool_kind", "dedicated") if isinstance(hw, Mapping) else "dedicated"
+    return ResolvedSpec(
+        engine_input=engine_input,
+        model_slug=slug,
+        hostnames=[h for h in hostnames if h],
+        pool_kind=str(pool_kind or "dedicated"),
+    )
+
+
+def user_error_keys(spec: Mapping[str, Any], errors: Mapping[str, str]) -> dict[str, str]:
+    """Return engine errors keyed as the user wrote them (`pinned` for `pinned_layout`)."""
+    if "pinned" in spec and "pinned_layout" not in spec:
+        return {
+            ("pinned" + k[len("pinned_layout") :] if k.startswith("pinned_layout") else k): v
+            for k, v in errors.items()
+        }
+    return dict(errors)

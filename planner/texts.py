@@ -1,0 +1,381 @@
+"""Django-side rendering of the engine's reasons, signals and pitfalls, through gettext.
+
+The engine is language-neutral: every message carries a stable `id`, its DOMAIN.md `rule`, its
+`params` and the English `text`. Here each id has a lazily translated template (the same English,
+marked for translation so issue 9 only has to fill a catalog), rendered with the params. When an
+id is unknown, or the engine's English wording has drifted from ours, the engine's text wins.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from django.utils.translation import get_language
+from django.utils.translation import gettext_lazy as _
+
+# Engine message id -> translated template (python-brace-format, params of the engine).
+MESSAGES: dict[str, Any] = {
+    "node_selection": _(
+        "Chose {nodes_used} of {nodes_offered} node(s) with {gpu} GPUs: same GPU type "
+        "inside every replica, fastest data link first ({link_gbps} Gb/s {link_kind}), "
+        "fewest nodes that serve {concurrency} concurrent sequences."
+    ),
+    "fits_one_gpu": _(
+        "The model fits one GPU ({weights_gib} GiB weights, {kv_tokens} KV tokens): plain "
+        "local vLLM, no Ray, no tensor parallelism."
+    ),
+    "fits_one_node": _(
+        "The model fits one node at TP{tp} ({weights_gib} GiB weights per GPU, room for "
+        "{max_concurrency} sequences of {max_model_len} tokens per replica): keep every "
+        "replica inside a node, over NVLink/PCIe, no cross-node traffic."
+    ),
+    "replicas_behind_balancer": _(
+        "{replicas} replicas of TP{tp}×PP{pp} behind {balancer} ({balancer_config}): "
+        "isolated failure domains and near-linear scaling; at saturation {replicas} "
+        "replicas give {capacity_ratio}× one replica."
+    ),
+    "layout_choice": _(
+        "TP{tp}×PP{pp}×{replicas} serves the workload best: {throughput_tok_s} output tok/s "
+        "at {concurrency} concurrent vs {runner_up_tok_s} tok/s for {runner_up}; decode is "
+        "bound by HBM reads of the weights, so fewer, larger replicas keep bigger batches."
+    ),
+    "cross_node_worse": _(
+        "{layout} across nodes is ranked below: {comm_ms} ms of all-reduce per decode step "
+        "over {link_gbps} Gb/s against {compute_ms} ms of HBM-bound compute, {slowdown}× "
+        "slower per step than {best}. The 002 article reports cross-node TP at 75–85% of "
+        "NVLink; the arithmetic does not support that, enter your measured link bandwidth "
+        "to recalibrate."
+    ),
+    "must_span_nodes": _(
+        "No single node serves the load: one node holds {single_node_concurrency} sequences "
+        "of {max_model_len} tokens, the target is {concurrency}; one instance must span "
+        "{nodes} nodes ({gpus} GPUs, {span_concurrency} sequences)."
+    ),
+    "pp_over_cross_tp": _(
+        "TP{tp}×PP{pp} is preferred to TP{cross_tp} across nodes: PP sends one activation "
+        "per stage boundary ({pp_comm_ms} ms per step) while cross-node TP all-reduces "
+        "twice per layer ({tp_comm_ms} ms per step)."
+    ),
+    "network_check": _(
+        "Cross-node link is {link_gbps} Gb/s {link_kind} (≈{effective_gbs} GB/s effective): "
+        "{verdict}."
+    ),
+    "quantize_first": _(
+        "{requested_dtype} weights ({requested_weights_gib} GiB per GPU) do not fit; "
+        "{dtype} weights take {weights_gib} GiB and leave {kv_tokens} KV tokens. Quantize "
+        "first, if the accuracy cost is acceptable for your task: measure it on your own "
+        "evaluation set before serving."
+    ),
+    "quantized_barely": _(
+        "{dtype} weights ({weights_gib} GiB) fit only barely: {kv_tokens} KV tokens left "
+        "({max_concurrency} sequences of {max_model_len} tokens)."
+    ),
+    "ray_route_c": _(
+        "Ray Serve is recommended: {hits} signal(s) for Ray hit ({signals}); Serve "
+        "autoscaling with min_replicas ≥ 1 and num_gpus = TP×PP = {gpus_per_replica}."
+    ),
+    "ray_not_needed": _(
+        "No Ray: {hits_for} signal(s) for Ray hit against {hits_against} against; with "
+        "fixed machines and a fixed model, mp and a balancer are enough."
+    ),
+    "executor_backend": _("Executor backend {backend}: {why}."),
+    "v1_chunked_prefill": _(
+        "The 002 article reports TP4 out of memory at {max_model_len} tokens: that was vLLM "
+        "V0, which profiled a full-length prefill. vLLM V1 profiles at most "
+        "max_num_batched_tokens={max_num_batched_tokens} tokens with chunked prefill, so "
+        "TP4 starts; it holds {max_concurrency} such sequences."
+    ),
+    "pinned_layout": _(
+        "Your layout TP{tp}×PP{pp}×{replicas}: {verdict}; {throughput_tok_s} tok/s against "
+        "{best_tok_s} tok/s for the recommendation (score {score} vs {best_score})."
+    ),
+    "sglang_prefix": _(
+        "Heavy shared prefixes (RAG/agents): also evaluate SGLang (RadixAttention)."
+    ),
+    "nothing_fits": _(
+        "No layout on the offered hardware starts this model at {max_model_len} tokens, "
+        "even quantized to int4: add GPUs, shorten max_model_len or pick a smaller model."
+    ),
+    "load_not_served": _(
+        "The best layout holds {max_concurrency_total} concurrent sequences of "
+        "{max_model_len} tokens, below the target {concurrency}: requests will queue (or "
+        "lower max_model_len)."
+    ),
+    "slo_missed": _("Estimated {metric} {value_ms} ms exceeds the SLO {slo_ms} ms."),
+    "sig_models_change_often": _("Models change often: {why}."),
+    "sig_multi_model_pool": _("Several models share one GPU pool: {why}."),
+    "sig_traffic_swings": _("Traffic swings widely ({shape}): {why}."),
+    "sig_self_healing_slo": _("Self-healing SLO: {why}."),
+    "sig_ray_in_use": _("Ray already runs other workloads here: {why}."),
+    "sig_cross_node_no_nccl": _("Cross-node GPUs without hand-managed NCCL: {why}."),
+    "sig_fixed_small_fleet": _("One or two fixed machines, fixed model: {why}."),
+    "sig_steady_traffic": _("Steady traffic: {why}."),
+    "sig_gateway_available": _("A gateway already distributes requests: {why}."),
+    "sig_quantization_fits": _("Quantization fits the model on one card/node: {why}."),
+    "sig_no_ray_experience": _("No Ray operations experience: {why}."),
+    "pit_nccl_socket_ifname": _("NCCL may pick the wrong NIC across nodes."),
+    "pit_nccl_roce_gid": _("RoCE data NIC {nic}: NCCL needs the RoCE v2 GID."),
+    "pit_nccl_tcp": _("Plain Ethernet/TCP between nodes: stop NCCL probing InfiniBand."),
+    "pit_nccl_debug": _("Diagnose NCCL start-up problems with NCCL_DEBUG=INFO."),
+    "pit_ray_version": _("Ray must be the version the vLLM image ships on every node."),
+    "pit_ray_num_gpus": _(
+        "Ray num_gpus must equal TP×PP = {gpus_per_replica}, or tasks hang pending."
+    ),
+    "pit_ray_start_num_gpus": _("ray start needs an explicit --num-gpus."),
+    "pit_ray_head_light": _("Put the Ray head on the lighter machine and cap its memory."),
+    "pit_ray_logs": _("Worker logs are scattered across nodes in Ray mode."),
+    "pit_gpu_util_shared": _("Something else may share these GPUs (pool kind {pool_kind})."),
+    "pit_docker_ipc": _("Docker limits shared memory to 64 MB by default."),
+    "pit_weights_every_node": _(
+        "Weights must be readable on every node; NFS bandwidth can stall loading."
+    ),
+    "pit_pin_versions": _("Unpinned images drift between nodes."),
+    "pit_low_kv_headroom": _(
+        "Only {max_concurrency} sequences of {max_model_len} tokens fit per replica (target "
+        "{per_replica} per replica)."
+    ),
+    "pit_slow_link_cross_tp": _(
+        "Tensor parallelism across a {link_gbps} Gb/s link costs {comm_ms} ms per decode step."
+    ),
+    "pit_link_below_10gbe": _("The cross-node link is {link_gbps} Gb/s, below 10 GbE."),
+    "pit_no_data_nic": _(
+        "Node {hostname} has no data NIC recorded; NCCL_SOCKET_IFNAME cannot be set for it."
+    ),
+    "pit_cold_start": _(
+        "Loading {weights_gib} GiB of weights takes about {cold_start_s} s: scaling to zero "
+        "replicas times clients out."
+    ),
+    "pit_ray_max_restarts": _(
+        "Actor max_restarts defaults to 0, and a restart does not resume in-flight streams."
+    ),
+    "pit_prefix_caching": _(
+        "Dynamic text at the start of prompts (timestamps, user ids) kills prefix-cache hits."
+    ),
+    "pit_needs_quantized_checkpoint": _(
+        "vLLM cannot quantize to {dtype} on the fly: serve a pre-quantized checkpoint."
+    ),
+    "pit_nnodes_with_ray": _("Never combine --nnodes with --distributed-executor-backend ray."),
+}
+
+# Pitfall id -> translated action template.
+ACTIONS: dict[str, Any] = {
+    "pit_nccl_socket_ifname": _(
+        "Set NCCL_SOCKET_IFNAME={nic} (and GLOO_SOCKET_IFNAME) on every node."
+    ),
+    "pit_nccl_roce_gid": _("Set NCCL_IB_GID_INDEX=3."),
+    "pit_nccl_tcp": _("Set NCCL_IB_DISABLE=1."),
+    "pit_nccl_debug": _("Start once with NCCL_DEBUG=INFO and check which interface NCCL chose."),
+    "pit_ray_version": _("Run ray start from the same image as vLLM ({image})."),
+    "pit_ray_num_gpus": _(
+        "Keep ray_actor_options.num_gpus = {gpus_per_replica}; compare it with TP×PP when "
+        "an actor init times out."
+    ),
+    "pit_ray_start_num_gpus": _("Use the generated ray start lines (--num-gpus={gpus_per_node})."),
+    "pit_ray_head_light": _("Start the head on {head} with --memory capped."),
+    "pit_ray_logs": _("Collect worker logs centrally (e.g. ship /tmp/ray/session_latest/logs)."),
+    "pit_gpu_util_shared": _("Lower --gpu-memory-utilization to 0.85."),
+    "pit_docker_ipc": _(
+        "Run containers with --ipc=host (or --shm-size of 8–32g) and --network host."
+    ),
+    "pit_weights_every_node": _("Pre-copy the weights to local disk on every node, same path."),
+    "pit_pin_versions": _("Pin the image tag ({image}) on every node."),
+    "pit_low_kv_headroom": _("Lower max_model_len, use an fp8 KV cache, or add replicas."),
+    "pit_slow_link_cross_tp": _("Keep TP inside a node; use PP or replicas across nodes."),
+    "pit_link_below_10gbe": _("Quantize or pick a smaller model before spanning nodes."),
+    "pit_no_data_nic": _("Record the data NIC of {hostname} in the inventory."),
+    "pit_cold_start": _("Keep min_replicas ≥ 1 and raise the start-up timeout, or pre-warm."),
+    "pit_ray_max_restarts": _("Set max_restarts explicitly and make clients retry failed streams."),
+    "pit_prefix_caching": _("Put dynamic text last in prompts."),
+    "pit_needs_quantized_checkpoint": _(
+        "Use an {dtype} checkpoint (AWQ/GPTQ/compressed-tensors) of the model."
+    ),
+    "pit_nnodes_with_ray": _("The generated commands use one or the other, never both."),
+}
+
+# DOMAIN.md rules, as users read them next to a reason. Anchor -> (heading, rule text).
+RULES: dict[str, tuple[Any, Any]] = {
+    "rule-1": (
+        _("§1 Words"),
+        _(
+            "TP splits every weight matrix across GPUs and all-reduces twice per layer, so it "
+            "needs NVLink-class bandwidth; PP splits the layers into stages and sends one "
+            "activation per stage boundary; replicas are full copies with no traffic between "
+            "them, behind a load balancer."
+        ),
+    ),
+    "rule-2": (
+        _("§2 Hard numbers"),
+        _(
+            "Cross-node links are an order of magnitude slower than NVLink (25 GbE ≈ 2 GB/s "
+            "effective for NCCL, NVLink ≥ 600 GB/s). Weights ≈ parameters × bytes per "
+            "parameter; vLLM takes gpu_memory_utilization of each GPU, subtracts weights, "
+            "activation peak and non-torch memory, and the rest is the KV cache in blocks of "
+            "16 tokens. The planner follows the arithmetic, not an article's claim."
+        ),
+    ),
+    "rule-3": (
+        _("§3 The three routes"),
+        _(
+            "Decision order: does it fit one machine (after quantization if acceptable)? Then "
+            "one node, and with two machines two replicas behind a balancer. If it must span "
+            "nodes, check the link first. Frequent model changes or shared resources point to "
+            "Ray Serve."
+        ),
+    ),
+    "rule-3-route-a": (
+        _("§3 Route A: replicas inside nodes"),
+        _(
+            "Every replica inside one node, TP over NVLink, replicas behind Nginx (least_conn) "
+            "or another gateway: no cross-node traffic, isolated failure domains, near-linear "
+            "throughput. Precondition: weights and KV cache for the target context fit a node."
+        ),
+    ),
+    "rule-3-route-b": (
+        _("§3 Route B: one instance across nodes"),
+        _(
+            "Cross-node TP, or TP per node × PP across nodes (gentler on the network), with the "
+            "mp or ray backend. Use only when memory forces it; below 10 GbE quantize or pick a "
+            "smaller model, 25 GbE works with care, 400 Gb InfiniBand is comfortable."
+        ),
+    ),
+    "rule-3-route-c": (
+        _("§3 Route C: Ray Serve pool"),
+        _(
+            "Many models sharing a GPU pool, fluctuating traffic, self-healing. num_gpus must "
+            "equal TP × PP of the engine inside; keep min_replicas ≥ 1 because of cold starts; "
+            "actor restarts do not resume in-flight streams."
+        ),
+    ),
+    "rule-4": (
+        _("§4 Signals for and against Ray"),
+        _(
+            "For Ray: models change often, several models share one pool, traffic swings "
+            "widely, a self-healing SLO, Ray already runs here, cross-node GPUs without "
+            "hand-managed NCCL. One hit is the threshold to consider Ray. Against: one or two "
+            "fixed machines with a fixed model, steady traffic, an existing gateway, "
+            "quantization fits one node, no Ray operations experience."
+        ),
+    ),
+    "rule-5": (
+        _("§5 Shared pools and placement"),
+        _(
+            "Dedicated GPUs already reserved by a platform: mp is enough. A shared pool needs "
+            "the whole group reserved atomically; a Ray placement-group bundle must fit on one "
+            'node, so two {"GPU": 4} bundles place on 2 × 4 GPUs where one {"GPU": 8} never does.'
+        ),
+    ),
+    "rule-6": (
+        _("§6 Pitfalls"),
+        _(
+            "NCCL on the wrong NIC, RoCE GID index, InfiniBand probing on plain TCP, Ray version "
+            "drift, num_gpus ≠ TP, GPU memory shared with something else, Docker shared memory, "
+            "weights readable on every node, unpinned images, prompt prefixes that defeat the "
+            "prefix cache."
+        ),
+    ),
+    "rule-7": (
+        _("§7 The decision record"),
+        _(
+            "Record who allocates the GPUs, who starts the workers, the concrete benefit of "
+            "Ray, how traffic comes back after a failure and how the choice is proven, then one "
+            "verifiable sentence. Evidence is measured, never assumed."
+        ),
+    ),
+    "rule-8": (
+        _("§8 Scenarios"),
+        _(
+            "The planner is checked against six scenarios from the source articles (S1–S5), "
+            "including where the articles disagree with the arithmetic."
+        ),
+    ),
+}
+
+_SECTION = re.compile(r"§(\d)(?:\s+Route\s+([ABC]))?")
+
+
+@dataclass(frozen=True, slots=True)
+class RuleRef:
+    anchor: str
+    label: str
+    heading: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedMessage:
+    """A message ready for a template: translated text, its rules and the raw engine data."""
+
+    id: str
+    text: str
+    rule: str
+    rules: tuple[RuleRef, ...]
+    action: str = ""
+    severity: str = ""
+    strength: str = ""
+    direction: str = ""
+    hit: bool | None = None
+
+
+def rule_refs(rule: str) -> tuple[RuleRef, ...]:
+    """Return the DOMAIN.md rules a rule label such as '§2, §3 Route B (000 §2.2)' cites."""
+    own = rule.split("(")[0]
+    refs: list[RuleRef] = []
+    for number, route in _SECTION.findall(own):
+        anchor = f"rule-{number}-route-{route.lower()}" if route else f"rule-{number}"
+        if anchor not in RULES:
+            anchor = f"rule-{number}"
+        if anchor in RULES and anchor not in {r.anchor for r in refs}:
+            heading, text = RULES[anchor]
+            label = f"§{number}" + (f" Route {route}" if route else "")
+            refs.append(RuleRef(anchor=anchor, label=label, heading=str(heading), text=str(text)))
+    return tuple(refs)
+
+
+def _format(template: Any, params: Mapping[str, Any], english: str) -> str:
+    """Render `template` with `params`; fall back to the engine's English when it cannot."""
+    if template is None:
+        return english
+    try:
+        if english and (get_language() or "en").split("-")[0] == "en":
+            # Same language as the engine: its own text is authoritative, so wording never drifts.
+            return english
+        return str(template).format(**params)
+    except (KeyError, IndexError, ValueError, AttributeError):
+        return english
+
+
+def render_text(msg_id: str, params: Mapping[str, Any] | None, english: str = "") -> str:
+    """Return the translated text of an engine message id."""
+    return _format(MESSAGES.get(msg_id), params or {}, english)
+
+
+def render_action(msg_id: str, params: Mapping[str, Any] | None, english: str = "") -> str:
+    """Return the translated action of a pitfall id."""
+    return _format(ACTIONS.get(msg_id), params or {}, english)
+
+
+def render_message(message: Mapping[str, Any]) -> RenderedMessage:
+    """Return a reason, signal or pitfall dict from the engine rendered for the current language."""
+    params = message.get("params") or {}
+    msg_id = str(message.get("id", ""))
+    return RenderedMessage(
+        id=msg_id,
+        text=render_text(msg_id, params, str(message.get("text", ""))),
+        rule=str(message.get("rule", "")),
+        rules=rule_refs(str(message.get("rule", ""))),
+        action=render_action(msg_id, params, str(message.get("action", "")))
+        if "action" in message
+        else "",
+        severity=str(message.get("severity", "")),
+        strength=str(message.get("strength", "")),
+        direction=str(message.get("direction", "")),
+        hit=message.get("hit"),
+    )
+
+
+def render_messages(messages: Any) -> list[RenderedMessage]:
+    """Return every message of a list rendered (empty for None)."""
+    return [render_message(m) for m in messages or []]
