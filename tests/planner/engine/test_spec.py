@@ -1,0 +1,109 @@
+"""Bad specs raise SpecError with field paths and allowed ranges."""
+
+import pytest
+
+from planner.engine import SpecError, spec_from_dict
+from tests.planner.engine.conftest import hardware
+
+
+def _base(**over):
+    spec = {"model": "qwen2.5-32b", "hardware": hardware(2, 4, "a100-80g-sxm")}
+    spec.update(over)
+    return spec
+
+
+def _errors(spec):
+    with pytest.raises(SpecError) as err:
+        spec_from_dict(spec)
+    return err.value.errors
+
+
+def test_tp_not_dividing_heads():
+    errors = _errors(_base(pinned_layout={"tp": 3, "pp": 1, "replicas": 1}))
+    assert "40 attention heads" in errors["pinned_layout.tp"]
+
+
+def test_zero_gpus():
+    spec = _base(hardware={"nodes": [{"hostname": "a", "gpu": "h100-sxm", "gpu_count": 0}]})
+    assert "between 1 and 64" in _errors(spec)["hardware.nodes[0].gpu_count"]
+
+
+@pytest.mark.parametrize("util", [0, -0.1, 1.2, "high"])
+def test_utilization_outside_range(util):
+    assert "(0.0, 1.0]" in _errors(_base(gpu_memory_utilization=util))["gpu_memory_utilization"]
+
+
+def test_max_model_len_above_model_limit():
+    assert "32768" in _errors(_base(max_model_len=65536))["max_model_len"]
+
+
+def test_unknown_slugs():
+    errors = _errors(_base(model="gpt-9", hardware=hardware(1, 1, "tpu-v9")))
+    assert "unknown model slug" in errors["model.slug"]
+    assert "unknown GPU slug" in errors["hardware.nodes[0].gpu.slug"]
+
+
+def test_several_errors_at_once_and_duplicate_hostnames():
+    spec = _base(
+        weight_dtype="int3",
+        workload={"concurrency": 0, "traffic_shape": "weekly"},
+        hardware={
+            "nodes": [
+                {"hostname": "a", "gpu": "h100-sxm", "gpu_count": 8},
+                {
+                    "hostname": "a",
+                    "gpu": "h100-sxm",
+                    "gpu_count": 8,
+                    "nics": [{"name": "eth1", "speed_gbps": 0}],
+                },
+            ]
+        },
+    )
+    errors = _errors(spec)
+    assert {
+        "weight_dtype",
+        "workload.concurrency",
+        "workload.traffic_shape",
+        "hardware.nodes[1].hostname",
+        "hardware.nodes[1].nics[0].speed_gbps",
+    } <= set(errors)
+
+
+def test_pinned_layout_larger_than_hardware():
+    errors = _errors(_base(pinned_layout={"tp": 8, "pp": 2, "replicas": 1}))
+    assert "needs 16 GPUs" in errors["pinned_layout"]
+
+
+def test_inline_hf_config_with_missing_keys():
+    errors = _errors(_base(model={"hf_config": {"model_type": "llama", "hidden_size": 4096}}))
+    assert "model.hf_config.num_hidden_layers" in errors
+
+
+def test_valid_inline_config_and_gpu_figures():
+    spec = spec_from_dict(
+        {
+            "model": {
+                "hf_config": {
+                    "model_type": "llama",
+                    "hidden_size": 2048,
+                    "num_hidden_layers": 16,
+                    "num_attention_heads": 16,
+                    "num_key_value_heads": 4,
+                    "intermediate_size": 8192,
+                    "vocab_size": 32000,
+                },
+                "hf_repo": "acme/tiny",
+            },
+            "hardware": {
+                "nodes": [
+                    {
+                        "hostname": "x",
+                        "gpu_count": 2,
+                        "gpu": {"memory_gib": 32, "hbm_bandwidth_gbs": 900},
+                    }
+                ]
+            },
+        }
+    )
+    assert spec.hardware.nodes[0].gpu.driver_visible_gib == pytest.approx(31.68)
+    assert spec.architecture.num_kv_heads == 4
