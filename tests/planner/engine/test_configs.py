@@ -125,4 +125,4 @@ def test_serve_yaml_validates_against_rays_schema():
     parsed = schema.ServeDeploySchema.model_validate(config)
     deployment = parsed.applications[0].deployments[0]
     assert deployment.ray_actor_options.num_gpus == result.best.tp * result.best.pp
-    assert deployment.autoscaling_config.min_replicas >= 1
+    assert deployment.autoscaling_config["min_replicas"] >= 1
