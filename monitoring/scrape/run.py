@@ -243,7 +243,7 @@ def _scrape_ray(
                     parts.append(outcome)
                     payload += size
     ts = clock()
-    if single is None:
+    if single is None and parts:
         extra.extend(_dashboard_state(base, policy, token, client, errors, info))
     if not parts:
         if not errors:
