@@ -412,3 +412,29 @@ def catalog_load() -> dict[str, CatalogLoadResult]:
         _upsert(ModelSpec, entry.slug, values, counts)
     results["model_specs"] = CatalogLoadResult(**counts)
     return results
+
+
+# Admin -------------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def object_save(*, obj: models.Model, actor: Any | None = None, user_edit: bool = False) -> Any:
+    """Validate and save an object edited as a whole (Django admin).
+
+    A user's edit of a catalog row (GPU type, model spec) protects it from load_catalog; a
+    model spec's parameter counts are recomputed.
+    """
+    if user_edit and hasattr(obj, "user_modified") and obj.pk:
+        obj.user_modified = True
+    if isinstance(obj, ModelSpec):
+        _with_parameter_counts(obj)
+    return _save(obj, actor=actor)
+
+
+@transaction.atomic
+def object_delete(*, obj: models.Model, actor: Any | None = None) -> None:
+    """Delete an object nothing uses; raise InUseError naming the users otherwise."""
+    if isinstance(obj, Pool):
+        pool_delete(pool=obj, actor=actor)
+    else:
+        _delete(obj, actor=actor)
