@@ -1,7 +1,19 @@
 """Pages of the monitoring app."""
 
-from django.urls import path  # noqa: F401
+from django.urls import path
+
+from monitoring.views import pages
 
 app_name = "monitoring"
 
-urlpatterns: list = []
+urlpatterns = [
+    path("", pages.OverviewView.as_view(), name="overview"),
+    path("overview/tiles/", pages.OverviewTilesView.as_view(), name="overview-tiles"),
+    path("targets/", pages.TargetListView.as_view(), name="target-list"),
+    path("targets/new/", pages.TargetFormView.as_view(), name="target-create"),
+    path("targets/<int:pk>/", pages.TargetDetailView.as_view(), name="target-detail"),
+    path("targets/<int:pk>/edit/", pages.TargetFormView.as_view(), name="target-edit"),
+    path("targets/<int:pk>/delete/", pages.TargetDeleteView.as_view(), name="target-delete"),
+    path("targets/<int:pk>/panels/", pages.TargetPanelsView.as_view(), name="target-panels"),
+    path("events/", pages.EventListView.as_view(), name="event-list"),
+]

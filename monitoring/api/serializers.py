@@ -1,0 +1,194 @@
+"""Serializers of the monitoring API. Writes go through monitoring.services."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from monitoring.models import (
+    MAX_POLL_INTERVAL_S,
+    MIN_POLL_INTERVAL_S,
+    AlertEvent,
+    AlertRule,
+    Target,
+)
+from monitoring.selectors import RANGES
+
+
+class TargetSerializer(serializers.ModelSerializer):
+    token = serializers.CharField(
+        write_only=True,
+        required=False,
+        allow_blank=True,
+        trim_whitespace=True,
+        style={"input_type": "password"},
+        help_text="Bearer token sent to the target; write-only, never returned.",
+    )
+    clear_token = serializers.BooleanField(
+        write_only=True, required=False, default=False, help_text="Remove the saved token."
+    )
+    has_token = serializers.SerializerMethodField()
+    poll_interval_s = serializers.IntegerField(
+        min_value=MIN_POLL_INTERVAL_S, max_value=MAX_POLL_INTERVAL_S, required=False
+    )
+
+    class Meta:
+        model = Target
+        fields = [
+            "id",
+            "url",
+            "name",
+            "kind",
+            "base_url",
+            "machines",
+            "plan_id",
+            "decision_id",
+            "poll_interval_s",
+            "enabled",
+            "token",
+            "clear_token",
+            "has_token",
+            "last_poll_at",
+            "last_success_at",
+            "last_status",
+            "last_error",
+            "last_error_kind",
+            "last_error_at",
+            "last_duration_ms",
+            "consecutive_failures",
+            "discovered_exporters",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = [
+            "last_poll_at",
+            "last_success_at",
+            "last_status",
+            "last_error",
+            "last_error_kind",
+            "last_error_at",
+            "last_duration_ms",
+            "consecutive_failures",
+            "discovered_exporters",
+            "created_at",
+            "updated_at",
+        ]
+        extra_kwargs = {"url": {"view_name": "monitoring-api:target-detail"}}
+
+    def get_has_token(self, obj: Target) -> bool:
+        return bool(getattr(obj, "has_token_flag", None)) or (
+            "token" not in obj.get_deferred_fields() and bool(obj.token)
+        )
+
+
+class AlertRuleSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = AlertRule
+        fields = [
+            "id",
+            "name",
+            "target",
+            "series",
+            "comparison",
+            "threshold",
+            "duration_s",
+            "enabled",
+            "webhook_url",
+            "is_default",
+            "created_at",
+        ]
+        read_only_fields = ["is_default", "created_at"]
+
+
+class AlertEventSerializer(serializers.ModelSerializer):
+    rule_name = serializers.CharField(source="rule.name", read_only=True)
+    series = serializers.CharField(source="rule.series", read_only=True)
+    target_name = serializers.CharField(source="target.name", read_only=True)
+    is_open = serializers.BooleanField(read_only=True)
+
+    class Meta:
+        model = AlertEvent
+        fields = [
+            "id",
+            "rule",
+            "rule_name",
+            "series",
+            "target",
+            "target_name",
+            "opened_at",
+            "resolved_at",
+            "is_open",
+            "value",
+            "last_value",
+            "message",
+        ]
+
+
+class SeriesQuerySerializer(serializers.Serializer):
+    series = serializers.CharField(
+        help_text=(
+            'Comma-separated series: a key (every label set) or key{label="value"}. '
+            "Keys: see monitoring/scrape/keys.py, plus poll.up, poll.consecutive_failures, "
+            "poll.duration_ms."
+        )
+    )
+    range = serializers.ChoiceField(choices=list(RANGES), default="1h")
+    max_points = serializers.IntegerField(min_value=10, max_value=5000, required=False)
+
+    def validate_series(self, value: str) -> list[str]:
+        items = _split_series(value)
+        if not items:
+            raise serializers.ValidationError("Give at least one series key.")
+        if len(items) > 40:
+            raise serializers.ValidationError("At most 40 series per request.")
+        return items
+
+
+def _split_series(value: str) -> list[str]:
+    """Split on commas outside braces (label sets contain commas)."""
+    items, depth, current = [], 0, []
+    for ch in value:
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth = max(0, depth - 1)
+        if ch == "," and depth == 0:
+            items.append("".join(current).strip())
+            current = []
+        else:
+            current.append(ch)
+    items.append("".join(current).strip())
+    return [i for i in items if i]
+
+
+class PointsSerializer(serializers.Serializer):
+    target = serializers.IntegerField(allow_null=True)
+    key = serializers.CharField()
+    labels = serializers.DictField(child=serializers.CharField())
+    id = serializers.CharField()
+    t = serializers.ListField(child=serializers.IntegerField(), help_text="unix ms")
+    v = serializers.ListField(child=serializers.FloatField(allow_null=True))
+
+
+class SeriesResponseSerializer(serializers.Serializer):
+    start = serializers.IntegerField(help_text="unix ms")
+    end = serializers.IntegerField(help_text="unix ms")
+    bucket_s = serializers.FloatField(required=False)
+    source = serializers.ChoiceField(choices=["raw", "rollup"])
+    series = PointsSerializer(many=True)
+
+
+class TileSerializer(serializers.Serializer):
+    id = serializers.IntegerField(source="target.pk")
+    name = serializers.CharField(source="target.name")
+    kind = serializers.CharField(source="target.kind")
+    state = serializers.CharField()
+    open_alerts = serializers.IntegerField()
+    last_error = serializers.CharField()
+    last_poll_at = serializers.DateTimeField(source="target.last_poll_at", allow_null=True)
+    values = serializers.DictField(child=serializers.FloatField(allow_null=True))
+
+
+class OverviewSerializer(serializers.Serializer):
+    generated_at = serializers.DateTimeField()
+    totals = serializers.DictField(child=serializers.FloatField())
+    tiles = TileSerializer(many=True)

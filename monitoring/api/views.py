@@ -1,0 +1,201 @@
+"""The monitoring API: targets, alert rules, events, series and the fleet overview."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db.models import Exists, OuterRef
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import mixins, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from monitoring import selectors, services
+from monitoring.api.serializers import (
+    AlertEventSerializer,
+    AlertRuleSerializer,
+    OverviewSerializer,
+    SeriesQuerySerializer,
+    SeriesResponseSerializer,
+    TargetSerializer,
+)
+from monitoring.filters import AlertEventFilter, AlertRuleFilter, TargetFilter
+from monitoring.models import AlertEvent, AlertRule, Target
+
+
+def _drf_error(exc: DjangoValidationError) -> ValidationError:
+    if hasattr(exc, "message_dict"):
+        return ValidationError(exc.message_dict)
+    return ValidationError({"non_field_errors": exc.messages})
+
+
+def targets_with_token_flag():
+    """Targets without their encrypted token, with a `has_token_flag` annotation."""
+    return (
+        Target.objects.defer("token")
+        .annotate(has_token_flag=Exists(Target.objects.filter(pk=OuterRef("pk")).exclude(token="")))
+        .prefetch_related("machines")
+        .order_by("name")
+    )
+
+
+SERIES_PARAMS = [
+    OpenApiParameter(
+        "series", str, required=True, description=SeriesQuerySerializer().fields["series"].help_text
+    ),
+    OpenApiParameter("range", str, enum=list(selectors.RANGES), description="time range"),
+    OpenApiParameter("max_points", int, description="points per series (default 1000)"),
+]
+
+
+class TargetViewSet(viewsets.ModelViewSet):
+    """vLLM servers and Ray clusters that workers poll. The token is write-only."""
+
+    serializer_class = TargetSerializer
+    filterset_class = TargetFilter
+    ordering_fields = ["name", "kind", "last_poll_at"]
+
+    def get_queryset(self):
+        return targets_with_token_flag()
+
+    def perform_create(self, serializer: TargetSerializer) -> None:
+        data = dict(serializer.validated_data)
+        data.pop("clear_token", None)
+        try:
+            serializer.instance = services.target_create(**data)
+        except DjangoValidationError as exc:
+            raise _drf_error(exc) from None
+
+    def perform_update(self, serializer: TargetSerializer) -> None:
+        data = dict(serializer.validated_data)
+        token = data.pop("token", None) or None
+        clear = data.pop("clear_token", False)
+        machines = data.pop("machines", None)
+        try:
+            serializer.instance = services.target_update(
+                target=serializer.instance,
+                token=token,
+                clear_token=clear,
+                machines=machines,
+                **data,
+            )
+        except DjangoValidationError as exc:
+            raise _drf_error(exc) from None
+
+    def perform_destroy(self, instance: Target) -> None:
+        services.target_delete(target=instance)
+
+    @extend_schema(parameters=SERIES_PARAMS, responses=SeriesResponseSerializer)
+    @action(detail=True, methods=["get"])
+    def series(self, request: Request, pk: str | None = None) -> Response:
+        """Series of this target, raw or rolled up by range, at most ~1,000 points each."""
+        target = self.get_object()
+        query = SeriesQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        start, end = selectors.resolve_range(query.validated_data["range"])
+        data = selectors.series_query(
+            target_ids=[target.pk],
+            requests=selectors.parse_series_requests(query.validated_data["series"]),
+            start=start,
+            end=end,
+            max_points=query.validated_data.get("max_points"),
+        )
+        return Response(data)
+
+    @extend_schema(responses=dict)
+    @action(detail=True, methods=["get"])
+    def state(self, request: Request, pk: str | None = None) -> Response:
+        """The target's status, latest values, server facts and open alert events."""
+        target = self.get_object()
+        return Response(target_state_payload(target))
+
+
+def target_state_payload(target: Target) -> dict[str, Any]:
+    """Return what the target pages refresh besides their charts."""
+    from django.utils import timezone
+
+    now = timezone.now()
+    payload: dict[str, Any] = {
+        "id": target.pk,
+        "name": target.name,
+        "kind": target.kind,
+        "state": selectors.target_state(target, now),
+        "last_poll_at": target.last_poll_at,
+        "last_success_at": target.last_success_at,
+        "last_error": target.last_error,
+        "last_error_kind": target.last_error_kind,
+        "last_error_at": target.last_error_at,
+        "poll_interval_s": target.poll_interval_s,
+        "latest": target.latest,
+        "info": target.info,
+        "open_events": AlertEventSerializer(
+            AlertEvent.objects.filter(target=target, resolved_at__isnull=True).select_related(
+                "rule", "target"
+            ),
+            many=True,
+        ).data,
+    }
+    if target.kind == "ray":
+        payload["ray"] = selectors.ray_state(target)
+    return payload
+
+
+class AlertRuleViewSet(viewsets.ModelViewSet):
+    """Alert rules: a series, a comparison, a threshold, held for a duration."""
+
+    serializer_class = AlertRuleSerializer
+    filterset_class = AlertRuleFilter
+    queryset = AlertRule.objects.all().order_by("pk")
+
+    def perform_create(self, serializer: AlertRuleSerializer) -> None:
+        try:
+            serializer.instance = services.alert_rule_create(**serializer.validated_data)
+        except DjangoValidationError as exc:
+            raise _drf_error(exc) from None
+
+    def perform_update(self, serializer: AlertRuleSerializer) -> None:
+        data = dict(serializer.validated_data)
+        data.pop("target", None)
+        try:
+            serializer.instance = services.alert_rule_update(rule=serializer.instance, **data)
+        except DjangoValidationError as exc:
+            raise _drf_error(exc) from None
+
+
+class AlertEventViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """Alert events, newest first; `open=true` lists those not yet resolved."""
+
+    serializer_class = AlertEventSerializer
+    filterset_class = AlertEventFilter
+    queryset = AlertEvent.objects.select_related("rule", "target").defer("target__token")
+
+
+class OverviewView(APIView):
+    """The fleet overview: one tile per target (trouble first) and fleet totals."""
+
+    @extend_schema(responses=OverviewSerializer)
+    def get(self, request: Request) -> Response:
+        fleet = selectors.fleet_overview()
+        return Response(OverviewSerializer(fleet).data)
+
+
+class FleetSeriesView(APIView):
+    """The sum over all targets of unlabelled series (e.g. fleet tokens/s)."""
+
+    @extend_schema(parameters=SERIES_PARAMS, responses=SeriesResponseSerializer)
+    def get(self, request: Request) -> Response:
+        query = SeriesQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        start, end = selectors.resolve_range(query.validated_data["range"])
+        out: dict[str, Any] = {"series": []}
+        for key in query.validated_data["series"][:10]:
+            data = selectors.fleet_series(
+                key=key, start=start, end=end, max_points=query.validated_data.get("max_points")
+            )
+            out.update({k: v for k, v in data.items() if k != "series"})
+            out["series"].extend(data["series"])
+        return Response(out)

@@ -1,0 +1,266 @@
+"""The charts of each dashboard: series, title, unit, trace names and empty-state text.
+
+Defined once here (translatable) and rendered as data-* attributes that
+static/monitoring/dashboard.js reads; no inline script.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.utils.translation import gettext_lazy as _
+
+RATE_NEEDS_TWO = _("Rates need two successive polls of a running server; none in this range yet.")
+NO_SAMPLES = _("No samples in this range: the target was not polled successfully yet.")
+
+
+@dataclass(frozen=True)
+class Chart:
+    id: str
+    title: Any
+    unit: Any
+    series: tuple[str, ...]
+    names: dict[str, Any] = field(default_factory=dict)
+    empty: Any = NO_SAMPLES
+    kind: str = "line"  # line | heatmap
+    scale: float = 1.0
+    stack: bool = False
+    label: str = ""  # which label names a trace (besides the series name)
+    field: str = ""  # heatmaps: the field of the state JSON
+    hline: float | None = None
+    hline_name: Any = ""
+
+    def attrs(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": str(self.title),
+            "unit": str(self.unit),
+            "series": ",".join(self.series),
+            "names": json.dumps({k: str(v) for k, v in self.names.items()}),
+            "empty": str(self.empty),
+            "kind": self.kind,
+            "scale": self.scale,
+            "stack": self.stack,
+            "label": self.label,
+            "field": self.field,
+            "hline": self.hline,
+            "hline_name": str(self.hline_name),
+        }
+
+
+def _q(key: str, what: Any) -> tuple[tuple[str, ...], dict[str, Any]]:
+    series = tuple(f"{key}.{q}" for q in ("p50", "p95", "p99"))
+    return series, {s: f"{what} {s.rsplit('.', 1)[1]}" for s in series}
+
+
+OVERVIEW = (
+    Chart(
+        "chart-fleet-tokens",
+        _("Fleet tokens per second"),
+        _("tok/s"),
+        ("vllm.generation_tokens_per_s", "vllm.prompt_tokens_per_s"),
+        {"vllm.generation_tokens_per_s": _("generated"), "vllm.prompt_tokens_per_s": _("prompt")},
+        RATE_NEEDS_TWO,
+    ),
+    Chart(
+        "chart-fleet-requests",
+        _("Fleet requests running and waiting"),
+        _("requests"),
+        ("vllm.requests_running", "vllm.requests_waiting"),
+        {"vllm.requests_running": _("running"), "vllm.requests_waiting": _("waiting")},
+        _("No vLLM target was polled successfully in this range."),
+    ),
+)
+
+
+def vllm_charts(*, kv_plan_pct: float | None = None) -> list[Chart]:
+    ttft, ttft_names = _q("vllm.ttft_seconds", "TTFT")
+    itl, itl_names = _q("vllm.inter_token_latency_seconds", _("inter-token"))
+    e2e, e2e_names = _q("vllm.e2e_latency_seconds", _("end-to-end"))
+    latency_empty = _(
+        "No request finished between two polls in this range: latency quantiles come from "
+        "histogram changes between polls."
+    )
+    return [
+        Chart(
+            "chart-tokens",
+            _("Prompt and generation tokens per second"),
+            _("tok/s"),
+            ("vllm.prompt_tokens_per_s", "vllm.generation_tokens_per_s"),
+            {
+                "vllm.prompt_tokens_per_s": _("prompt"),
+                "vllm.generation_tokens_per_s": _("generated"),
+            },
+            RATE_NEEDS_TWO,
+        ),
+        Chart(
+            "chart-requests",
+            _("Requests running vs waiting"),
+            _("requests"),
+            ("vllm.requests_running", "vllm.requests_waiting"),
+            {"vllm.requests_running": _("running"), "vllm.requests_waiting": _("waiting")},
+        ),
+        Chart(
+            "chart-kv",
+            _("KV-cache usage"),
+            _("%"),
+            ("vllm.kv_cache_usage_pct",),
+            {"vllm.kv_cache_usage_pct": _("KV cache used")},
+            hline=kv_plan_pct,
+            hline_name=_("plan's capacity"),
+        ),
+        Chart(
+            "chart-ttft",
+            _("Time to first token"),
+            _("ms"),
+            ttft,
+            ttft_names,
+            latency_empty,
+            scale=1000,
+        ),
+        Chart(
+            "chart-itl",
+            _("Inter-token latency"),
+            _("ms"),
+            itl,
+            itl_names,
+            latency_empty,
+            scale=1000,
+        ),
+        Chart("chart-e2e", _("End-to-end request latency"), _("s"), e2e, e2e_names, latency_empty),
+        Chart(
+            "chart-prefix",
+            _("Prefix-cache hit rate"),
+            _("%"),
+            ("vllm.prefix_cache_hit_ratio",),
+            {"vllm.prefix_cache_hit_ratio": _("hit rate")},
+            _("No prefix-cache lookups between two polls (prefix caching off, or no traffic)."),
+            scale=100,
+        ),
+        Chart(
+            "chart-preemptions",
+            _("Preemptions per second"),
+            _("1/s"),
+            ("vllm.preemptions_per_s",),
+            {"vllm.preemptions_per_s": _("preemptions")},
+            RATE_NEEDS_TWO,
+        ),
+        Chart(
+            "chart-finished",
+            _("Finished requests by reason"),
+            _("req/s"),
+            ("vllm.requests_finished_per_s",),
+            {"vllm.requests_finished_per_s": ""},
+            RATE_NEEDS_TWO,
+            stack=True,
+            label="finished_reason",
+        ),
+    ]
+
+
+def ray_charts() -> list[Chart]:
+    no_gpu = _(
+        "No GPU readings: Ray reports GPU utilization and memory only on nodes with a real "
+        "NVIDIA or AMD driver (fake --num-gpus gives resources, not readings)."
+    )
+    return [
+        Chart(
+            "chart-gpu-heatmap",
+            _("GPU utilization per node and GPU (last poll)"),
+            _("%"),
+            (),
+            empty=no_gpu,
+            kind="heatmap",
+            field="gpu_utilization_pct",
+        ),
+        Chart(
+            "chart-gpu-memory-heatmap",
+            _("GPU memory used per node and GPU (last poll)"),
+            _("MiB"),
+            (),
+            empty=no_gpu,
+            kind="heatmap",
+            field="gpu_memory_used_mib",
+        ),
+        Chart(
+            "chart-gpus",
+            _("GPUs: reserved or used (ray_resources) vs actually in use (ray status)"),
+            _("GPUs"),
+            (
+                'ray.cluster.resources_used{resource="GPU"}',
+                'ray.cluster.resources_in_use{resource="GPU"}',
+                'ray.cluster.resources_reserved{resource="GPU"}',
+                'ray.cluster.resources_available{resource="GPU"}',
+            ),
+            {
+                'ray.cluster.resources_used{resource="GPU"}': _("reserved or used"),
+                'ray.cluster.resources_in_use{resource="GPU"}': _("actually in use"),
+                'ray.cluster.resources_reserved{resource="GPU"}': _("reserved by placement groups"),
+                'ray.cluster.resources_available{resource="GPU"}': _("available"),
+            },
+            _("The cluster reports no GPU resources."),
+        ),
+        Chart(
+            "chart-cpu",
+            _("CPU utilization per node"),
+            _("%"),
+            ("ray.node.cpu_utilization_pct",),
+            {"ray.node.cpu_utilization_pct": ""},
+            label="node",
+        ),
+        Chart(
+            "chart-memory",
+            _("Memory used per node"),
+            _("GiB"),
+            ("ray.node.memory_used_bytes",),
+            {"ray.node.memory_used_bytes": ""},
+            scale=1 / 1024**3,
+            label="node",
+        ),
+        Chart(
+            "chart-placement-groups",
+            _("Placement groups by state"),
+            _("groups"),
+            ("ray.placement_groups",),
+            {"ray.placement_groups": ""},
+            _("No placement group was ever created: Ray exports this family only after one is."),
+            label="state",
+        ),
+        Chart(
+            "chart-actors",
+            _("Actors by state"),
+            _("actors"),
+            ("ray.actors",),
+            {"ray.actors": ""},
+            _("No actor exists yet: Ray exports this family only after one is created."),
+            label="state",
+        ),
+        Chart(
+            "chart-serve-requests",
+            _("Serve HTTP requests per second"),
+            _("req/s"),
+            ("ray.serve.http_requests_per_s",),
+            {"ray.serve.http_requests_per_s": ""},
+            _("No Ray Serve traffic in this range (no application, or rates need two polls)."),
+            label="application",
+        ),
+        Chart(
+            "chart-serve-latency",
+            _("Serve HTTP latency p95"),
+            _("ms"),
+            ("ray.serve.http_latency_ms.p95",),
+            {"ray.serve.http_latency_ms.p95": ""},
+            _("No Ray Serve request finished between two polls in this range."),
+            label="application",
+        ),
+        Chart(
+            "chart-serve-ongoing",
+            _("Serve requests in flight"),
+            _("requests"),
+            ("ray.serve.ongoing_http_requests",),
+            {"ray.serve.ongoing_http_requests": _("ongoing")},
+            _("No Ray Serve proxy reports requests in this range."),
+        ),
+    ]

@@ -1,0 +1,64 @@
+"""Template helpers of the monitoring pages: numbers, state badges, charts."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from django import template
+from django.utils.formats import number_format
+from django.utils.html import format_html
+from django.utils.translation import gettext_lazy as _
+
+register = template.Library()
+
+STATE_LABELS = {
+    "up": (_("up"), "ok"),
+    "down": (_("down"), "bad"),
+    "stale": (_("stale"), "warn"),
+    "never": (_("not polled yet"), ""),
+    "disabled": (_("disabled"), ""),
+}
+
+
+@register.filter
+def num(value: Any, digits: int = 1) -> str:
+    """Format a number with `digits` decimals, or an en dash when there is no value."""
+    if value is None or value == "":
+        return "–"
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    if not math.isfinite(number):
+        return "–"
+    return number_format(round(number, int(digits)), decimal_pos=int(digits), use_l10n=True)
+
+
+@register.simple_tag
+def state_badge(state: str) -> str:
+    label, css = STATE_LABELS.get(state, (state, ""))
+    return format_html(
+        '<span class="badge {} state-badge" data-state="{}">{}</span>', css, state, label
+    )
+
+
+@register.inclusion_tag("monitoring/partials/chart.html")
+def chart(spec: Any) -> dict[str, Any]:
+    return spec.attrs()
+
+
+@register.filter
+def get_item(mapping: Any, key: str) -> Any:
+    """Return mapping[key] (series keys contain dots, which templates cannot look up)."""
+    if not mapping:
+        return None
+    return mapping.get(key)
+
+
+@register.filter
+def gib(value: Any) -> float | None:
+    """Convert bytes to GiB."""
+    if value is None:
+        return None
+    return float(value) / 1024**3

@@ -1,0 +1,241 @@
+// Live monitoring dashboards: poll JSON and update Plotly charts in place (Plotly.react), and
+// re-fetch the server-rendered panels. Configuration comes from data-* attributes only (the CSP
+// forbids inline scripts). Plotly itself is served at /vendor/plotly.min.js.
+(function () {
+  "use strict";
+
+  var root = document.getElementById("dashboard");
+  if (!root || typeof window.Plotly === "undefined") {
+    return;
+  }
+  var Plotly = window.Plotly;
+  var refreshMs = parseInt(root.dataset.refreshMs, 10) || 15000;
+  var range = root.dataset.range || "1h";
+  var pageState = root.dataset.state || "up";
+  var inflight = false;
+  var charts = Array.prototype.slice.call(root.querySelectorAll("[data-chart]"));
+  var lineCharts = charts.filter(function (c) { return c.dataset.chart === "line"; });
+  var heatmaps = charts.filter(function (c) { return c.dataset.chart === "heatmap"; });
+
+  // Split "a,b{x=\"1\",y=\"2\"}" on the commas outside braces.
+  function splitSeries(text) {
+    var out = [];
+    var depth = 0;
+    var current = "";
+    for (var i = 0; i < (text || "").length; i++) {
+      var ch = text.charAt(i);
+      if (ch === "{") { depth += 1; }
+      if (ch === "}") { depth = Math.max(0, depth - 1); }
+      if (ch === "," && depth === 0) {
+        if (current.trim()) { out.push(current.trim()); }
+        current = "";
+      } else {
+        current += ch;
+      }
+    }
+    if (current.trim()) { out.push(current.trim()); }
+    return out;
+  }
+
+  var wanted = [];
+  lineCharts.forEach(function (chart) {
+    splitSeries(chart.dataset.series).forEach(function (s) {
+      if (wanted.indexOf(s) < 0) { wanted.push(s); }
+    });
+  });
+
+  function matches(request, series) {
+    return request.indexOf("{") >= 0 ? series.id === request : series.key === request;
+  }
+
+  function traceName(chart, request, series, names) {
+    var base = names[series.id];
+    if (base === undefined) { base = names[request]; }
+    if (base === undefined) { base = series.id; }
+    var label = chart.dataset.label;
+    var extra = [];
+    Object.keys(series.labels || {}).forEach(function (name) {
+      if (name === label) { return; }
+      if (request.indexOf("{") >= 0) { return; }
+      extra.push(name + "=" + series.labels[name]);
+    });
+    var text = base;
+    if (label && series.labels && series.labels[label] !== undefined) {
+      text = base ? base + " " + series.labels[label] : series.labels[label];
+    }
+    if (extra.length) { text += " (" + extra.join(", ") + ")"; }
+    return text || series.id;
+  }
+
+  function emptyReason(chart) {
+    if (pageState === "never" && root.dataset.emptyNever) { return root.dataset.emptyNever; }
+    if (pageState === "down" && root.dataset.emptyDown) {
+      return root.dataset.emptyDown + " " + (chart.dataset.empty || "");
+    }
+    return chart.dataset.empty || "";
+  }
+
+  function showEmpty(chart) {
+    var plot = chart.querySelector(".chart-plot");
+    var note = chart.querySelector(".chart-empty");
+    if (plot.data) { Plotly.purge(plot); }
+    plot.hidden = true;
+    note.textContent = emptyReason(chart);
+    note.hidden = false;
+    chart.dataset.points = "0";
+    chart.dataset.updated = String(Date.now());
+  }
+
+  function baseLayout(chart, extra) {
+    var unit = chart.dataset.unit || "";
+    var layout = {
+      title: { text: chart.dataset.title + (unit ? " (" + unit + ")" : ""), font: { size: 14 } },
+      height: 300,
+      margin: { l: 60, r: 20, t: 40, b: 40 },
+      yaxis: { title: { text: unit }, rangemode: "tozero", automargin: true },
+      legend: { orientation: "h", y: -0.2 },
+      uirevision: chart.id + ":" + range,
+      paper_bgcolor: "rgba(0,0,0,0)",
+    };
+    Object.keys(extra || {}).forEach(function (k) { layout[k] = extra[k]; });
+    return layout;
+  }
+
+  function draw(chart, traces, layout, points) {
+    var plot = chart.querySelector(".chart-plot");
+    chart.querySelector(".chart-empty").hidden = true;
+    plot.hidden = false;
+    Plotly.react(plot, traces, layout, { displaylogo: false, responsive: true });
+    chart.dataset.points = String(points);
+    chart.dataset.updated = String(Date.now());
+  }
+
+  function renderLine(chart, data) {
+    var names = JSON.parse(chart.dataset.names || "{}");
+    var scale = parseFloat(chart.dataset.scale) || 1;
+    var stack = chart.dataset.stack === "1";
+    var traces = [];
+    var points = 0;
+    splitSeries(chart.dataset.series).forEach(function (request) {
+      data.series.forEach(function (series) {
+        if (!matches(request, series) || !series.t.length) { return; }
+        points += series.t.length;
+        var trace = {
+          type: "scatter",
+          mode: series.t.length > 1 ? "lines" : "markers",
+          name: traceName(chart, request, series, names),
+          x: series.t.map(function (t) { return new Date(t); }),
+          y: series.v.map(function (v) { return v === null ? null : v * scale; }),
+          hovertemplate: "%{y:.4g} " + (chart.dataset.unit || "") + "<extra>%{fullData.name}</extra>",
+        };
+        if (stack) { trace.stackgroup = "one"; }
+        traces.push(trace);
+      });
+    });
+    if (!traces.length) { showEmpty(chart); return; }
+    var extra = {
+      xaxis: { type: "date", range: [new Date(data.start), new Date(data.end)] },
+      showlegend: traces.length > 1,
+    };
+    if (chart.dataset.hline) {
+      var y = parseFloat(chart.dataset.hline);
+      extra.shapes = [{ type: "line", xref: "paper", x0: 0, x1: 1, y0: y, y1: y,
+        line: { dash: "dash", color: "#b03a2e", width: 1.5 } }];
+      extra.annotations = [{ xref: "paper", x: 1, y: y, xanchor: "right", yanchor: "bottom",
+        text: chart.dataset.hlineName || "", showarrow: false, font: { size: 11, color: "#b03a2e" } }];
+    }
+    draw(chart, traces, baseLayout(chart, extra), points);
+  }
+
+  function renderHeatmap(chart, state) {
+    var ray = state && state.ray;
+    var z = ray && ray[chart.dataset.field];
+    var hasValue = z && z.some(function (row) { return row.some(function (v) { return v !== null; }); });
+    if (!hasValue || !ray.gpu_ids.length) { showEmpty(chart); return; }
+    var nodes = ray.nodes.map(function (n) { return n.node; });
+    var trace = {
+      type: "heatmap",
+      z: z,
+      x: ray.gpu_ids.map(function (g) { return "GPU " + g; }),
+      y: nodes,
+      colorscale: "YlOrRd",
+      zmin: 0,
+      colorbar: { title: { text: chart.dataset.unit || "" } },
+      hovertemplate: "%{y} %{x}: %{z:.4g} " + (chart.dataset.unit || "") + "<extra></extra>",
+    };
+    if (chart.dataset.field === "gpu_utilization_pct") { trace.zmax = 100; }
+    var layout = baseLayout(chart, { xaxis: { type: "category" }, yaxis: { type: "category", automargin: true } });
+    draw(chart, [trace], layout, nodes.length * ray.gpu_ids.length);
+  }
+
+  function getJSON(url) {
+    return fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
+      .then(function (r) { return r.ok ? r.json() : null; });
+  }
+
+  function refreshPanels() {
+    var jobs = [];
+    root.querySelectorAll("[data-refresh-url]").forEach(function (el) {
+      jobs.push(fetch(el.dataset.refreshUrl, { credentials: "same-origin" })
+        .then(function (r) { return r.ok ? r.text() : null; })
+        .then(function (html) {
+          if (html === null) { return; }
+          el.innerHTML = html;
+          var status = el.querySelector(".target-status[data-state]");
+          if (status) { pageState = status.dataset.state; }
+        }));
+    });
+    return Promise.all(jobs);
+  }
+
+  function refreshCharts() {
+    var jobs = [];
+    if (wanted.length && root.dataset.seriesUrl) {
+      var url = root.dataset.seriesUrl + "?series=" + encodeURIComponent(wanted.join(",")) +
+        "&range=" + encodeURIComponent(range);
+      jobs.push(getJSON(url).then(function (data) {
+        if (data) { lineCharts.forEach(function (c) { renderLine(c, data); }); }
+      }));
+    }
+    if (heatmaps.length && root.dataset.stateUrl) {
+      jobs.push(getJSON(root.dataset.stateUrl).then(function (state) {
+        if (!state) { return; }
+        pageState = state.state || pageState;
+        heatmaps.forEach(function (c) { renderHeatmap(c, state); });
+      }));
+    }
+    return Promise.all(jobs);
+  }
+
+  function tick(force) {
+    if (inflight || (!force && document.hidden)) { return; }
+    inflight = true;
+    refreshPanels()
+      .then(refreshCharts)
+      .catch(function (err) { if (window.console) { window.console.warn("monitoring refresh", err); } })
+      .then(function () {
+        inflight = false;
+        root.dataset.refreshed = String(Date.now());
+      });
+  }
+
+  root.querySelectorAll(".range-selector [data-range]").forEach(function (button) {
+    button.setAttribute("aria-pressed", button.dataset.range === range ? "true" : "false");
+    button.addEventListener("click", function () {
+      range = button.dataset.range;
+      root.dataset.range = range;
+      root.querySelectorAll(".range-selector [data-range]").forEach(function (b) {
+        b.setAttribute("aria-pressed", b === button ? "true" : "false");
+      });
+      tick(true);
+    });
+  });
+
+  // The panels are already server-rendered: the first tick only needs the charts.
+  inflight = true;
+  refreshCharts().catch(function () { return null; }).then(function () {
+    inflight = false;
+    root.dataset.refreshed = String(Date.now());
+  });
+  window.setInterval(tick, refreshMs);
+})();
