@@ -24,10 +24,7 @@ class NodeGroup:
 
     gpu_slug: str
     nodes: tuple[Node, ...]
-
-    @property
-    def gpus_per_node(self) -> int:
-        return max(n.usable_gpus for n in self.nodes)
+    gpus_per_node: int
 
 
 def group_nodes(nodes: Sequence[Node]) -> list[NodeGroup]:
@@ -46,7 +43,14 @@ def group_nodes(nodes: Sequence[Node]) -> list[NodeGroup]:
             n.hostname,
         )
 
-    return [NodeGroup(gpu_slug=s, nodes=tuple(sorted(ns, key=key))) for s, ns in groups.items()]
+    return [
+        NodeGroup(
+            gpu_slug=s,
+            nodes=tuple(sorted(ns, key=key)),
+            gpus_per_node=max(n.usable_gpus for n in ns),
+        )
+        for s, ns in groups.items()
+    ]
 
 
 def _shape(tp: int, pp: int, g: int) -> tuple[str, int] | None:
@@ -132,7 +136,8 @@ def evaluate(
     placeable = replicas >= (layout.replicas if pinned else 1)
     if replicas == 0:
         replicas = max(layout.replicas if pinned else 1, 1)
-    used = [n for n in group.nodes if any(n.hostname in h for h in hosts)] or list(group.nodes[:1])
+    names = {h for hs in hosts for h in hs}
+    used = [n for n in eligible if n.hostname in names][: len(names)] or list(group.nodes[:1])
     tp_link: Link
     pp_link: Link
     intra = intra_node_link(used[0], a, spec.network)

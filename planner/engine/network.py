@@ -63,10 +63,11 @@ def _nic_link(speed_gbps: float, kind: str, a: Assumptions) -> Link:
 
 def inter_node_link(nodes: Sequence[Node], a: Assumptions, overrides: NetworkOverrides) -> Link:
     """Return the slowest of the nodes' fastest data links (1 GbE when a node has none)."""
-    links = []
+    kinds = set()
     for node in nodes:
         nic = node.data_nic
-        links.append(_nic_link(nic.speed_gbps, nic.kind, a) if nic else _nic_link(1, "ethernet", a))
+        kinds.add((nic.speed_gbps, nic.kind) if nic else (1.0, "ethernet"))
+    links = [_nic_link(speed, kind, a) for speed, kind in sorted(kinds)]
     slowest = min(links, key=lambda link: link.bandwidth_gbs)
     return _override(slowest, overrides.cross_node_bandwidth_gbs, overrides.per_call_latency_us)
 

@@ -31,9 +31,13 @@ def _r(x: float, nd: int = 1) -> float:
     return round(x, nd)
 
 
-def _run(spec: PlanSpec, dtype: str, a: Assumptions) -> list[Candidate]:
+def _run(
+    spec: PlanSpec, dtype: str, a: Assumptions, only_gpu: str | None = None
+) -> list[Candidate]:
     cands: list[Candidate] = []
     for group in group_nodes(spec.hardware.nodes):
+        if only_gpu is not None and group.gpu_slug != only_gpu:
+            continue
         cands += enumerate_candidates(spec, group, dtype=dtype, a=a, overlap=a.overlap_factor)
     return score_candidates(spec, cands)
 
@@ -67,11 +71,12 @@ def plan(spec: PlanSpec, assumptions: Assumptions | None = None) -> PlanResult:
             if any(c.fits for c in by_dtype[dtype]):
                 chosen = dtype
                 break
-    for dtype in QUANT_LADDER[requested]:
-        if dtype not in by_dtype:
-            by_dtype[dtype] = _run(spec, dtype, a)
     cands = by_dtype[chosen]
     best = cands[0]
+    for dtype in QUANT_LADDER[requested]:
+        if dtype not in by_dtype:
+            # Quantization options are shown for the chosen GPU type only.
+            by_dtype[dtype] = _run(spec, dtype, a, only_gpu=best.gpu)
     nodes = spec.hardware.nodes
     groups = group_nodes(nodes)
     group = next(g for g in groups if g.gpu_slug == best.gpu)

@@ -20,7 +20,8 @@ def build_configs(
     spec: PlanSpec, best: Candidate, nodes: Sequence[Node], *, route: str, backend: str
 ) -> dict[str, Any]:
     """Return vllm/ray/nginx/serve/env/docker artifacts and an operator README."""
-    used = [n for n in nodes if any(n.hostname in h for h in best.hosts)] or list(nodes[:1])
+    names = {h for hs in best.hosts for h in hs}
+    used = [n for n in nodes if n.hostname in names] or list(nodes[:1])
     commands = vllm_commands(spec, best, "ray" if route == "B" and backend == "ray" else "mp")
     endpoints = endpoints_of(commands)
     ray_lines = ray_start_commands(used) if backend == "ray" else []
