@@ -21,7 +21,7 @@ from inventory.models import (
 
 
 def machine_queryset() -> QuerySet[Machine]:
-    """Return machines with their GPU type, pool and NICs loaded in three queries in all."""
+    """Return machines with their GPU type, pool and NICs (two queries however many rows)."""
     return Machine.objects.select_related("gpu_type", "pool").prefetch_related(
         Prefetch("nics", queryset=NetworkInterface.objects.order_by("name"))
     )

@@ -109,6 +109,10 @@ def validate_tags(value: str) -> None:
         )
 
 
+def _number(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
 @deconstructible
 class GreaterThanValidator:
     """Refuse values less than or equal to `limit`, naming the field in the message."""
@@ -124,7 +128,7 @@ class GreaterThanValidator:
             raise ValidationError(
                 _("%(label)s must be greater than %(limit)s (got %(value)s)."),
                 code=self.code,
-                params={"label": self.label, "limit": self.limit, "value": value},
+                params={"label": self.label, "limit": self.limit, "value": _number(value)},
             )
 
     def __eq__(self, other: object) -> bool:
