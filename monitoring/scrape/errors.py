@@ -17,6 +17,10 @@ class ConnectError(FetchError):
     kind = "connect"
 
 
+class TlsError(FetchError):
+    kind = "tls"
+
+
 class FetchTimeoutError(FetchError):
     kind = "timeout"
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+import ssl
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from .errors import (
     HttpStatusError,
     InvalidUrlError,
     RedirectError,
+    TlsError,
     TooLargeError,
 )
 
@@ -102,7 +104,8 @@ class FetchPolicy:
     max_redirects: int = 3
     allowlist: Allowlist = field(default_factory=Allowlist)
     resolver: Resolver = system_resolver
-    verify_tls: bool = True
+    # True (system CAs), False (no verification), or the path of a CA bundle (internal CA).
+    verify_tls: bool | str = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,7 +193,9 @@ def fetch(
     current = check_url(url)
     origin = (current.scheme, current.host, current.port)
     own_client = client is None
-    http = client or httpx.Client(verify=policy.verify_tls, follow_redirects=False, trust_env=False)
+    http = client or httpx.Client(
+        verify=_verify(policy.verify_tls), follow_redirects=False, trust_env=False
+    )
     try:
         for _hop in range(policy.max_redirects + 1):
             address = guard(current, policy)
@@ -211,6 +216,12 @@ def fetch(
     finally:
         if own_client:
             http.close()
+
+
+def _verify(setting: bool | str) -> bool | ssl.SSLContext:
+    if isinstance(setting, str):
+        return ssl.create_default_context(cafile=setting)
+    return setting
 
 
 def _safe(url: httpx.URL) -> str:
@@ -253,6 +264,8 @@ def _get_once(
     except httpx.TimeoutException:
         raise FetchTimeoutError(f"total timeout of {policy.total_timeout_s:g} s exceeded") from None
     except httpx.ConnectError as exc:
+        if _is_tls(exc):
+            raise TlsError(f"TLS handshake with {url.host} failed: {_reason(exc)}") from None
         raise ConnectError(f"cannot connect to {url.host}: {_reason(exc)}") from None
     except httpx.HTTPError as exc:
         raise FetchError(f"HTTP error from {url.host}: {_reason(exc)}") from None
@@ -301,6 +314,15 @@ def _get_once(
         )
     finally:
         response.close()
+
+
+def _is_tls(exc: BaseException) -> bool:
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ssl.SSLError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def _reason(exc: Exception) -> str:
