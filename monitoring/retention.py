@@ -129,11 +129,12 @@ def retention_run(*, now: datetime | None = None) -> RetentionResult:
     budget = int(conf.get("MONITORING_RETENTION_MAX_BATCHES"))
     raw_cutoff = now - timedelta(hours=float(conf.get("MONITORING_RAW_RETENTION_H")))
     cursor = rolled_up_to()
-    if cursor is not None:
-        raw_cutoff = min(raw_cutoff, cursor)
+    if cursor is None:  # nothing rolled up yet (rollup_run creates the cursor first)
+        samples, samples_done = 0, True
     else:
-        raw_cutoff = min(raw_cutoff, now - ROLLUP_GRACE)
-    samples, samples_done = _delete_batches(Sample.objects.filter(ts__lt=raw_cutoff), batch, budget)
+        samples, samples_done = _delete_batches(
+            Sample.objects.filter(ts__lt=min(raw_cutoff, cursor)), batch, budget
+        )
     rollup_cutoff = now - timedelta(days=float(conf.get("MONITORING_ROLLUP_RETENTION_D")))
     rollups, rollups_done = _delete_batches(
         Rollup.objects.filter(minute__lt=rollup_cutoff), batch, budget

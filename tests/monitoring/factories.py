@@ -1,0 +1,30 @@
+"""Rows for storage tests, written directly (no HTTP)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from monitoring.models import Sample, Target
+
+
+def write_series(
+    target: Target,
+    series: str,
+    *,
+    start: datetime,
+    step_s: float,
+    count: int,
+    value=lambda i: float(i),
+    labels: str = "",
+) -> list[Sample]:
+    rows = [
+        Sample(
+            target=target,
+            series=series,
+            labels=labels,
+            ts=start + timedelta(seconds=i * step_s),
+            value=value(i),
+        )
+        for i in range(count)
+    ]
+    return Sample.objects.bulk_create(rows, batch_size=2000)
