@@ -1,7 +1,26 @@
 """Pages of the planner app."""
 
-from django.urls import path  # noqa: F401
+from django.urls import path
+
+from planner.views import plans, wizard
 
 app_name = "planner"
 
-urlpatterns: list = []
+urlpatterns = [
+    path("plans/", plans.PlanListView.as_view(), name="plan-list"),
+    path("plans/new/", wizard.WizardStartView.as_view(), name="wizard-start"),
+    path("plans/new/<slug:step>/", wizard.WizardStepView.as_view(), name="wizard-step"),
+    path(
+        "plans/new/<slug:step>/preview/", wizard.WizardPreviewView.as_view(), name="wizard-preview"
+    ),
+    path("plans/compare/", plans.PlanCompareView.as_view(), name="plan-compare"),
+    path("plans/rules/", plans.RulesView.as_view(), name="rules"),
+    path("plans/<uuid:public_id>/", plans.PlanDetailView.as_view(), name="plan-detail"),
+    path("plans/<uuid:public_id>/what-if/", plans.PlanWhatIfView.as_view(), name="plan-what-if"),
+    path("plans/<uuid:public_id>/rerun/", plans.PlanRerunView.as_view(), name="plan-rerun"),
+    path(
+        "plans/<uuid:public_id>/export.<str:fmt>",
+        plans.PlanExportView.as_view(),
+        name="plan-export",
+    ),
+]

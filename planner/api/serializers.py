@@ -1,0 +1,135 @@
+"""Input and output serializers of the planner API."""
+
+from typing import Any
+
+from django.utils.translation import gettext_lazy as _
+from rest_framework import serializers
+
+from planner.engine.spec import KV_DTYPES, TRAFFIC_SHAPES, WEIGHT_DTYPES
+from planner.models import Plan
+
+
+class WorkloadSerializer(serializers.Serializer):
+    concurrency = serializers.IntegerField(required=False, help_text=_("Concurrent sequences."))
+    avg_input_tokens = serializers.IntegerField(required=False)
+    avg_output_tokens = serializers.IntegerField(required=False)
+    peak_qps = serializers.FloatField(required=False, allow_null=True)
+    traffic_shape = serializers.ChoiceField(choices=TRAFFIC_SHAPES, required=False)
+    ttft_slo_ms = serializers.FloatField(required=False, allow_null=True)
+    itl_slo_ms = serializers.FloatField(required=False, allow_null=True)
+    shared_prefixes = serializers.BooleanField(required=False)
+
+
+class LayoutSerializer(serializers.Serializer):
+    tp = serializers.IntegerField()
+    pp = serializers.IntegerField(required=False)
+    replicas = serializers.IntegerField(required=False)
+
+
+class SpecSerializer(serializers.Serializer):
+    """A plan spec. Documented here; validated by the planner services and the engine.
+
+    Every field error comes back as `{"field.path": ["message with the allowed range"]}`.
+    """
+
+    model = serializers.JSONField(
+        help_text=_(
+            'A catalog or inventory model slug ("qwen2.5-32b"), or '
+            '{"hf_config": {...config.json...}, "name": ...}.'
+        )
+    )
+    weight_dtype = serializers.ChoiceField(choices=WEIGHT_DTYPES, required=False)
+    pre_quantized = serializers.BooleanField(required=False)
+    kv_cache_dtype = serializers.ChoiceField(choices=KV_DTYPES, required=False)
+    max_model_len = serializers.IntegerField(required=False)
+    gpu_memory_utilization = serializers.FloatField(required=False, help_text="(0, 1]")
+    max_num_batched_tokens = serializers.IntegerField(required=False, allow_null=True)
+    workload = WorkloadSerializer(required=False)
+    hardware = serializers.JSONField(
+        help_text=_(
+            '{"hostnames": [...]}, {"pool": name}, {"fleet": true} (inventory; optional '
+            "free_gpus {host: n}, pool_kind, link_override {speed_gbps, kind}), or inline "
+            '{"nodes": [...]} / {"node_count", "gpus_per_node", "gpu", '
+            '"inter_node_gbps", ...}.'
+        )
+    )
+    operations = serializers.JSONField(required=False)
+    pinned_layout = LayoutSerializer(required=False)
+    network = serializers.JSONField(required=False)
+
+    def to_internal_value(self, data: Any) -> Any:
+        # The services and the engine check every field and name it; here only the shape.
+        if not isinstance(data, dict):
+            raise serializers.ValidationError({"spec": [_("must be a JSON object")]})
+        return data
+
+
+class PlanResultSerializer(serializers.Serializer):
+    """The engine's result; every number carries its unit in its name."""
+
+    recommendation = serializers.JSONField()
+    candidates = serializers.JSONField()
+    pinned = serializers.JSONField(allow_null=True)
+    quantization_options = serializers.JSONField()
+    signals = serializers.JSONField()
+    placement = serializers.JSONField()
+    configs = serializers.JSONField()
+    pitfalls = serializers.JSONField()
+    assumptions = serializers.JSONField()
+    network = serializers.JSONField()
+    model = serializers.JSONField()
+    node_selection = serializers.JSONField()
+
+
+class PlanCreateSerializer(serializers.Serializer):
+    title = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    spec = SpecSerializer()
+
+
+class PlanListSerializer(serializers.ModelSerializer):
+    author = serializers.CharField(source="author.username", read_only=True)
+    url = serializers.SerializerMethodField()
+    layout = serializers.CharField(source="layout_label", read_only=True)
+
+    class Meta:
+        model = Plan
+        fields = [
+            "public_id",
+            "url",
+            "title",
+            "author",
+            "created_at",
+            "engine_version",
+            "model_slug",
+            "model_name",
+            "route",
+            "layout",
+            "tp",
+            "pp",
+            "replicas",
+            "executor_backend",
+            "balancer",
+            "pool_kind",
+            "hostnames",
+        ]
+        read_only_fields = fields
+
+    def get_url(self, plan: Plan) -> str:
+        request = self.context.get("request")
+        url = plan.get_absolute_url()
+        return request.build_absolute_uri(url) if request else url
+
+
+class PlanDetailSerializer(PlanListSerializer):
+    rerun_of = serializers.UUIDField(source="rerun_of.public_id", read_only=True, allow_null=True)
+    result = PlanResultSerializer(read_only=True)
+
+    class Meta(PlanListSerializer.Meta):
+        fields = [*PlanListSerializer.Meta.fields, "rerun_of", "spec", "engine_input", "result"]
+        read_only_fields = fields
+
+
+class CompareSerializer(serializers.Serializer):
+    left = PlanListSerializer()
+    right = PlanListSerializer()
+    differences = serializers.JSONField()

@@ -1,0 +1,86 @@
+"""'What if': change one (or a few) answers of a saved plan and evaluate again."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from django import forms
+from django.utils.translation import gettext_lazy as _
+
+from planner.forms.wizard import KV_DTYPE_CHOICES, WEIGHT_DTYPE_CHOICES
+
+# value -> (label, speed in Gb/s, NIC kind)
+LINKS: dict[str, tuple[Any, float, str]] = {
+    "eth10": (_("10 GbE"), 10.0, "ethernet"),
+    "eth25": (_("25 GbE"), 25.0, "ethernet"),
+    "eth100": (_("100 GbE"), 100.0, "ethernet"),
+    "roce200": (_("200 Gb RoCE"), 200.0, "roce"),
+    "ib400": (_("400 Gb InfiniBand"), 400.0, "infiniband"),
+}
+UNCHANGED = [("", _("(unchanged)"))]
+
+
+class WhatIfForm(forms.Form):
+    link = forms.ChoiceField(
+        label=_("Network between machines"),
+        required=False,
+        choices=UNCHANGED + [(k, v[0]) for k, v in LINKS.items()],
+    )
+    weight_dtype = forms.ChoiceField(
+        label=_("Weight precision"), required=False, choices=UNCHANGED + WEIGHT_DTYPE_CHOICES
+    )
+    kv_cache_dtype = forms.ChoiceField(
+        label=_("KV-cache precision"), required=False, choices=UNCHANGED + KV_DTYPE_CHOICES
+    )
+    max_model_len = forms.IntegerField(
+        label=_("Maximum context (tokens)"),
+        required=False,
+        min_value=16,
+        error_messages={"min_value": _("Enter at least 16 tokens.")},
+    )
+    concurrency = forms.IntegerField(
+        label=_("Concurrent sequences"),
+        required=False,
+        min_value=1,
+        max_value=1_000_000,
+        error_messages={
+            "min_value": _("Enter between 1 and 1000000."),
+            "max_value": _("Enter between 1 and 1000000."),
+        },
+    )
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if not any(data.get(k) for k in self.fields):
+            raise forms.ValidationError(_("Change at least one answer."))
+        return data
+
+    def changed_spec(self, spec: dict[str, Any]) -> dict[str, Any]:
+        """Return a copy of `spec` with this form's changes applied."""
+        d = self.cleaned_data
+        new = copy.deepcopy(spec)
+        new.pop("title", None)
+        if d.get("link"):
+            _label, speed, kind = LINKS[d["link"]]
+            hardware = dict(new.get("hardware") or {})
+            hardware["link_override"] = {"speed_gbps": speed, "kind": kind}
+            new["hardware"] = hardware
+        for key in ("weight_dtype", "kv_cache_dtype", "max_model_len"):
+            if d.get(key):
+                new[key] = d[key]
+        if d.get("weight_dtype"):
+            new["pre_quantized"] = d["weight_dtype"] in {"int8", "int4"}
+        if d.get("concurrency"):
+            new["workload"] = {**(new.get("workload") or {}), "concurrency": d["concurrency"]}
+        return new
+
+    def describe(self) -> list[tuple[str, str]]:
+        """Return (field label, new value label) for every change."""
+        out = []
+        for name, fld in self.fields.items():
+            value = self.cleaned_data.get(name)
+            if value:
+                choices = dict(getattr(fld, "choices", []) or [])
+                out.append((str(fld.label), str(choices.get(value, value))))
+        return out

@@ -1,0 +1,92 @@
+"""Turn an engine result dict into what the result templates show (translated, ordered)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from django.urls import NoReverseMatch, reverse
+from django.utils.translation import gettext as _
+
+from planner.services.charts import result_figures
+from planner.services.compare import best_candidate
+from planner.services.exports import config_files
+from planner.texts import render_messages
+
+
+def candidate_rows(result: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Return every candidate, the recommendation first, with why it was rejected or ranked."""
+    best = best_candidate(result)
+    best_score = float(best.get("score") or 0)
+    rows = []
+    for c in result.get("candidates") or []:
+        is_best = c.get("id") == best.get("id")
+        if is_best:
+            why = _("Recommended.")
+        elif not c.get("fits"):
+            why = _("Rejected: %(reason)s.") % {
+                "reason": c.get("rejected_reason") or _("does not fit")
+            }
+        elif not c.get("serves_load"):
+            why = _("Fits, but does not serve the target load (%(n)s sequences at most).") % {
+                "n": c.get("max_concurrency_total")
+            }
+        else:
+            why = _(
+                "Ranked lower: score %(score)s vs %(best)s; %(tok)s tok/s vs %(best_tok)s; "
+                "TTFT %(ttft)s ms vs %(best_ttft)s ms."
+            ) % {
+                "score": c.get("score"),
+                "best": best_score,
+                "tok": c.get("output_throughput_tok_s"),
+                "best_tok": best.get("output_throughput_tok_s"),
+                "ttft": c.get("ttft_ms"),
+                "best_ttft": best.get("ttft_ms"),
+            }
+        rows.append({**c, "is_best": is_best, "why": why})
+    rows.sort(key=lambda r: (not r["is_best"], not r.get("fits"), -float(r.get("score") or 0)))
+    return rows
+
+
+def decision_url(public_id: Any) -> str | None:
+    """Return the 'record this decision' URL when the decisions app provides it."""
+    try:
+        return reverse("decisions:create-from-plan", kwargs={"public_id": public_id})
+    except NoReverseMatch:
+        return None
+
+
+def result_context(result: Mapping[str, Any], *, prefix: str = "") -> dict[str, Any]:
+    """Return the template context of one result (chart ids prefixed for side-by-side pages)."""
+    rec = result.get("recommendation") or {}
+    figures = [
+        {"id": f"{prefix}{key}", "data_id": f"{prefix}{key}-data", "figure": fig}
+        for key, fig in result_figures(result).items()
+    ]
+    signals = render_messages(result.get("signals"))
+    files = config_files(result)
+    return {
+        "result": result,
+        "rec": rec,
+        "best": best_candidate(result),
+        "reasons": render_messages(rec.get("reasons")),
+        "candidates": candidate_rows(result),
+        "pinned": result.get("pinned"),
+        "signals_for": [s for s in signals if s.direction == "for_ray"],
+        "signals_against": [s for s in signals if s.direction != "for_ray"],
+        "signal_hits_for": sum(1 for s in signals if s.direction == "for_ray" and s.hit),
+        "signal_hits_against": sum(1 for s in signals if s.direction != "for_ray" and s.hit),
+        "pitfalls": render_messages(result.get("pitfalls")),
+        "placement": result.get("placement") or {},
+        "configs": result.get("configs") or {},
+        "config_files": [
+            {"name": name, "text": text, "id": f"{prefix}cfg-{i}"}
+            for i, (name, text) in enumerate(files.items())
+        ],
+        "figures": figures,
+        "assumptions": result.get("assumptions") or {},
+        "network": result.get("network") or {},
+        "model": result.get("model") or {},
+        "quantization_options": result.get("quantization_options") or [],
+        "node_selection": result.get("node_selection") or {},
+    }

@@ -1,0 +1,1 @@
+"""Pages of the planner: the wizard, saved plans, results, comparisons and exports."""

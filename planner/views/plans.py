@@ -1,0 +1,219 @@
+"""Saved plans: list, result page, what if, re-run, compare, exports."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
+from django.views import View
+from django.views.generic import TemplateView
+
+from core.mixins import PlannerRequiredMixin
+from core.roles import is_planner
+from planner.engine.spec import SpecError
+from planner.filters import PlanFilterSet
+from planner.forms.whatif import WhatIfForm
+from planner.models import Plan
+from planner.presenters import decision_url, result_context
+from planner.services import compare_plans, compare_results, plan_evaluate, plan_rerun, plan_save
+from planner.services.exports import config_archive, plan_json, plan_markdown
+from planner.texts import RULES
+
+PAGE_SIZE = 25
+
+
+class LoginRequired(View):
+    """Every planner page needs a signed-in user (viewers read, planners write)."""
+
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not request.user.is_authenticated:
+            from django.contrib.auth.views import redirect_to_login
+
+            return redirect_to_login(request.get_full_path())
+        return super().dispatch(request, *args, **kwargs)
+
+
+def _plan(public_id: Any) -> Plan:
+    return get_object_or_404(
+        Plan.objects.with_author().select_related("rerun_of"), public_id=public_id
+    )
+
+
+class PlanListView(LoginRequired):
+    def get(self, request: HttpRequest) -> HttpResponse:
+        qs = Plan.objects.with_author().defer("spec", "engine_input", "result")
+        filterset = PlanFilterSet(request.GET or None, queryset=qs)
+        page = Paginator(filterset.qs, PAGE_SIZE).get_page(request.GET.get("page"))
+        query = request.GET.copy()
+        query.pop("page", None)
+        return render(
+            request,
+            "planner/plan_list.html",
+            {
+                "filter": filterset,
+                "page": page,
+                "plans": page.object_list,
+                "query": query.urlencode(),
+            },
+        )
+
+
+class PlanDetailView(LoginRequired):
+    def get(self, request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
+        plan = _plan(public_id)
+        context = {
+            "plan": plan,
+            "what_if_form": WhatIfForm(),
+            "decision_url": decision_url(plan.public_id),
+            "can_write": is_planner(request.user),
+            **result_context(plan.result),
+        }
+        return render(request, "planner/plan_detail.html", context)
+
+
+class PlanWhatIfView(LoginRequired):
+    """GET: evaluate the plan with the changed answers, beside the original. POST: save it."""
+
+    def _evaluate(self, request: HttpRequest, plan: Plan, data: Any) -> Any:
+        form = WhatIfForm(data)
+        if not form.is_valid():
+            return form, None, None
+        spec = form.changed_spec(plan.spec)
+        try:
+            return form, spec, plan_evaluate(spec=spec)
+        except SpecError as exc:
+            for path, message in exc.errors.items():
+                field = path if path in form.fields else None
+                if path == "workload.concurrency":
+                    field = "concurrency"
+                form.add_error(field, f"{path}: {message}")
+            return form, spec, None
+
+    def get(self, request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
+        plan = _plan(public_id)
+        form, spec, evaluation = self._evaluate(request, plan, request.GET)
+        context: dict[str, Any] = {
+            "plan": plan,
+            "what_if_form": form,
+            "can_write": is_planner(request.user),
+        }
+        if evaluation is None:
+            context.update(result_context(plan.result))
+            context["decision_url"] = decision_url(plan.public_id)
+            return render(request, "planner/plan_detail.html", context, status=400)
+        context.update(
+            changes=form.describe(),
+            left=result_context(plan.result, prefix="left-"),
+            right=result_context(evaluation.result, prefix="right-"),
+            comparison=compare_results(
+                left_result=plan.result,
+                right_result=evaluation.result,
+                left_spec=plan.spec,
+                right_spec=spec,
+            ),
+            query=request.GET.urlencode(),
+        )
+        return render(request, "planner/what_if.html", context)
+
+    def post(self, request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
+        if not is_planner(request.user):
+            raise PermissionDenied403()
+        plan = _plan(public_id)
+        form, _spec, evaluation = self._evaluate(request, plan, request.POST)
+        if evaluation is None:
+            messages.error(request, _("The changed plan could not be evaluated."))
+            return redirect(plan.get_absolute_url())
+        changes = ", ".join(f"{label}: {value}" for label, value in form.describe())
+        title = _("%(title)s — what if %(changes)s") % {"title": plan.title, "changes": changes}
+        new = plan_save(evaluation=evaluation, author=request.user, title=title[:200])
+        messages.success(request, _("Saved the changed plan."))
+        return redirect(new.get_absolute_url())
+
+
+def PermissionDenied403() -> Exception:  # noqa: N802 - reads like the exception it returns
+    from django.core.exceptions import PermissionDenied
+
+    return PermissionDenied(_("Saving plans requires the planner role."))
+
+
+class PlanRerunView(PlannerRequiredMixin, View):
+    def post(self, request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
+        plan = _plan(public_id)
+        try:
+            new = plan_rerun(plan=plan, author=request.user)
+        except SpecError as exc:
+            details = "; ".join(f"{k}: {v}" for k, v in exc.errors.items())
+            messages.error(
+                request, _("This plan cannot be re-run: %(details)s") % {"details": details}
+            )
+            return redirect(plan.get_absolute_url())
+        messages.success(request, _("Re-ran with the current engine; differences are highlighted."))
+        return redirect(f"/plans/compare/?a={plan.public_id}&b={new.public_id}")
+
+
+class PlanCompareView(LoginRequired):
+    def get(self, request: HttpRequest) -> HttpResponse:
+        ids = [v for v in request.GET.getlist("plan") if v] or [
+            request.GET.get("a", ""),
+            request.GET.get("b", ""),
+        ]
+        try:
+            left_id, right_id = (uuid.UUID(v) for v in ids[:2])
+        except ValueError:
+            messages.error(request, _("Pick exactly two plans to compare."))
+            return redirect("planner:plan-list")
+        left, right = _plan(left_id), _plan(right_id)
+        context = {
+            "left_plan": left,
+            "right_plan": right,
+            "left": result_context(left.result, prefix="left-"),
+            "right": result_context(right.result, prefix="right-"),
+            "comparison": compare_plans(left, right),
+        }
+        return render(request, "planner/compare.html", context)
+
+
+class PlanExportView(LoginRequired):
+    def get(self, request: HttpRequest, public_id: uuid.UUID, fmt: str) -> HttpResponse:
+        plan = _plan(public_id)
+        if fmt == "md":
+            response = HttpResponse(
+                plan_markdown(plan), content_type="text/markdown; charset=utf-8"
+            )
+        elif fmt == "json":
+            response = JsonResponse(
+                plan_json(plan), json_dumps_params={"indent": 2, "ensure_ascii": False}
+            )
+        elif fmt == "zip":
+            response = HttpResponse(config_archive(plan.result), content_type="application/zip")
+            fmt = "configs.zip"
+        else:
+            raise Http404(fmt)
+        name = (
+            f"serveplan-{plan.public_id}.{fmt}"
+            if fmt != "configs.zip"
+            else f"serveplan-{plan.public_id}-configs.zip"
+        )
+        response["Content-Disposition"] = f'attachment; filename="{name}"'
+        return response
+
+
+class RulesView(LoginRequired, TemplateView):
+    template_name = "planner/rules.html"
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        context = super().get_context_data(**kwargs)
+        context["rules"] = [
+            {"anchor": anchor, "heading": heading, "text": text}
+            for anchor, (heading, text) in RULES.items()
+        ]
+        return context
+
+
+__all__ = ["json"]

@@ -1,0 +1,173 @@
+"""The five-step planning wizard and its live side panel.
+
+Every step is a plain HTML form (it works without JavaScript); static/planner/wizard.js only
+refreshes the side panel as answers change, by POSTing the form to `wizard-preview`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.views import View
+
+from core.mixins import PlannerRequiredMixin
+from planner.engine.spec import SpecError
+from planner.forms.draft import STEP_BY_SLUG, STEPS, Draft, Step, locate_engine_error, raw_from_post
+from planner.forms.wizard import OPERATION_QUESTIONS
+from planner.services import plan_evaluate, plan_save
+from planner.services.compare import best_candidate
+
+ENGINE_ERRORS_KEY = "planner_wizard_engine_errors"
+
+
+def _step(slug: str) -> Step:
+    try:
+        return STEP_BY_SLUG[slug]
+    except KeyError:
+        raise Http404(slug) from None
+
+
+def side_panel_context(draft: Draft) -> dict[str, Any]:
+    """Return what the live side panel shows for the answers so far."""
+    spec, invalid = draft.spec()
+    panel: dict[str, Any] = {"invalid_steps": list(invalid), "errors": {}, "evaluation": None}
+    try:
+        evaluation = plan_evaluate(spec=spec)
+    except SpecError as exc:
+        panel["errors"] = exc.errors
+        return panel
+    result = evaluation.result
+    best = best_candidate(result)
+    memory = best.get("memory") or {}
+    requested = float(memory.get("requested_gib") or 0) or 1.0
+    bars = []
+    for key, label, css in (
+        ("weights_gib", _("weights"), "weights"),
+        ("activation_peak_gib", _("activation"), "activation"),
+        ("non_torch_gib", _("overhead"), "overhead"),
+        ("kv_budget_gib", _("KV cache"), "kv"),
+    ):
+        value = max(0.0, float(memory.get(key) or 0))
+        bars.append(
+            {"label": label, "css": css, "gib": value, "pct": min(100.0, 100 * value / requested)}
+        )
+    panel.update(
+        evaluation=evaluation,
+        result=result,
+        rec=result["recommendation"],
+        best=best,
+        memory=memory,
+        bars=bars,
+        any_fits=any(c.get("fits") for c in result.get("candidates") or []),
+        max_model_len=(result.get("model") or {}).get("max_model_len"),
+        model_name=(result.get("model") or {}).get("name"),
+    )
+    return panel
+
+
+class WizardStartView(PlannerRequiredMixin, View):
+    """Start the wizard (?reset=1 forgets the draft) at step 1."""
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        if request.GET.get("reset"):
+            Draft.clear(request)
+            request.session.pop(ENGINE_ERRORS_KEY, None)
+        return redirect("planner:wizard-step", step="model")
+
+
+class WizardStepView(PlannerRequiredMixin, View):
+    template_name = "planner/wizard/step.html"
+
+    def get(self, request: HttpRequest, step: str) -> HttpResponse:
+        current = _step(step)
+        draft = Draft.load(request)
+        form = draft.form(current)
+        engine_errors = (request.session.get(ENGINE_ERRORS_KEY) or {}).get(current.slug) or []
+        if engine_errors:
+            form = draft.form(current, bound=True)
+            form.is_valid()
+            for field_name, message in engine_errors:
+                form.add_error(field_name if field_name in form.fields else None, message)
+        return self.render_step(request, current, draft, form)
+
+    def post(self, request: HttpRequest, step: str) -> HttpResponse:
+        current = _step(step)
+        draft = Draft.load(request)
+        draft.update(current, raw_from_post(current, request.POST))
+        draft.save(request)
+        errors = request.session.get(ENGINE_ERRORS_KEY) or {}
+        if errors.pop(current.slug, None) is not None:
+            request.session[ENGINE_ERRORS_KEY] = errors
+        action = request.POST.get("action", "next")
+        index = current.number - 1
+        if action == "back":
+            return redirect("planner:wizard-step", step=STEPS[max(0, index - 1)].slug)
+        if action.startswith("goto:"):
+            return redirect("planner:wizard-step", step=_step(action[5:]).slug)
+        form = draft.form(current, bound=True)
+        if action == "refresh" or not form.is_valid():
+            return self.render_step(request, current, draft, form, status=200)
+        if index + 1 < len(STEPS) and action != "finish":
+            return redirect("planner:wizard-step", step=STEPS[index + 1].slug)
+        return self.finish(request, draft)
+
+    def finish(self, request: HttpRequest, draft: Draft) -> HttpResponse:
+        spec, invalid = draft.spec()
+        if invalid:
+            first = next(s for s in STEPS if s.slug in invalid)
+            messages.error(request, _("Please correct the answers of this step first."))
+            draft.data.setdefault(first.slug, draft.values(first))
+            draft.save(request)
+            return redirect("planner:wizard-step", step=first.slug)
+        try:
+            evaluation = plan_evaluate(spec=spec)
+        except SpecError as exc:
+            by_step: dict[str, list[tuple[str | None, str]]] = {}
+            for path, message in exc.errors.items():
+                step_slug, field_name = locate_engine_error(path)
+                by_step.setdefault(step_slug, []).append((field_name, f"{path}: {message}"))
+                draft.data.setdefault(step_slug, draft.values(STEP_BY_SLUG[step_slug]))
+            draft.save(request)
+            request.session[ENGINE_ERRORS_KEY] = by_step
+            first = next(s for s in STEPS if s.slug in by_step)
+            messages.error(request, _("The planner cannot use these answers yet; see below."))
+            return redirect("planner:wizard-step", step=first.slug)
+        plan = plan_save(evaluation=evaluation, author=request.user)
+        messages.success(request, _("Plan saved. Share its address with your team."))
+        return redirect(plan.get_absolute_url())
+
+    def render_step(
+        self, request: HttpRequest, current: Step, draft: Draft, form: Any, status: int = 200
+    ) -> HttpResponse:
+        context = {
+            "steps": STEPS,
+            "step": current,
+            "form": form,
+            "is_last": current.number == len(STEPS),
+            "prev_step": STEPS[current.number - 2] if current.number > 1 else None,
+            "preview_url": reverse("planner:wizard-preview", kwargs={"step": current.slug}),
+            "machines": draft.machine_rows() if current.slug == "machines" else [],
+            "questions": OPERATION_QUESTIONS,
+            "answered": [s.slug for s in STEPS if draft.has(s)],
+            **side_panel_context(draft),
+        }
+        if current.slug == "machines":
+            value = form["machines"].value() or []
+            context["selected_hostnames"] = set(value if isinstance(value, list) else [value])
+        return render(request, self.template_name, context, status=status)
+
+
+class WizardPreviewView(PlannerRequiredMixin, View):
+    """Return the side panel (HTML fragment) for the step's current answers, and keep them."""
+
+    def post(self, request: HttpRequest, step: str) -> HttpResponse:
+        current = _step(step)
+        draft = Draft.load(request)
+        draft.update(current, raw_from_post(current, request.POST))
+        draft.save(request)
+        return render(request, "planner/wizard/side_panel.html", side_panel_context(draft))
