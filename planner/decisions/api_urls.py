@@ -2,7 +2,10 @@
 
 from rest_framework.routers import DefaultRouter
 
+from planner.decisions.api import DecisionRecordViewSet
+
 router = DefaultRouter(trailing_slash=True)
 router.include_root_view = False
+router.register("", DecisionRecordViewSet, basename="decision")
 
 urlpatterns = router.urls

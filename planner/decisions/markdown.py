@@ -1,0 +1,133 @@
+"""Markdown in, sanitised HTML out; and the ADR-layout Markdown export of a record."""
+
+from datetime import UTC
+
+import markdown as md
+import nh3
+from django.utils.safestring import SafeString, mark_safe
+from django.utils.text import slugify
+from django.utils.translation import gettext as _
+
+from planner.decisions.models import DecisionRecord, Status, format_number
+from planner.decisions.prefill import plan_estimates
+from planner.decisions.rules import readiness
+
+MARKDOWN_EXTENSIONS = ["tables", "fenced_code", "sane_lists"]
+ALLOWED_URL_SCHEMES = {"http", "https", "mailto"}
+
+
+def render_markdown(text: str) -> SafeString:
+    """Return `text` rendered as HTML with everything executable removed.
+
+    Markdown passes raw HTML through, so the output is cleaned by nh3 (an allow-list of tags and
+    attributes, no event handlers, no javascript: URLs) before it is marked safe.
+    """
+    html = md.markdown(text or "", extensions=MARKDOWN_EXTENSIONS, output_format="html")
+    return mark_safe(  # noqa: S308 - nh3 has just removed everything not on its allow-list
+        nh3.clean(html, url_schemes=ALLOWED_URL_SCHEMES, link_rel="noopener noreferrer nofollow")
+    )
+
+
+def _cell(value: object) -> str:
+    """Return a value fit for one Markdown table cell."""
+    text = "" if value is None else str(value)
+    return " ".join(text.replace("|", "\\|").split()) or "—"
+
+
+def _number(value: float | None) -> str:
+    return "—" if value is None else f"{value:g}"
+
+
+def export_markdown(decision: DecisionRecord) -> str:
+    """Return the record as one ADR Markdown document (stable: same record, same bytes)."""
+    lines = [f"# {format_number(decision.number)}: {decision.title}", ""]
+    status = decision.get_status_display()
+    if decision.accepted_with_open_evidence:
+        status += " — " + _("accepted with open evidence")
+    lines.append(f"- {_('Status')}: {status}")
+    lines.append(f"- {_('Date')}: {decision.created_at.date().isoformat()}")
+    if decision.decided_at:
+        lines.append(f"- {_('Decided')}: {decision.decided_at.date().isoformat()}")
+    authors = ", ".join(sorted(u.get_username() for u in decision.authors.all()))
+    lines.append(f"- {_('Authors')}: {authors or '—'}")
+    lines.append(f"- {_('Pool')}: {decision.get_pool_kind_display()}")
+    if decision.plan_id:
+        plan = decision.plan
+        lines.append(
+            f"- {_('Plan')}: {plan.title} ({plan.public_id}, {_('engine')} {plan.engine_version})"
+        )
+    supersedes = sorted(format_number(d.number) for d in decision.supersedes.all())
+    if supersedes:
+        lines.append(f"- {_('Supersedes')}: {', '.join(supersedes)}")
+    if decision.superseded_by_id:
+        lines.append(f"- {_('Superseded by')}: {format_number(decision.superseded_by.number)}")
+    lines += ["", f"## {_('Context')}", "", decision.context.strip() or "—", ""]
+
+    lines += [f"## {_('Decision')}", ""]
+    chosen = [
+        f"{_('Model')}: {decision.model_name or '—'}",
+        f"{_('Route')}: {decision.get_route_display() or '—'}",
+        f"{_('Executor backend')}: {decision.executor_backend or '—'}",
+        f"{_('Layout')}: {decision.layout or '—'}",
+    ]
+    lines += [f"- {item}" for item in chosen]
+    lines.append("")
+    if decision.decision.strip():
+        lines += [decision.decision.strip(), ""]
+    sentence = " ".join(decision.verifiable_sentence.split()) or "—"
+    lines += [f"> {sentence}", ""]
+
+    lines += [
+        f"## {_('Ownership')}",
+        "",
+        f"| {_('Responsibility')} | {_('Owner')} | {_('Mechanism')} |",
+        "|---|---|---|",
+    ]
+    for row in decision.ordered_responsibilities():
+        lines.append(
+            f"| {_cell(row.get_kind_display())} | {_cell(row.owner)} | {_cell(row.mechanism)} |"
+        )
+    lines.append("")
+
+    estimates = plan_estimates(decision.plan if decision.plan_id else None)
+    lines += [
+        f"## {_('Evidence')}",
+        "",
+        f"| {_('Measurement')} | {_('Threshold')} | {_('Measured')} | {_('Plan estimate')} "
+        f"| {_('Source')} | {_('Result')} |",
+        "|---|---|---|---|---|---|",
+    ]
+    for item in decision.ordered_evidence():
+        threshold = (
+            "—" if item.threshold is None else f"{item.comparison} {item.threshold:g} {item.unit}"
+        )
+        measured = "—" if item.measured_value is None else f"{item.measured_value:g} {item.unit}"
+        estimate = estimates.get(item.kind)
+        source = item.get_source_display() or "—"
+        if item.window_start and item.window_end:
+            source += (
+                f" {item.window_start.astimezone(UTC):%Y-%m-%d %H:%M}–"
+                f"{item.window_end.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
+            )
+        if item.note:
+            source += f" ({item.note})"
+        result = {True: _("pass"), False: _("FAIL"), None: _("open")}[item.passed]
+        lines.append(
+            f"| {_cell(item.get_kind_display())} | {_cell(threshold)} | {_cell(measured)} "
+            f"| {_cell(_number(estimate) + ' ms' if estimate is not None else None)} "
+            f"| {_cell(source)} | {result} |"
+        )
+    lines.append("")
+    state = readiness(decision)
+    if decision.status == Status.ACCEPTED and state.open_evidence:
+        lines += [_("Open evidence:"), "", *[f"- {p}" for p in state.open_evidence], ""]
+
+    lines += [f"## {_('Alternatives considered')}", "", decision.alternatives.strip() or "—", ""]
+    lines += [f"## {_('Consequences')}", "", decision.consequences.strip() or "—", ""]
+    return "\n".join(lines)
+
+
+def export_filename(decision: DecisionRecord) -> str:
+    """Return the ADR file name, e.g. '0007-keep-mp-on-the-dedicated-nodes.md'."""
+    slug = slugify(decision.title, allow_unicode=True)[:60].strip("-") or "decision"
+    return f"{decision.number:04d}-{slug}.md"

@@ -1,0 +1,501 @@
+"""Every write to a decision record goes through these functions.
+
+Views, the API, admin and other apps (monitoring fills evidence through
+`record_evidence_measurement`) call them. Each runs in a transaction, validates with
+full_clean(), bumps the record's version and appends a revision; nothing else writes.
+"""
+
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.db.models import Max
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from planner.decisions.guidance import (
+    EVIDENCE_SPECS,
+    UNIT_FACTORS,
+    EvidenceKind,
+    ResponsibilityKind,
+)
+from planner.decisions.models import (
+    DecisionRecord,
+    DecisionRevision,
+    EvidenceItem,
+    EvidenceSource,
+    Responsibility,
+    RevisionAction,
+    Status,
+)
+from planner.decisions.prefill import proposal_from_plan
+from planner.decisions.revisions import changed_keys, diff, snapshot
+from planner.decisions.rules import readiness
+from planner.models import Plan
+
+# Fields a user edits directly; status, number, version and links change only through actions.
+EDITABLE_FIELDS = (
+    "title",
+    "pool_kind",
+    "model_name",
+    "route",
+    "executor_backend",
+    "layout",
+    "context",
+    "decision",
+    "alternatives",
+    "consequences",
+    "verifiable_sentence",
+)
+EVIDENCE_EDIT_FIELDS = ("threshold", "measured_value", "note")
+NUMBER_ATTEMPTS = 10
+
+
+class DecisionError(Exception):
+    """Base of the refusals below; `messages` is what to show the user."""
+
+    def __init__(self, messages: list[str]) -> None:
+        self.messages = messages
+        super().__init__(" ".join(messages))
+
+
+class DecisionReadOnly(DecisionError):
+    """The record is superseded and can no longer change."""
+
+
+class AcceptanceRefused(DecisionError):
+    """The record cannot be accepted (or would stop being acceptable); `messages` lists why."""
+
+
+class InvalidTransition(DecisionError):
+    """The status change is not allowed from the record's current status."""
+
+
+class DecisionConflict(DecisionError):
+    """Someone saved the record after the caller read it; `changes` says what they changed."""
+
+    def __init__(self, *, decision: DecisionRecord, expected_version: int) -> None:
+        self.decision = decision
+        self.expected_version = expected_version
+        self.current_version = decision.version
+        base = decision.revisions.filter(number=expected_version).first()
+        current = decision.revisions.filter(number=decision.version).first()
+        self.changes = diff(base.snapshot, current.snapshot) if base is not None and current else []
+        super().__init__(
+            [
+                _(
+                    "%(label)s changed since you opened it (you had version %(yours)s, it is now "
+                    "version %(current)s). Review the changes and save again."
+                )
+                % {
+                    "label": decision.label,
+                    "yours": expected_version,
+                    "current": decision.version,
+                }
+            ]
+        )
+
+
+def _actor_label(user: Any | None, fallback: str) -> str:
+    if user is not None and getattr(user, "is_authenticated", False):
+        return str(user.get_username())
+    return fallback
+
+
+def _user_or_none(user: Any | None) -> Any | None:
+    return user if user is not None and getattr(user, "is_authenticated", False) else None
+
+
+def _lock(decision: DecisionRecord, expected_version: int | None) -> DecisionRecord:
+    """Return the locked current row; refuse superseded records and stale versions."""
+    current = DecisionRecord.objects.select_for_update().get(pk=decision.pk)
+    if current.status == Status.SUPERSEDED:
+        raise DecisionReadOnly(
+            [
+                _("%(label)s is superseded and read-only; edit its successor instead.")
+                % {"label": current.label}
+            ]
+        )
+    if expected_version is not None and expected_version != current.version:
+        raise DecisionConflict(decision=current, expected_version=expected_version)
+    return current
+
+
+def _revise(
+    decision: DecisionRecord,
+    *,
+    user: Any | None,
+    action: str,
+    before: Mapping[str, Any] | None,
+    author_label: str = "",
+) -> DecisionRevision:
+    """Bump the version, save and append a revision with the full snapshot."""
+    actor = _user_or_none(user)
+    if before is not None:
+        decision.version += 1
+    decision.updated_at = timezone.now()
+    if actor is not None:
+        decision._history_user = actor  # type: ignore[attr-defined]
+    decision.save()
+    after = snapshot(decision)
+    return DecisionRevision.objects.create(
+        decision=decision,
+        number=decision.version,
+        author=actor,
+        author_label=_actor_label(user, author_label or "system"),
+        action=action,
+        changed_fields=changed_keys(before, after),
+        snapshot=after,
+    )
+
+
+def _assign(decision: DecisionRecord, fields: Mapping[str, Any]) -> None:
+    for name, value in fields.items():
+        if name not in EDITABLE_FIELDS:
+            raise TypeError(f"DecisionRecord field {name!r} cannot be set here")
+        setattr(decision, name, "" if value is None else value)
+
+
+def _write_rows(
+    decision: DecisionRecord,
+    *,
+    responsibilities: Mapping[str, Mapping[str, Any]] | None,
+    evidence: Mapping[str, Mapping[str, Any]] | None,
+    user: Any | None,
+) -> None:
+    """Apply row edits to the five responsibilities and six evidence items."""
+    actor = _user_or_none(user)
+    for kind, values in (responsibilities or {}).items():
+        if kind not in ResponsibilityKind.values:
+            raise ValidationError({"responsibilities": _("Unknown responsibility %r.") % kind})
+        row = Responsibility.objects.get(decision=decision, kind=kind)
+        changed = False
+        for name in ("owner", "mechanism"):
+            if name in values and (values[name] or "") != getattr(row, name):
+                setattr(row, name, (values[name] or "").strip())
+                changed = True
+        if changed:
+            row.full_clean()
+            if actor is not None:
+                row._history_user = actor  # type: ignore[attr-defined]
+            row.save()
+    for kind, values in (evidence or {}).items():
+        if kind not in EvidenceKind.values:
+            raise ValidationError({"evidence": _("Unknown evidence item %r.") % kind})
+        item = EvidenceItem.objects.get(decision=decision, kind=kind)
+        changed = False
+        for name in EVIDENCE_EDIT_FIELDS:
+            if name not in values:
+                continue
+            value = values[name]
+            if name == "note":
+                value = value or ""
+            elif value is not None:
+                value = float(value)
+            if value != getattr(item, name):
+                setattr(item, name, value)
+                changed = True
+                if name == "measured_value":
+                    # A value typed in a form replaces whatever monitoring had filled.
+                    item.source = EvidenceSource.TYPED if value is not None else ""
+                    item.window_start = item.window_end = None
+                    item.measured_at = timezone.now() if value is not None else None
+                    item.measured_by = actor if value is not None else None
+        if changed:
+            item.full_clean()
+            if actor is not None:
+                item._history_user = actor  # type: ignore[attr-defined]
+            item.save()
+
+
+def _next_number() -> int:
+    return (DecisionRecord.objects.aggregate(n=Max("number"))["n"] or 0) + 1
+
+
+def _insert_numbered(decision: DecisionRecord) -> None:
+    """Save a new record under the next free number, retrying when a concurrent insert won.
+
+    The unique constraint decides: under PostgreSQL's READ COMMITTED a retry inside a fresh
+    savepoint sees the competitor's committed row and takes the number after it.
+    """
+    for attempt in range(NUMBER_ATTEMPTS):
+        decision.number = _next_number()
+        try:
+            with transaction.atomic():
+                decision.save(force_insert=True)
+            return
+        except IntegrityError:
+            if attempt == NUMBER_ATTEMPTS - 1:
+                raise
+            decision.pk = None
+
+
+@transaction.atomic
+def decision_create(
+    *,
+    user: Any,
+    title: str,
+    plan: Plan | None = None,
+    responsibilities: Mapping[str, Mapping[str, Any]] | None = None,
+    evidence: Mapping[str, Mapping[str, Any]] | None = None,
+    authors: Iterable[Any] | None = None,
+    **fields: Any,
+) -> DecisionRecord:
+    """Create a proposed record with its five responsibility rows and six evidence items."""
+    decision = DecisionRecord(title=title, plan=plan, created_by=user, status=Status.PROPOSED)
+    _assign(decision, fields)
+    decision.full_clean(exclude=["number"])
+    decision._history_user = user  # type: ignore[attr-defined]
+    _insert_numbered(decision)
+    Responsibility.objects.bulk_create(
+        Responsibility(decision=decision, kind=kind) for kind in ResponsibilityKind.values
+    )
+    EvidenceItem.objects.bulk_create(
+        EvidenceItem(decision=decision, kind=kind, unit=EVIDENCE_SPECS[kind].unit)
+        for kind in EvidenceKind.values
+    )
+    decision.authors.set(list(authors) if authors is not None else [user])
+    _write_rows(decision, responsibilities=responsibilities, evidence=evidence, user=user)
+    _revise(decision, user=user, action=RevisionAction.CREATED, before=None)
+    return decision
+
+
+@transaction.atomic
+def decision_create_from_plan(*, plan: Plan, user: Any, **overrides: Any) -> DecisionRecord:
+    """Create a proposed record prefilled from `plan` (overrides win over the proposal)."""
+    proposal = proposal_from_plan(plan, author_name=user.get_username())
+    proposal.pop("estimates", None)
+    responsibilities = overrides.pop("responsibilities", None) or proposal.pop("responsibilities")
+    proposal.pop("responsibilities", None)
+    proposal.update(overrides)
+    return decision_create(user=user, plan=plan, responsibilities=responsibilities, **proposal)
+
+
+@transaction.atomic
+def decision_update(
+    *,
+    decision: DecisionRecord,
+    user: Any,
+    expected_version: int,
+    responsibilities: Mapping[str, Mapping[str, Any]] | None = None,
+    evidence: Mapping[str, Mapping[str, Any]] | None = None,
+    authors: Iterable[Any] | None = None,
+    **fields: Any,
+) -> DecisionRecord:
+    """Edit a record the caller read at `expected_version`; raise DecisionConflict otherwise.
+
+    An accepted record stays editable (evidence arrives later) but must stay complete.
+    """
+    current = _lock(decision, expected_version)
+    before = snapshot(current)
+    _assign(current, fields)
+    current.full_clean()
+    current.save()
+    if authors is not None:
+        current.authors.set(list(authors))
+    _write_rows(current, responsibilities=responsibilities, evidence=evidence, user=user)
+    after = snapshot(current)
+    if not diff(before, after):
+        return current
+    if current.status == Status.ACCEPTED:
+        blocking = readiness(current).blocking
+        if blocking:
+            raise AcceptanceRefused([_("An accepted record must stay complete:"), *blocking])
+    _revise(current, user=user, action=RevisionAction.EDITED, before=before)
+    return current
+
+
+@transaction.atomic
+def decision_accept(
+    *,
+    decision: DecisionRecord,
+    user: Any,
+    with_open_evidence: bool = False,
+    expected_version: int | None = None,
+) -> DecisionRecord:
+    """Accept a proposed record; refuse with every missing item listed.
+
+    Missing or failing measurements need `with_open_evidence=True`, which stays on the record.
+    """
+    current = _lock(decision, expected_version)
+    if current.status != Status.PROPOSED:
+        raise InvalidTransition(
+            [
+                _("Only a proposed record can be accepted; %(label)s is %(status)s.")
+                % {"label": current.label, "status": current.get_status_display()}
+            ]
+        )
+    state = readiness(current)
+    if state.blocking:
+        raise AcceptanceRefused(state.blocking)
+    if state.open_evidence and not with_open_evidence:
+        raise AcceptanceRefused(
+            [
+                *state.open_evidence,
+                _("Measure these first, or accept explicitly “with open evidence”."),
+            ]
+        )
+    before = snapshot(current)
+    current.status = Status.ACCEPTED
+    current.accepted_with_open_evidence = bool(state.open_evidence)
+    current.decided_at = timezone.now()
+    current.decided_by = user
+    current.full_clean()
+    _revise(current, user=user, action=RevisionAction.ACCEPTED, before=before)
+    return current
+
+
+@transaction.atomic
+def decision_reject(
+    *, decision: DecisionRecord, user: Any, expected_version: int | None = None
+) -> DecisionRecord:
+    """Reject a proposed record."""
+    current = _lock(decision, expected_version)
+    if current.status != Status.PROPOSED:
+        raise InvalidTransition(
+            [
+                _("Only a proposed record can be rejected; %(label)s is %(status)s.")
+                % {"label": current.label, "status": current.get_status_display()}
+            ]
+        )
+    before = snapshot(current)
+    current.status = Status.REJECTED
+    current.decided_at = timezone.now()
+    current.decided_by = user
+    _revise(current, user=user, action=RevisionAction.REJECTED, before=before)
+    return current
+
+
+@transaction.atomic
+def decision_supersede(
+    *,
+    decision: DecisionRecord,
+    superseded_by: DecisionRecord,
+    user: Any,
+    expected_version: int | None = None,
+) -> DecisionRecord:
+    """Mark an accepted record superseded by another; both get a revision, the old is frozen."""
+    current = _lock(decision, expected_version)
+    successor = DecisionRecord.objects.select_for_update().get(pk=superseded_by.pk)
+    if current.status != Status.ACCEPTED:
+        raise InvalidTransition(
+            [
+                _("Only an accepted record can be superseded; %(label)s is %(status)s.")
+                % {"label": current.label, "status": current.get_status_display()}
+            ]
+        )
+    if successor.pk == current.pk:
+        raise InvalidTransition([_("A record cannot supersede itself.")])
+    if successor.status in (Status.SUPERSEDED, Status.REJECTED):
+        raise InvalidTransition(
+            [
+                _("%(label)s is %(status)s and cannot supersede another record.")
+                % {"label": successor.label, "status": successor.get_status_display()}
+            ]
+        )
+    before_old, before_new = snapshot(current), snapshot(successor)
+    current.status = Status.SUPERSEDED
+    current.superseded_by = successor
+    current.full_clean()
+    _revise(current, user=user, action=RevisionAction.SUPERSEDED, before=before_old)
+    _revise(successor, user=user, action=RevisionAction.SUPERSEDES, before=before_new)
+    current.refresh_from_db()
+    return current
+
+
+@transaction.atomic
+def decision_draft_successor(*, decision: DecisionRecord, user: Any) -> DecisionRecord:
+    """Create a proposed copy of `decision` to edit into its successor (links on supersede)."""
+    source = DecisionRecord.objects.get(pk=decision.pk)
+    fields = {name: getattr(source, name) for name in EDITABLE_FIELDS}
+    fields["title"] = _("%(title)s (revised)") % {"title": source.title}
+    fields["title"] = fields["title"][:200]
+    fields["context"] = (
+        _("Successor of %(label)s.") % {"label": source.label} + "\n\n" + source.context
+    ).strip()
+    return decision_create(
+        user=user,
+        plan=source.plan,
+        responsibilities={
+            r.kind: {"owner": r.owner, "mechanism": r.mechanism}
+            for r in source.responsibilities.all()
+        },
+        evidence={e.kind: {"threshold": e.threshold} for e in source.evidence_items.all()},
+        **fields,
+    )
+
+
+def convert_unit(value: float, *, unit: str, kind: str) -> float:
+    """Return `value` in the evidence kind's unit; raise ValidationError for unknown units."""
+    target = EVIDENCE_SPECS[kind].unit
+    factor = UNIT_FACTORS.get((unit, target))
+    if factor is None:
+        raise ValidationError(
+            {
+                "unit": _("Unit %(unit)s cannot be converted to %(target)s.")
+                % {"unit": unit, "target": target}
+            }
+        )
+    return value * factor
+
+
+@transaction.atomic
+def record_evidence_measurement(
+    *,
+    decision: DecisionRecord,
+    item_kind: str,
+    value: float,
+    unit: str,
+    source: str = EvidenceSource.MONITORING,
+    window_start: datetime | None = None,
+    window_end: datetime | None = None,
+    note: str = "",
+    user: Any | None = None,
+    expected_version: int | None = None,
+) -> EvidenceItem:
+    """Store one measured value on a record's evidence item and add a revision.
+
+    This is the entry point for monitoring: it passes the series value over a time window
+    (source "monitoring", window required) in any unit of UNIT_FACTORS ("ms"/"s", "%"/"ratio");
+    the value is converted to the item's unit. Works on proposed and accepted records; a
+    superseded record refuses (DecisionReadOnly). `user` may be None for a background task.
+    """
+    if item_kind not in EvidenceKind.values:
+        raise ValidationError(
+            {
+                "item_kind": _("Unknown evidence item %(kind)s; allowed: %(allowed)s.")
+                % {"kind": item_kind, "allowed": ", ".join(EvidenceKind.values)}
+            }
+        )
+    if source not in EvidenceSource.values:
+        raise ValidationError({"source": _("Source must be typed or monitoring.")})
+    if source == EvidenceSource.MONITORING and (window_start is None or window_end is None):
+        raise ValidationError(
+            {"window_start": _("A value from monitoring needs the time window it covers.")}
+        )
+    if window_start and window_end and window_end < window_start:
+        raise ValidationError({"window_end": _("The window ends before it starts.")})
+    current = _lock(decision, expected_version)
+    before = snapshot(current)
+    item = EvidenceItem.objects.get(decision=current, kind=item_kind)
+    item.measured_value = convert_unit(float(value), unit=unit, kind=item_kind)
+    item.source = source
+    item.window_start = window_start
+    item.window_end = window_end
+    item.note = note or ""
+    item.measured_at = timezone.now()
+    item.measured_by = _user_or_none(user)
+    item.full_clean()
+    if item.measured_by is not None:
+        item._history_user = item.measured_by  # type: ignore[attr-defined]
+    item.save()
+    _revise(
+        current,
+        user=user,
+        action=RevisionAction.EVIDENCE,
+        before=before,
+        author_label=source,
+    )
+    return item
