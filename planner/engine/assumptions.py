@@ -21,9 +21,11 @@ class Assumptions:
     int4_scale_bytes_per_group: float = 2.5  # fp16 scale + packed 4-bit zero point (AWQ/GPTQ)
     activation_mlp_factor: float = 4.0  # live tensors of MLP width per token in the profile run
     activation_hidden_factor: float = 7.0  # live tensors of hidden width per token
-    sampler_logit_copies: float = 3.0  # fp32 logits, probabilities and sort buffers per request
-    non_torch_single_gpu_gib: float = 0.25  # cuBLAS workspace, allocator slack
-    non_torch_multi_gpu_gib: float = 0.75  # + NCCL and custom all-reduce buffers (TP/PP ≥ 2)
+    sampler_logit_copies: float = 3.0  # fp32 logits, probabilities, scaled copy (FlashInfer)
+    flashinfer_sampler: bool = True  # vLLM 0.32 on CUDA ships FlashInfer top-k/top-p sampling
+    sampler_logit_copies_native: float = 7.0  # PyTorch-native top-k/top-p sorts (values+indices)
+    non_torch_single_gpu_gib: float = 0.1  # cuBLAS workspace, allocator slack (vLLM 0.10 logs)
+    non_torch_multi_gpu_gib: float = 0.5  # + NCCL and custom all-reduce buffers (TP/PP ≥ 2)
     cuda_graph_gib: float = 0.25  # subtracted by default since vLLM 0.21
     subtract_cuda_graph_memory: bool = True
     default_batched_tokens_large_gpu: int = 8192  # ≥ 70 GiB and not an A100 (vLLM 0.32 serve)

@@ -192,7 +192,8 @@ def activation_peak_bytes(
     if not last_stage:
         return forward
     reqs = min(max_num_seqs, tokens)
-    sampler = reqs * arch.vocab_size * 4.0 * a.sampler_logit_copies
+    copies = a.sampler_logit_copies if a.flashinfer_sampler else a.sampler_logit_copies_native
+    sampler = reqs * arch.vocab_size * 4.0 * copies
     return max(forward, sampler + reqs * arch.hidden_size * 2.0)
 
 

@@ -32,7 +32,7 @@ def _predict(case):
         max_model_len=case["max_model_len"],
         max_num_batched_tokens=case["max_num_batched_tokens"],
         max_num_seqs=None,
-        a=Assumptions(),
+        a=dataclasses.replace(Assumptions(), **case.get("assumption_overrides", {})),
     )
 
 
@@ -70,5 +70,6 @@ def test_kv_bytes_to_tokens_matches_reported_conversion():
 
 
 def test_every_case_names_its_source():
-    assert len(CASES) >= 5
-    assert all(c["source_url"].startswith("https://github.com/vllm-project/vllm/") for c in CASES)
+    assert len(CASES) >= 8
+    assert all(c["source_url"].startswith("https://github.com/") for c in CASES)
+    assert all(c["vllm_version"] for c in CASES)
