@@ -77,7 +77,7 @@ def gpu_type_list() -> QuerySet[GpuType]:
     return GpuType.objects.annotate(
         machine_count=Count("machines", distinct=True),
         gpu_total=Coalesce(Sum("machines__gpu_count"), 0),
-    )
+    ).order_by("name")
 
 
 def gpu_type_get(*, slug: str) -> GpuType:
@@ -90,7 +90,7 @@ def pool_list() -> QuerySet[Pool]:
     return Pool.objects.annotate(
         machine_count=Count("machines", distinct=True),
         gpu_total=Coalesce(Sum("machines__gpu_count"), 0),
-    )
+    ).order_by("name")
 
 
 def model_spec_list() -> QuerySet[ModelSpec]:

@@ -107,7 +107,12 @@ class MachineFactory(factory.django.DjangoModelFactory):
             extracted
             if extracted is not None
             else [
-                {"name": "eth1", "speed_gbps": 25.0, "kind": NicKind.ETHERNET, "role": NicRole.DATA},
+                {
+                    "name": "eth1",
+                    "speed_gbps": 25.0,
+                    "kind": NicKind.ETHERNET,
+                    "role": NicRole.DATA,
+                },
                 {
                     "name": "eno1",
                     "speed_gbps": 1.0,

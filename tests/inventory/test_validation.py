@@ -55,9 +55,7 @@ def test_gpu_memory_or_bandwidth_not_above_zero_is_refused(field, value, label):
     with pytest.raises(ValidationError) as excinfo:
         services.gpu_type_create(**fields)
 
-    assert excinfo.value.message_dict[field] == [
-        f"{label} must be greater than 0 (got {value})."
-    ]
+    assert excinfo.value.message_dict[field] == [f"{label} must be greater than 0 (got {value})."]
 
 
 def test_negative_nvlink_bandwidth_names_the_range():

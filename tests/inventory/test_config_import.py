@@ -1,0 +1,97 @@
+"""Import a model from its Hugging Face config.json (service level)."""
+
+import json
+
+import pytest
+from django.core.exceptions import ValidationError
+
+from catalog.data import load_models
+from inventory import services
+from inventory.models import ModelSpec
+from tests.inventory.conftest import catalog_config
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.mark.parametrize(
+    ("slug", "model_type", "moe", "mla"),
+    [
+        ("llama-3.1-8b", "llama", False, False),
+        ("qwen3-8b", "qwen3", False, False),
+        ("qwen3-30b-a3b", "qwen3_moe", True, False),
+        ("mixtral-8x7b", "mixtral", True, False),
+        ("deepseek-v3", "deepseek_v3", True, True),
+    ],
+    ids=["llama", "qwen3", "qwen3-moe", "mixtral", "deepseek-v3-mla-moe"],
+)
+def test_import_real_config_json_computes_the_published_parameters(slug, model_type, moe, mla):
+    config = catalog_config(slug)
+    published = load_models()[slug].published_total_params
+
+    spec = services.model_spec_import_config(config=json.dumps(config), name=f"My {slug}")
+
+    assert spec.model_type == model_type
+    assert (spec.is_moe, spec.is_mla) == (moe, mla)
+    assert spec.total_params == pytest.approx(published, rel=0.01)
+    assert spec.active_params <= spec.total_params
+    assert spec.config_json == config
+    assert spec.slug == f"my-{slug}"
+
+
+def test_import_keeps_qwen3_explicit_head_dim():
+    spec = services.model_spec_import_config(config=catalog_config("qwen3-32b"), name="Q")
+
+    assert (spec.hidden_size, spec.num_attention_heads, spec.head_dim) == (5120, 64, 128)
+
+
+def test_import_reads_deepseek_mla_and_moe_keys():
+    spec = services.model_spec_import_config(config=catalog_config("deepseek-v3"), name="DS")
+
+    assert (spec.kv_lora_rank, spec.qk_rope_head_dim, spec.q_lora_rank) == (512, 64, 1536)
+    assert (spec.num_experts, spec.experts_per_token, spec.num_shared_experts) == (256, 8, 1)
+    assert spec.num_dense_layers == 3
+
+
+def test_unknown_architecture_lists_what_is_missing():
+    config = {"model_type": "mystery", "hidden_size": 1024}
+
+    with pytest.raises(ValidationError) as excinfo:
+        services.model_spec_import_config(config=config, name="Mystery")
+
+    message = excinfo.value.message_dict["config"][0]
+    assert "'mystery'" in message
+    for key in ("num_hidden_layers", "num_attention_heads", "intermediate_size", "vocab_size"):
+        assert key in message
+    assert not ModelSpec.objects.exists()
+
+
+def test_moe_config_missing_expert_keys_lists_them():
+    config = dict(catalog_config("qwen3-30b-a3b"))
+    del config["num_experts"]
+    del config["moe_intermediate_size"]
+
+    with pytest.raises(ValidationError) as excinfo:
+        services.model_spec_import_config(config=config, name="Broken MoE")
+
+    assert "num_experts, moe_intermediate_size" in excinfo.value.message_dict["config"][0]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['{"model_type": "llama",', "not json at all", "", "[1, 2]"],
+    ids=["truncated", "prose", "empty", "array"],
+)
+def test_config_that_is_not_a_json_object_is_a_field_error(text):
+    with pytest.raises(ValidationError) as excinfo:
+        services.model_spec_import_config(config=text, name="Bad")
+
+    assert "config.json" in excinfo.value.message_dict["config"][0]
+
+
+def test_config_with_heads_not_divisible_by_kv_heads_is_refused():
+    config = dict(catalog_config("llama-3.1-8b"), num_key_value_heads=5)
+
+    with pytest.raises(ValidationError) as excinfo:
+        services.model_spec_import_config(config=config, name="Odd")
+
+    assert "num_key_value_heads" in excinfo.value.message_dict["config"][0]
