@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import random
+import sys
 import threading
 import time
 from dataclasses import asdict, dataclass
@@ -52,6 +53,12 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 1024
     allow_reuse_address = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A poller that timed out or closed a keep-alive connection is normal here.
+        if isinstance(sys.exc_info()[1], OSError):
+            return
+        super().handle_error(request, client_address)
 
 
 def _handler(route: Any) -> type[BaseHTTPRequestHandler]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -64,6 +65,10 @@ def fake_server() -> Iterator[FakeServer]:
 
     class Server(ThreadingHTTPServer):
         daemon_threads = True
+
+        def handle_error(self, request: Any, client_address: Any) -> None:
+            if not isinstance(sys.exc_info()[1], OSError):  # hung-up clients are expected
+                super().handle_error(request, client_address)
 
     httpd = Server(("127.0.0.1", 0), Handler)
     port = httpd.server_address[1]
