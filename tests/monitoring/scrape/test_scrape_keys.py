@@ -77,3 +77,9 @@ def test_pure_packages_import_no_django(package):
             offenders += [f"{path}: {n}" for n in names if n.split(".")[0] == "django"]
 
     assert offenders == []
+
+
+def test_the_docs_show_the_current_key_table():
+    doc = (ROOT / "docs" / "monitoring-scrape.md").read_text()
+
+    assert markdown_table() in doc, "regenerate the table in docs/monitoring-scrape.md"
