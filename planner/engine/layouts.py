@@ -205,6 +205,7 @@ def evaluate(
         tp_link=tp_link.label,
         pp_link=pp_link.label if pp > 1 else "",
         comm_per_decode_step_ms=perf.decode_comm_ms,
+        pp_comm_per_decode_step_ms=perf.decode_pp_comm_ms,
         comm_per_prefill_ms=perf.prefill_comm_ms,
         decode_step_ms=perf.decode_step_ms,
         decode_compute_ms=perf.decode_compute_ms,
@@ -286,6 +287,9 @@ def score_candidates(spec: PlanSpec, cands: list[Candidate]) -> list[Candidate]:
             s *= 0.6
         if wl.itl_slo_ms is not None and c.itl_ms > wl.itl_slo_ms:
             s *= 0.6
-        scored.append(replace(c, score=round(s, 1)))
+        scored.append(replace(c, score=s))
+    top = max((c.score for c in scored), default=0.0)
+    if top > 0:
+        scored = [replace(c, score=round(100.0 * c.score / top, 1)) for c in scored]
     scored.sort(key=lambda c: (-c.score, c.nodes_per_replica, -c.replicas, c.tp * c.pp, c.id))
     return scored

@@ -365,6 +365,15 @@ def _reasons(
     others = [c for c in cands if c.fits and (c.tp, c.pp) != (best.tp, best.pp)]
     if others:
         runner = others[0]
+        if not runner.serves_load:
+            note = f"; it cannot hold {wl.concurrency} sequences of {spec.max_model_len} tokens"
+        elif runner.spans_nodes and not best.spans_nodes:
+            note = "; its replicas span nodes"
+        elif runner.output_throughput_tok_s < best.output_throughput_tok_s:
+            note = "; decode is bound by HBM reads of the weights, so fewer, larger replicas "
+            note += "keep bigger batches"
+        else:
+            note = ""
         out.append(
             message(
                 "layout_choice",
@@ -373,8 +382,11 @@ def _reasons(
                 replicas=best.replicas,
                 throughput_tok_s=_r(best.output_throughput_tok_s, 0),
                 concurrency=wl.concurrency,
+                itl_ms=_r(best.itl_ms),
                 runner_up_tok_s=_r(runner.output_throughput_tok_s, 0),
                 runner_up=runner.label,
+                runner_up_score=runner.score,
+                runner_up_note=note,
             )
         )
     cross = [c for c in cands if c.kind == "cross-node-tp" and c.fits]
@@ -418,7 +430,7 @@ def _reasons(
                         tp=best.tp,
                         pp=best.pp,
                         cross_tp=tp_cross[0].tp,
-                        pp_comm_ms=_r(best.comm_per_decode_step_ms, 2),
+                        pp_comm_ms=_r(best.pp_comm_per_decode_step_ms, 2),
                         tp_comm_ms=_r(tp_cross[0].comm_per_decode_step_ms, 1),
                     )
                 )

@@ -58,6 +58,7 @@ class Candidate:
     tp_link: str
     pp_link: str
     comm_per_decode_step_ms: float
+    pp_comm_per_decode_step_ms: float
     comm_per_prefill_ms: float
     decode_step_ms: float
     decode_compute_ms: float

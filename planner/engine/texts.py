@@ -36,9 +36,9 @@ TEXTS: dict[str, tuple[str, str]] = {
     ),
     "layout_choice": (
         "§3 (000 §2)",
-        "TP{tp}×PP{pp}×{replicas} serves the workload best: {throughput_tok_s} output tok/s at "
-        "{concurrency} concurrent vs {runner_up_tok_s} tok/s for {runner_up}; decode is bound "
-        "by HBM reads of the weights, so fewer, larger replicas keep bigger batches.",
+        "TP{tp}×PP{pp}×{replicas} scores best: ≈{throughput_tok_s} output tok/s at "
+        "{concurrency} concurrent, {itl_ms} ms per output token. Next: {runner_up} (score "
+        "{runner_up_score}, {runner_up_tok_s} tok/s){runner_up_note}.",
     ),
     "cross_node_worse": (
         "§2, §3 (000 §2.2, 002 §5)",

@@ -22,6 +22,7 @@ class Perf:
     decode_step_ms: float
     decode_compute_ms: float
     decode_comm_ms: float
+    decode_pp_comm_ms: float
     prefill_ms: float
     prefill_comm_ms: float
     ttft_ms: float
@@ -111,7 +112,7 @@ def estimate(
     batch = max(min(offered, float(max_num_seqs), kv_limited), 1e-9)
     cap_batch = max(min(float(max_num_seqs), kv_limited), 1e-9)
 
-    def round_ms(b: float) -> tuple[float, float, float]:
+    def round_ms(b: float) -> tuple[float, float, float, float]:
         micro = b / pp
         stage, compute, comm = decode_stage_ms(
             arch,
@@ -128,7 +129,7 @@ def estimate(
         )
         pp_ms = pp_comm_ms(hidden=arch.hidden_size, tokens=micro, pp=pp, link=pp_link, a=a)
         eff = a.pp_efficiency if pp > 1 else 1.0
-        return (pp * stage + pp_ms) / eff, compute * pp, comm * pp
+        return (pp * stage + pp_ms) / eff, compute * pp, comm * pp, pp_ms
 
     # Prefill of one request: FLOPs over all GPUs of the replica, plus its all-reduces.
     b = parameter_breakdown(arch)
@@ -157,12 +158,12 @@ def estimate(
     prefill_ms = prefill_compute_ms + prefill_comm * (1 - overlap)
 
     def output_rate(bt: float) -> float:
-        step, _, _ = round_ms(bt)
+        step = round_ms(bt)[0]
         out = workload.avg_output_tokens
         seconds = (bt * prefill_ms + out * step) / 1e3
         return bt * out / seconds if seconds > 0 else 0.0
 
-    step, compute, comm = round_ms(batch)
+    step, compute, comm, pp_ms = round_ms(batch)
     per_replica = output_rate(batch)
     balance = a.balancer_efficiency if replicas > 1 else 1.0
     output = per_replica * replicas
@@ -172,6 +173,7 @@ def estimate(
         decode_step_ms=step,
         decode_compute_ms=compute,
         decode_comm_ms=comm,
+        decode_pp_comm_ms=pp_ms,
         prefill_ms=prefill_ms,
         prefill_comm_ms=prefill_comm,
         ttft_ms=prefill_ms + step,

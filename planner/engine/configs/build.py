@@ -36,7 +36,7 @@ def build_configs(
         "serve_yaml": serve_yaml(serve_dict) if route == "C" else "",
         "serve_config": serve_dict if route == "C" else None,
         "env_file": env_file(used, multi_node=len(used) > 1),
-        "docker_run": docker_lines(commands, spec.vllm_image),
+        "docker_run": docker_lines(commands, spec.vllm_image, ray_lines),
     }
     configs["readme"] = _readme(spec, best, route, backend, configs)
     return configs

@@ -1,0 +1,267 @@
+"""The wizard in real headless Chromium, from an empty browser to the config archive."""
+
+import io
+import json
+import os
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from catalog.data import load_models
+from tests.planner.fleet import build_demo_fleet
+
+# Playwright's sync API runs an event loop in this thread; the ORM calls here are test setup.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True, serialized_rollback=True),
+]
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SCREENSHOTS = Path(os.environ.get("SERVEPLAN_SCREENSHOTS", "/tmp/serveplan-wizard"))
+PASSWORD = "pw-for-tests-1"
+CSP_PROBE = """
+window.__cspViolations = [];
+document.addEventListener('securitypolicyviolation', function (e) {
+  window.__cspViolations.push(e.violatedDirective + ' ' + e.blockedURI);
+});
+"""
+
+
+@pytest.fixture(scope="module")
+def browser():
+    sync_api = pytest.importorskip("playwright.sync_api")
+    if not Path(CHROMIUM).exists():
+        pytest.skip("Chromium is not installed at /usr/bin/chromium")
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def fleet(transactional_db):
+    return build_demo_fleet()
+
+
+@pytest.fixture
+def page(browser, live_server, planner, fleet):
+    """A fresh browser context (no cookies) whose console errors and CSP violations are kept."""
+    context = browser.new_context(accept_downloads=True, viewport={"width": 1360, "height": 900})
+    context.add_init_script(CSP_PROBE)
+    page = context.new_page()
+    page.errors = []
+
+    def on_console(msg) -> None:
+        # Chromium asks for /favicon.ico by itself; its 404 is not an error of our pages.
+        if msg.type == "error" and not msg.location.get("url", "").endswith("/favicon.ico"):
+            page.errors.append(f"console {msg.type}: {msg.text} at {msg.location}")
+
+    page.on("console", on_console)
+    page.on("pageerror", lambda exc: page.errors.append(f"pageerror: {exc}"))
+    page.set_default_timeout(15_000)
+    yield page
+    context.close()
+
+
+def _csp_violations(page) -> list:
+    return page.evaluate("window.__cspViolations || []")
+
+
+def _shot(page, name: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+
+
+def _login(page, live_server, username: str) -> None:
+    page.goto(f"{live_server.url}/plans/new/?reset=1")
+    assert "/accounts/login/" in page.url
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("button[type=submit], input[type=submit]")
+    page.wait_for_url("**/plans/new/model/")
+
+
+def _wait_panel(page) -> None:
+    """Wait until the live side panel has been refreshed by the engine."""
+    # Locators, not wait_for_function: the CSP (rightly) forbids the eval it needs.
+    page.wait_for_selector("#side-panel[data-refreshed]:not([aria-busy])")
+
+
+def _next(page, expect: str) -> None:
+    page.click("button.primary[name=action]")
+    page.wait_for_url(f"**/plans/new/{expect}/")
+
+
+def _check_result_page(page) -> None:
+    page.wait_for_selector("[data-testid=recommendation]")
+    _wait_charts(page)
+    charts = page.locator(".chart[data-figure]")
+    assert charts.count() >= 4
+    for i in range(charts.count()):
+        assert charts.nth(i).locator(".main-svg").count() >= 1
+
+
+def _wait_charts(page) -> None:
+    from playwright.sync_api import expect
+
+    page.wait_for_selector(".chart[data-rendered=true]")
+    expect(page.locator(".chart[data-figure]:not([data-rendered=true])")).to_have_count(0)
+
+
+def _download_archive(page) -> dict[str, str]:
+    with page.expect_download() as info:
+        page.click("[data-testid=download-configs]")
+    path = info.value.path()
+    with zipfile.ZipFile(io.BytesIO(Path(path).read_bytes())) as archive:
+        return {name.split("/", 1)[1]: archive.read(name).decode() for name in archive.namelist()}
+
+
+def test_wizard_s1_from_an_empty_browser(page, live_server, planner):
+    # Given an empty browser, when the planner signs in through the login page
+    _login(page, live_server, planner.username)
+    _shot(page, "step1-model")
+
+    # Step 1: the 70B dense model
+    page.select_option("#id_model", "llama-3.1-70b")
+    _next(page, "precision")
+
+    # Step 2: INT8 weights; the side panel recomputes as the answer changes
+    page.check("input[name=weight_dtype][value=int8]")
+    _wait_panel(page)
+    assert "GiB" in page.inner_text("#side-panel")
+    page.fill("#id_max_model_len", "8192")
+    _shot(page, "step2-precision")
+    _next(page, "load")
+
+    # Step 3: load
+    page.fill("#id_concurrency", "32")
+    _shot(page, "step3-load")
+    _next(page, "machines")
+
+    # Step 4: the two A800 nodes of the demo fleet
+    page.check("input[name=source][value=machines]")
+    page.check("input[name=machines][value=a800-01]")
+    page.check("input[name=machines][value=a800-02]")
+    _wait_panel(page)
+    _shot(page, "step4-machines")
+    _next(page, "operations")
+
+    # Back and forward keep the answers
+    page.click("button[name=action][value=back]")
+    page.wait_for_url("**/plans/new/machines/")
+    assert page.is_checked("input[name=machines][value=a800-02]")
+    _next(page, "operations")
+
+    # Step 5: the for/against-Ray questions, each with its why
+    assert page.locator(".question .why").count() == 7
+    page.check("#id_gateway_available")
+    _shot(page, "step5-operations")
+    page.click("button.primary[name=action][value=finish]")
+    page.wait_for_url("**/plans/*-*-*-*-*/")
+
+    # Then: Route A, a replica inside each node, behind Nginx; every chart rendered
+    _check_result_page(page)
+    recommendation = page.inner_text("[data-testid=recommendation]")
+    assert "Route A" in recommendation
+    assert "TP8" in recommendation or "TP4" in recommendation
+    assert "nginx" in recommendation
+    _shot(page, "result-s1")
+    plan_url = page.url
+
+    # What if the nodes had 400 Gb InfiniBand?
+    page.select_option("#id_link", "ib400")
+    page.click(".what-if-form button[type=submit]")
+    page.wait_for_url("**/what-if/**")
+    _check_result_page_what_if(page)
+    _shot(page, "what-if-s1")
+
+    # The config archive holds the launch scripts and every config file
+    page.goto(plan_url)
+    files = _download_archive(page)
+    assert {"README.md", "nginx.conf", ".env", "launch-a800-01.sh", "launch-a800-02.sh"} <= set(
+        files
+    )
+    assert "NCCL_SOCKET_IFNAME=eth1" in files[".env"]
+    assert "least_conn" in files["nginx.conf"]
+    assert "vllm serve" in files["launch-a800-01.sh"]
+
+    assert page.errors == []
+    assert _csp_violations(page) == []
+
+
+def _check_result_page_what_if(page) -> None:
+    page.wait_for_selector("[data-testid=right-recommendation]")
+    _wait_charts(page)
+    assert page.locator(".chart[data-rendered=true]").count() == 8
+    assert page.locator("tr[data-changed=true], tr.changed").count() >= 1
+
+
+def test_wizard_s2b_pasted_config_64k(page, live_server, planner):
+    # Given Qwen2.5-72B with YaRN rope scaling to 128K, pasted as its config.json
+    config = dict(load_models()["qwen2.5-72b"].config)
+    config["max_position_embeddings"] = 131072
+    config["rope_scaling"] = {
+        "type": "yarn",
+        "factor": 4.0,
+        "original_max_position_embeddings": 32768,
+    }
+    _login(page, live_server, planner.username)
+    page.check("input[name=source][value=paste]")
+    page.fill("#id_config_json", "{ not json")
+    _next_expect_error(page, "#id_config_json_error")
+    page.fill("#id_config_json", json.dumps(config, indent=1))
+    page.fill("#id_name", "Qwen/Qwen2.5-72B-Instruct")
+    _next(page, "precision")
+
+    # Step 2: BF16, 64K context; a utilization above 1 is refused next to the field
+    page.check("input[name=weight_dtype][value=bf16]")
+    page.fill("#id_max_model_len", "65536")
+    page.fill("#id_gpu_memory_utilization", "1.5")
+    _next_expect_error(page, "#id_gpu_memory_utilization_error")
+    assert page.get_attribute("#id_gpu_memory_utilization", "aria-invalid") == "true"
+    page.fill("#id_gpu_memory_utilization", "0.9")
+    _next(page, "load")
+
+    page.fill("#id_concurrency", "16")
+    page.fill("#id_avg_input_tokens", "1200")
+    page.fill("#id_avg_output_tokens", "512")
+    _next(page, "machines")
+
+    page.check("input[name=source][value=pool]")
+    page.select_option("#id_pool", "a100-pool")
+    _next(page, "operations")
+    page.click("button.primary[name=action][value=finish]")
+    page.wait_for_url("**/plans/*-*-*-*-*/")
+
+    # Then: one instance over both nodes, TP4 × PP2, with the network warning
+    _check_result_page(page)
+    recommendation = page.inner_text("[data-testid=recommendation]")
+    assert "Route B" in recommendation
+    assert "TP4×PP2" in recommendation
+    reasons = page.inner_text(".reasons")
+    assert "25.0 Gb/s" in reasons
+    assert "V0" in reasons  # the article's OOM was vLLM V0
+    _shot(page, "result-s2b")
+
+    files = _download_archive(page)
+    assert {"README.md", ".env", "launch-a100-01.sh", "launch-a100-02.sh"} <= set(files)
+    assert "--nnodes" in files["launch-a100-01.sh"] or "ray start" in files["launch-a100-01.sh"]
+
+    assert page.errors == []
+    assert _csp_violations(page) == []
+
+
+def _next_expect_error(page, selector: str) -> None:
+    page.click("button.primary[name=action]")
+    page.wait_for_selector(selector)
