@@ -50,6 +50,8 @@ class Script:
     """What the scriptable server answers: a callable path -> (status, headers, body chunks)."""
 
     def __init__(self) -> None:
+        self.posts: list[tuple[str, dict[str, str], bytes]] = []
+        self.gets: list[tuple[str, dict[str, str]]] = []
         self.route: Callable[[str], tuple[int, dict[str, str], Any]] = lambda path: (
             200,
             {},
@@ -66,6 +68,7 @@ def http_server() -> Iterator[tuple[str, Script]]:
         protocol_version = "HTTP/1.1"
 
         def do_GET(self) -> None:  # noqa: N802
+            script.gets.append((self.path, dict(self.headers)))
             status, headers, chunks = script.route(self.path)
             try:
                 self.send_response(status)
@@ -83,6 +86,13 @@ def http_server() -> Iterator[tuple[str, Script]]:
                     self.wfile.flush()
             except (BrokenPipeError, ConnectionResetError):
                 pass
+
+        def do_POST(self) -> None:  # noqa: N802
+            length = int(self.headers.get("Content-Length", "0"))
+            script.posts.append((self.path, dict(self.headers), self.rfile.read(length)))
+            self.send_response(204)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
 
         def log_message(self, *args: Any) -> None:
             return

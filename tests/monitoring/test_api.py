@@ -1,0 +1,155 @@
+"""The monitoring API: schema, series, state, events, alert rules."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from django.utils import timezone
+
+from monitoring.models import AlertEvent, AlertRule
+from tests.monitoring.factories import write_series
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_schema_documents_the_monitoring_routes():
+    from django.urls import include, path
+    from drf_spectacular.generators import SchemaGenerator
+
+    # Only our routes: the whole schema is tested by the lead's suite.
+    patterns = [path("api/v1/monitoring/", include("monitoring.api_urls"))]
+    schema = SchemaGenerator(patterns=patterns).get_schema(request=None, public=True)
+
+    paths = schema["paths"]
+    for route in (
+        "/api/v1/monitoring/targets/",
+        "/api/v1/monitoring/targets/{id}/series/",
+        "/api/v1/monitoring/targets/{id}/state/",
+        "/api/v1/monitoring/overview/",
+        "/api/v1/monitoring/fleet-series/",
+        "/api/v1/monitoring/events/",
+        "/api/v1/monitoring/alert-rules/",
+    ):
+        assert route in paths, route
+
+
+def test_the_series_endpoint_returns_points_per_series(viewer_api, make_target):
+    target = make_target()
+    now = timezone.now()
+    write_series(
+        target,
+        "vllm.requests_running",
+        start=now.replace(microsecond=0) - timezone.timedelta(minutes=10),
+        step_s=15,
+        count=40,
+    )
+
+    response = viewer_api.get(
+        f"/api/v1/monitoring/targets/{target.pk}/series/",
+        {"series": "vllm.requests_running,vllm.requests_waiting", "range": "15m"},
+    )
+
+    assert response.status_code == 200
+    body = response.json()
+    (series,) = body["series"]
+    assert series["key"] == "vllm.requests_running"
+    assert len(series["t"]) == len(series["v"]) == 40
+    assert body["source"] == "raw"
+    assert body["start"] < series["t"][0] <= series["t"][-1] <= body["end"]
+
+
+@pytest.mark.parametrize(
+    "params", [{"series": "x", "range": "3y"}, {"range": "1h"}], ids=["bad-range", "no-series"]
+)
+def test_the_series_endpoint_explains_bad_parameters(viewer_api, make_target, params):
+    target = make_target()
+
+    response = viewer_api.get(f"/api/v1/monitoring/targets/{target.pk}/series/", params)
+
+    assert response.status_code == 400
+
+
+def test_the_state_endpoint_lists_open_events(viewer_api, make_target):
+    target = make_target()
+    rule = AlertRule.objects.filter(target=target).first()
+    AlertEvent.objects.create(
+        rule=rule, target=target, opened_at=timezone.now(), value=1, last_value=1, message="m"
+    )
+
+    body = viewer_api.get(f"/api/v1/monitoring/targets/{target.pk}/state/").json()
+
+    assert body["state"] == "never"
+    assert [e["rule_name"] for e in body["open_events"]] == [rule.name]
+
+
+def test_events_filter_by_open(viewer_api, make_target):
+    target = make_target()
+    rule = AlertRule.objects.filter(target=target).first()
+    now = timezone.now()
+    AlertEvent.objects.create(
+        rule=rule, target=target, opened_at=now, value=1, last_value=1, message="open"
+    )
+    other = AlertRule.objects.filter(target=target).last()
+    AlertEvent.objects.create(
+        rule=other,
+        target=target,
+        opened_at=now,
+        resolved_at=now,
+        value=1,
+        last_value=0,
+        message="done",
+    )
+
+    body = viewer_api.get("/api/v1/monitoring/events/", {"open": "true"}).json()
+
+    assert [e["message"] for e in body["results"]] == ["open"]
+
+
+def test_a_planner_creates_an_alert_rule_for_all_targets(planner_api):
+    response = planner_api.post(
+        "/api/v1/monitoring/alert-rules/",
+        {"name": "5xx", "series": "vllm.http_errors_per_s", "comparison": "gt", "threshold": 0.1},
+        format="json",
+    )
+
+    assert response.status_code == 201, response.json()
+    assert response.json()["target"] is None
+
+
+def test_pages_render(viewer_client, make_target):
+    vllm, ray = make_target(), make_target(kind="ray")
+    started = time.monotonic()
+
+    for url in (
+        "/monitoring/",
+        "/monitoring/overview/tiles/",
+        "/monitoring/targets/",
+        "/monitoring/events/",
+        vllm.get_absolute_url(),
+        ray.get_absolute_url(),
+        f"/monitoring/targets/{vllm.pk}/panels/",
+        f"/monitoring/targets/{ray.pk}/panels/",
+    ):
+        response = viewer_client.get(url)
+        assert response.status_code == 200, url
+        assert b"<script>" not in response.content  # the CSP forbids inline scripts
+    assert time.monotonic() - started < 10
+
+
+def test_every_chart_has_a_title_a_unit_and_an_empty_state(viewer_client, make_target):
+    import re
+
+    for target in (make_target(), make_target(kind="ray")):
+        html = viewer_client.get(target.get_absolute_url()).content.decode()
+        charts = re.findall(r"<figure[^>]*data-chart=[^>]*>", html)
+        assert len(charts) >= 8
+        for tag in charts:
+            for attribute in ("data-title", "data-unit", "data-empty"):
+                assert re.search(attribute + r'="[^"]+"', tag), (attribute, tag)
+
+
+def test_an_unlinked_target_explains_the_empty_plan_panel(viewer_client, make_target):
+    response = viewer_client.get(make_target().get_absolute_url())
+
+    assert b"not linked to a plan" in response.content

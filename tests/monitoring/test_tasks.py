@@ -1,0 +1,134 @@
+"""Celery tasks: pinned names, scheduler fan-out with expires, retry policy, alert hand-off."""
+
+from __future__ import annotations
+
+import socket
+from datetime import timedelta
+from unittest import mock
+
+import pytest
+from django.utils import timezone
+
+from config.celery import app
+from monitoring import tasks
+from monitoring.models import PollStatus, Target
+
+pytestmark = pytest.mark.django_db
+
+
+def test_task_names_are_pinned():
+    # Renaming a task strands messages already queued and beat entries in the database.
+    assert tasks.schedule_polls.name == "monitoring.schedule_polls"
+    assert tasks.poll_target.name == "monitoring.poll_target"
+    assert tasks.maintain.name == "monitoring.maintain"
+    assert tasks.deliver_webhook.name == "monitoring.deliver_webhook"
+
+
+def test_beat_runs_the_scheduler_every_5_s_and_maintenance_every_minute():
+    schedule = app.conf.beat_schedule
+    assert schedule["monitoring.schedule_polls"]["task"] == "monitoring.schedule_polls"
+    assert schedule["monitoring.schedule_polls"]["schedule"] == 5.0
+    assert schedule["monitoring.schedule_polls"]["options"]["expires"] < 5
+    assert schedule["monitoring.maintain"]["task"] == "monitoring.maintain"
+
+
+def test_poll_policy_is_acks_late_with_a_soft_time_limit():
+    assert tasks.poll_target.acks_late is True
+    assert tasks.poll_target.soft_time_limit == tasks.POLL_SOFT_TIME_LIMIT_S
+    assert tasks.poll_target.ignore_result is True
+
+
+def test_scheduler_fans_out_one_poll_per_due_target_with_expires_shorter_than_its_interval(
+    make_target,
+):
+    due_15 = make_target(poll_interval_s=15)
+    due_5 = make_target(poll_interval_s=5)
+    make_target(enabled=False)
+    later = make_target()
+    Target.objects.filter(pk=later.pk).update(next_poll_at=timezone.now() + timedelta(minutes=1))
+
+    with mock.patch.object(tasks.poll_target, "apply_async") as apply_async:
+        queued = tasks.schedule_polls()
+
+    assert queued == 2
+    calls = {c.kwargs["kwargs"]["target_id"]: c.kwargs for c in apply_async.call_args_list}
+    assert set(calls) == {due_15.pk, due_5.pk}
+    assert 0 < calls[due_15.pk]["expires"] < 15
+    assert 0 < calls[due_5.pk]["expires"] < 5
+    assert all(isinstance(c["kwargs"]["slot"], int) for c in calls.values())
+
+
+def test_a_scheduled_target_is_not_queued_again_before_its_interval(make_target):
+    make_target(poll_interval_s=15)
+
+    with mock.patch.object(tasks.poll_target, "apply_async") as apply_async:
+        first = tasks.schedule_polls()
+        second = tasks.schedule_polls()
+
+    assert (first, second) == (1, 0)
+    assert apply_async.call_count == 1
+
+
+def test_a_worker_that_fell_behind_queues_one_poll_not_a_backlog(make_target):
+    target = make_target(poll_interval_s=5)
+    Target.objects.filter(pk=target.pk).update(next_poll_at=timezone.now() - timedelta(hours=1))
+
+    with mock.patch.object(tasks.poll_target, "apply_async") as apply_async:
+        tasks.schedule_polls()
+
+    assert apply_async.call_count == 1
+    target.refresh_from_db()
+    assert target.next_poll_at > timezone.now()
+
+
+@pytest.mark.enable_socket
+def test_a_dead_target_is_retried_within_its_slot_then_counted_once(make_target, settings):
+    settings.MONITORING_TOTAL_TIMEOUT_S = 0.5
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    target = make_target(base_url=f"http://127.0.0.1:{port}", poll_interval_s=60)
+
+    with mock.patch("monitoring.tasks.poll", wraps=tasks.poll) as polled:
+        tasks.poll_target.apply(kwargs={"target_id": target.pk, "slot": 1})
+
+    assert polled.call_count == 1 + tasks.MAX_TRANSPORT_RETRIES
+    target.refresh_from_db()
+    assert target.last_status == PollStatus.ERROR
+    assert target.last_error_kind == "connect"
+    assert target.consecutive_failures == 1
+
+
+@pytest.mark.enable_socket
+def test_an_http_error_is_not_retried(make_target, http_server):
+    base, script = http_server
+    script.route = lambda path: (500, {}, [b"boom"])
+    target = make_target(base_url=f"{base}/v", poll_interval_s=60)
+
+    with mock.patch("monitoring.tasks.poll", wraps=tasks.poll) as polled:
+        tasks.poll_target.apply(kwargs={"target_id": target.pk, "slot": 1})
+
+    assert polled.call_count == 1
+    target.refresh_from_db()
+    assert target.last_error_kind == "http_status"
+
+
+def test_a_deleted_or_disabled_target_is_skipped(make_target):
+    target = make_target(enabled=False)
+
+    with mock.patch("monitoring.tasks.poll") as polled:
+        tasks.poll_target.apply(kwargs={"target_id": target.pk})
+        tasks.poll_target.apply(kwargs={"target_id": 999_999})
+
+    polled.assert_not_called()
+
+
+def test_maintenance_rolls_up_then_enforces_retention(make_target):
+    with (
+        mock.patch("monitoring.tasks.rollup_run", return_value=3) as rollup,
+        mock.patch("monitoring.tasks.retention_run") as retention,
+    ):
+        tasks.maintain.apply()
+
+    rollup.assert_called_once()
+    retention.assert_called_once()

@@ -1,0 +1,100 @@
+"""Bearer tokens: encrypted at rest, sent only to the target, never shown again or logged."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from django.db import connection
+
+from monitoring.models import Target
+from monitoring.polling import poll
+
+pytestmark = pytest.mark.django_db
+
+SECRET = "sk-live-abcdef0123456789"
+
+
+def _raw_token(target: Target) -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT token FROM monitoring_target WHERE id = %s", [target.pk])
+        return cursor.fetchone()[0]
+
+
+def test_the_token_is_encrypted_at_rest(make_target):
+    target = make_target(token=SECRET)
+
+    stored = _raw_token(target)
+
+    assert stored
+    assert SECRET not in stored
+    assert Target.objects.get(pk=target.pk).token == SECRET
+
+
+def test_the_api_never_returns_the_token(make_target, planner_api):
+    target = make_target(token=SECRET)
+
+    detail = planner_api.get(f"/api/v1/monitoring/targets/{target.pk}/")
+    listing = planner_api.get("/api/v1/monitoring/targets/")
+
+    assert detail.status_code == 200
+    assert detail.json()["has_token"] is True
+    assert "token" not in detail.json()
+    assert SECRET not in detail.content.decode() + listing.content.decode()
+
+
+def test_the_edit_page_does_not_render_the_token(make_target, planner_client):
+    target = make_target(token=SECRET)
+
+    response = planner_client.get(f"/monitoring/targets/{target.pk}/edit/")
+
+    assert response.status_code == 200
+    assert SECRET not in response.content.decode()
+    assert b"A token is saved" in response.content
+
+
+def test_saving_the_form_with_an_empty_token_keeps_the_saved_one(make_target, planner_client):
+    target = make_target(token=SECRET)
+
+    response = planner_client.post(
+        f"/monitoring/targets/{target.pk}/edit/",
+        {
+            "name": target.name,
+            "kind": "vllm",
+            "base_url": target.base_url,
+            "poll_interval_s": 30,
+            "enabled": "on",
+            "token": "",
+        },
+    )
+
+    assert response.status_code == 302
+    target = Target.objects.get(pk=target.pk)
+    assert (target.token, target.poll_interval_s) == (SECRET, 30)
+
+
+def test_the_token_can_be_replaced_and_removed_through_the_api(make_target, planner_api):
+    target = make_target(token=SECRET)
+    url = f"/api/v1/monitoring/targets/{target.pk}/"
+
+    planner_api.patch(url, {"token": "new-token"}, format="json")
+    assert Target.objects.get(pk=target.pk).token == "new-token"
+    planner_api.patch(url, {"clear_token": True}, format="json")
+    assert Target.objects.get(pk=target.pk).token == ""
+
+
+@pytest.mark.enable_socket
+def test_the_token_is_sent_as_a_bearer_and_never_logged(make_target, http_server, caplog):
+    base, script = http_server
+    script.route = lambda path: (500, {}, [b"nope"])
+    target = make_target(base_url=f"{base}/v", token=SECRET)
+    caplog.set_level(logging.DEBUG)
+
+    report = poll(Target.objects.defer("token").get(pk=target.pk))
+
+    assert not report.ok
+    ((path, headers),) = script.gets
+    assert (path, headers["Authorization"]) == ("/v/metrics", f"Bearer {SECRET}")
+    assert SECRET not in caplog.text
+    target.refresh_from_db()
+    assert SECRET not in target.last_error
