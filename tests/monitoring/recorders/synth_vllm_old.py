@@ -85,8 +85,8 @@ class Collector:
         if self.version == "0.8":
             labels["engine"] = "0"
         names, values = list(labels), list(labels.values())
-        yield GaugeMetricFamily("process_start_time_seconds",
-                                "Start time of the process since unix epoch in seconds.", START)  # fmt: skip
+        doc = "Start time of the process since unix epoch in seconds."
+        yield GaugeMetricFamily("process_start_time_seconds", doc, START)
         gauges = [
             ("vllm:num_requests_running", "Number of requests currently running on GPU.",
              self.running),
