@@ -33,7 +33,7 @@ class DecisionForm(forms.ModelForm):
         fields = [*EDITABLE_FIELDS]
         widgets = {
             "context": forms.Textarea(attrs={"rows": 8}),
-            "decision": forms.Textarea(attrs={"rows": 4}),
+            "decision_text": forms.Textarea(attrs={"rows": 4}),
             "alternatives": forms.Textarea(attrs={"rows": 5}),
             "consequences": forms.Textarea(attrs={"rows": 4}),
             "verifiable_sentence": forms.Textarea(attrs={"rows": 2}),

@@ -72,8 +72,8 @@ def export_markdown(decision: DecisionRecord) -> str:
     ]
     lines += [f"- {item}" for item in chosen]
     lines.append("")
-    if decision.decision.strip():
-        lines += [decision.decision.strip(), ""]
+    if decision.decision_text.strip():
+        lines += [decision.decision_text.strip(), ""]
     sentence = " ".join(decision.verifiable_sentence.split()) or "—"
     lines += [f"> {sentence}", ""]
 

@@ -76,7 +76,7 @@ class DecisionRecord(models.Model):
         _("layout"), max_length=60, blank=True, help_text=_("For example TP4×PP2×1.")
     )
     context = models.TextField(_("context"), blank=True, help_text=_("Markdown."))
-    decision = models.TextField(
+    decision_text = models.TextField(
         _("decision"), blank=True, help_text=_("What is decided, in Markdown.")
     )
     alternatives = models.TextField(

@@ -355,7 +355,7 @@ def proposal_from_plan(plan: Plan, *, author_name: str) -> dict[str, Any]:
         "executor_backend": backend if backend in ("mp", "ray") else "",
         "layout": layout,
         "context": _context(plan, result, hosts),
-        "decision": decision,
+        "decision_text": decision,
         "alternatives": _alternatives(result, best),
         "consequences": _consequences(result),
         "verifiable_sentence": sentence,

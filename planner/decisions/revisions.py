@@ -20,7 +20,7 @@ DOCUMENT_FIELDS = (
     "executor_backend",
     "layout",
     "context",
-    "decision",
+    "decision_text",
     "verifiable_sentence",
     "alternatives",
     "consequences",
@@ -34,7 +34,13 @@ EVIDENCE_FIELDS = (
     "window_end",
     "note",
 )
-MULTILINE_FIELDS = {"context", "decision", "alternatives", "consequences", "verifiable_sentence"}
+MULTILINE_FIELDS = {
+    "context",
+    "decision_text",
+    "alternatives",
+    "consequences",
+    "verifiable_sentence",
+}
 
 
 def _iso(value: Any) -> str | None:

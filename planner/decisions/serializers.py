@@ -86,7 +86,7 @@ class DecisionRecordSerializer(serializers.ModelSerializer):
             "executor_backend",
             "layout",
             "context",
-            "decision",
+            "decision_text",
             "alternatives",
             "consequences",
             "verifiable_sentence",
@@ -145,7 +145,7 @@ class DecisionWriteSerializer(serializers.Serializer):
     )
     layout = serializers.CharField(max_length=60, allow_blank=True, required=False)
     context = serializers.CharField(allow_blank=True, required=False)
-    decision = serializers.CharField(allow_blank=True, required=False)
+    decision_text = serializers.CharField(allow_blank=True, required=False)
     alternatives = serializers.CharField(allow_blank=True, required=False)
     consequences = serializers.CharField(allow_blank=True, required=False)
     verifiable_sentence = serializers.CharField(allow_blank=True, required=False)

@@ -44,7 +44,7 @@ EDITABLE_FIELDS = (
     "executor_backend",
     "layout",
     "context",
-    "decision",
+    "decision_text",
     "alternatives",
     "consequences",
     "verifiable_sentence",

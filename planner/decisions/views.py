@@ -22,7 +22,7 @@ from planner.decisions.prefill import plan_estimates, proposal_from_plan
 from planner.decisions.rules import readiness
 from planner.models import Plan
 
-TEXT_FIELDS = ("context", "decision", "alternatives", "consequences")
+TEXT_FIELDS = ("context", "decision_text", "alternatives", "consequences")
 
 
 def document_context(decision: DecisionRecord) -> dict[str, Any]:

@@ -350,3 +350,18 @@ def complete_decision(user: Any, *, measured: dict[str, float] | None = None, **
         evidence[kind]["measured_value"] = value
     fields.setdefault("verifiable_sentence", "Keep mp, because the platform reserves both nodes.")
     return make_decision(user, responsibilities=copy.deepcopy(OWNED), evidence=evidence, **fields)
+
+
+def form_data(response: Any) -> dict[str, Any]:
+    """Return the POST data a browser would send for the form on `response`, unchanged."""
+    form = response.context["form"]
+    data: dict[str, Any] = {}
+    for name in form.fields:
+        value = form[name].value()
+        if value is None:
+            continue
+        if isinstance(value, list | tuple):
+            data[name] = [getattr(v, "pk", v) for v in value]
+        else:
+            data[name] = value
+    return data
