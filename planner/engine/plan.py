@@ -349,6 +349,9 @@ def _reasons(
             None,
         )
         ratio = best.capacity_output_tok_s / one.capacity_output_tok_s if one and one.fits else 0
+        wl_ratio = (
+            best.output_throughput_tok_s / one.output_throughput_tok_s if one and one.fits else 0
+        )
         out.append(
             message(
                 "replicas_behind_balancer",
@@ -360,6 +363,8 @@ def _reasons(
                 if balancer == "nginx"
                 else "Serve proxy on every node",
                 capacity_ratio=_r(ratio, 2),
+                workload_ratio=_r(wl_ratio, 2),
+                concurrency=wl.concurrency,
             )
         )
     others = [c for c in cands if c.fits and (c.tp, c.pp) != (best.tp, best.pp)]
@@ -474,6 +479,7 @@ def _reasons(
                     "v1_chunked_prefill",
                     max_model_len=spec.max_model_len,
                     max_num_batched_tokens=mnbt,
+                    layout=top.label,
                     max_concurrency=_r(top.max_concurrency_per_replica),
                 )
             )

@@ -32,7 +32,9 @@ TEXTS: dict[str, tuple[str, str]] = {
         "§3 Route A (000 §2, 002 §3)",
         "{replicas} replicas of TP{tp}×PP{pp} behind {balancer} ({balancer_config}): isolated "
         "failure domains and near-linear scaling; at saturation {replicas} replicas give "
-        "{capacity_ratio}× one replica.",
+        "{capacity_ratio}× one replica, at your {concurrency} concurrent sequences "
+        "{workload_ratio}× (decode is HBM-bound, so one replica's larger batch costs little "
+        "more per step).",
     ),
     "layout_choice": (
         "§3 (000 §2)",
@@ -92,10 +94,10 @@ TEXTS: dict[str, tuple[str, str]] = {
     ),
     "v1_chunked_prefill": (
         "§8 S2b (002 §5)",
-        "The 002 article reports TP4 out of memory at {max_model_len} tokens: that was vLLM V0, "
-        "which profiled a full-length prefill. vLLM V1 profiles at most "
-        "max_num_batched_tokens={max_num_batched_tokens} tokens with chunked prefill, so TP4 "
-        "starts; it holds {max_concurrency} such sequences.",
+        "vLLM V1 profiles at most max_num_batched_tokens={max_num_batched_tokens} tokens with "
+        "chunked prefill, not a full {max_model_len}-token prefill, so {layout} starts and "
+        "holds {max_concurrency} such sequences. The 002 article's TP4 out-of-memory at 64K "
+        "was vLLM V0, which profiled the full length.",
     ),
     "pinned_layout": (
         "§3",
