@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 
@@ -148,6 +148,10 @@ class _RowForm(MachineForm):
         if not name:
             return None
         return self.pools.get(name) or Pool(name=name, kind=PoolKind.DEDICATED)
+
+    def _get_validation_exclusions(self) -> set[str]:
+        # The GPU type and pool come from the preloaded dicts: no existence query per row.
+        return {*super()._get_validation_exclusions(), "gpu_type", "pool"}
 
     # Uniqueness is checked against a preloaded set of host names, once for the whole file.
     def validate_unique(self) -> None:
@@ -318,6 +322,7 @@ def apply_rows(
         )
     pools: dict[str, Pool] = {}
     existing = {m.hostname: m for m in Machine.objects.select_for_update()}
+    to_create = []
     for row in preview.rows:
         fields = dict(row.cleaned)
         pool = fields.get("pool")
@@ -331,7 +336,16 @@ def apply_rows(
         if machine is not None:
             services.machine_update(machine=machine, actor=actor, nics=row.nics, **fields)
         else:
-            services.machine_create(actor=actor, nics=row.nics, **fields)
+            to_create.append((fields, row.nics))
+    try:
+        with transaction.atomic():
+            services.machines_bulk_create(machines=to_create, actor=actor)
+    except IntegrityError as exc:
+        # Someone wrote a clashing machine between the check above and the insert.
+        raise ValidationError(
+            _("The inventory changed during the import (%(error)s); nothing was imported.")
+            % {"error": exc}
+        ) from exc
     return preview
 
 

@@ -185,6 +185,43 @@ def machine_update(
 
 
 @transaction.atomic
+def machines_bulk_create(
+    *,
+    machines: Iterable[tuple[Mapping[str, Any], Iterable[Mapping[str, Any]]]],
+    actor: Any | None = None,
+) -> list[Machine]:
+    """Create many machines with their NICs in a handful of queries (the bulk import path).
+
+    Every field validator runs on every machine and NIC. Host-name uniqueness and the GPU
+    type / pool references must have been checked by the caller over the whole batch
+    (inventory.bulk.validate_rows does, with one query each); the database constraints
+    still hold, so a race ends in IntegrityError and the transaction writes nothing.
+    """
+    from simple_history.utils import bulk_create_with_history
+
+    user = actor if getattr(actor, "is_authenticated", False) else None
+    rows = [(_assign(Machine(), fields), list(nics)) for fields, nics in machines]
+    for machine, _unused in rows:
+        machine.full_clean(
+            exclude=["gpu_type", "pool"], validate_unique=False, validate_constraints=False
+        )
+    created = bulk_create_with_history([row[0] for row in rows], Machine, default_user=user)
+    interfaces = []
+    for machine, (_unused, nics) in zip(created, rows, strict=True):
+        for index, data in enumerate(nics):
+            nic = _assign(NetworkInterface(machine=machine), data)
+            try:
+                nic.full_clean(
+                    exclude=["machine"], validate_unique=False, validate_constraints=False
+                )
+            except ValidationError as exc:
+                raise _nic_error(index, data, exc) from exc
+            interfaces.append(nic)
+    bulk_create_with_history(interfaces, NetworkInterface, default_user=user)
+    return created
+
+
+@transaction.atomic
 def machine_delete(*, machine: Machine, actor: Any | None = None) -> None:
     """Delete a machine and its interfaces."""
     _delete(machine, actor=actor)
