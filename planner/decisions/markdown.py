@@ -30,8 +30,9 @@ def render_markdown(text: str) -> SafeString:
 
 def _cell(value: object) -> str:
     """Return a value fit for one Markdown table cell."""
-    text = "" if value is None else str(value)
-    return " ".join(text.replace("|", "\\|").split()) or "—"
+    text = "" if value is None else str(value).replace("|", "\\|")
+    lines = [" ".join(line.split()) for line in text.splitlines()]
+    return "<br>".join(line for line in lines if line) or "—"
 
 
 def _number(value: float | None) -> str:

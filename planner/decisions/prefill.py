@@ -328,7 +328,10 @@ def proposal_from_plan(plan: Plan, *, author_name: str) -> dict[str, Any]:
             "%(route)s: %(layout)s, executor `%(backend)s`, balancer %(balancer)s; no Ray "
             "migration."
         )
-    route_label = Route(route).label if route in Route.values else route
+    if route in (Route.A, Route.B, Route.C):
+        route_label = _("Route %(route)s") % {"route": route}
+    else:
+        route_label = Route(route).label if route in Route.values else route
     decision = decision_line % {
         "route": route_label,
         "layout": layout,

@@ -47,7 +47,10 @@ def readiness(decision: DecisionRecord) -> Readiness:
             open_evidence.append(_("“%(item)s” has no measurement.") % {"item": label})
         elif item.passed is False:
             open_evidence.append(
-                _("“%(item)s” fails: measured %(value)s %(unit)s, threshold %(cmp)s %(limit)s.")
+                _(
+                    "“%(item)s” fails: measured %(value)s %(unit)s, "
+                    "threshold %(cmp)s %(limit)s %(unit)s."
+                )
                 % {
                     "item": label,
                     "value": f"{item.measured_value:g}",
