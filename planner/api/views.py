@@ -138,7 +138,7 @@ class PlanViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
         )
 
     @extend_schema(
-        responses={(200, "text/markdown"): OpenApiTypes.STR, (200, "application/json"): None},
+        responses={(200, "text/markdown"): OpenApiTypes.STR, (200, "application/json"): OpenApiTypes.OBJECT},
     )
     @action(detail=True, methods=["get"], url_path=r"export/(?P<fmt>markdown|json)")
     def export(self, request: Request, public_id: str, fmt: str) -> Any:
@@ -151,7 +151,7 @@ class PlanViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
         return response
 
     @extend_schema(responses={(200, "application/zip"): OpenApiTypes.BINARY})
-    @action(detail=True, methods=["get"], url_path="configs.zip")
+    @action(detail=True, methods=["get"], url_path="configs")
     def configs(self, request: Request, public_id: str) -> HttpResponse:
         """Download the config archive (launch scripts, nginx.conf, serve.yaml, .env, README)."""
         plan = self.get_object()

@@ -32,15 +32,20 @@ _MAX_BARS = 12
 
 
 def _layout(title: str, x_title: str, y_title: str, **extra: Any) -> dict[str, Any]:
+    """Return a layout; the title is shown as the card's heading, the legend above the plot."""
     layout: dict[str, Any] = {
-        "title": {"text": title, "font": {"size": 15}},
-        "xaxis": {"title": {"text": x_title}, "automargin": True},
+        "meta": {"title": title},
+        "xaxis": {"title": {"text": x_title}, "automargin": True, "tickangle": -35},
         "yaxis": {"title": {"text": y_title}, "automargin": True},
-        "margin": {"l": 60, "r": 20, "t": 50, "b": 60},
-        "legend": {"orientation": "h", "y": -0.25},
-        "height": 380,
+        "margin": {"l": 60, "r": 20, "t": 10, "b": 40},
+        "legend": {"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"},
+        "height": 420,
     }
-    layout.update(extra)
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(layout.get(key), dict):
+            layout[key] = {**layout[key], **value}
+        else:
+            layout[key] = value
     return layout
 
 
@@ -52,14 +57,19 @@ def _shown_candidates(result: Mapping[str, Any]) -> list[dict[str, Any]]:
     return cands[:_MAX_BARS]
 
 
-def _label(c: Mapping[str, Any]) -> str:
-    return f"TP{c['tp']}×PP{c['pp']}×{c['replicas']} {c.get('weight_dtype', '')}".strip()
+def _label(c: Mapping[str, Any], *, dtype: bool = True) -> str:
+    label = f"TP{c['tp']}×PP{c['pp']}×{c['replicas']}"
+    return f"{label} {c.get('weight_dtype', '')}".strip() if dtype else label
+
+
+def _needs_dtype(cands: list[dict[str, Any]]) -> bool:
+    return len({c.get("weight_dtype") for c in cands}) > 1
 
 
 def memory_figure(result: Mapping[str, Any]) -> dict[str, Any]:
     """Return a stacked bar of memory per GPU for each candidate against the usable memory."""
     cands = _shown_candidates(result)
-    x = [_label(c) for c in cands]
+    x = [_label(c, dtype=_needs_dtype(cands)) for c in cands]
     mem = [c.get("memory") or {} for c in cands]
     parts = [
         ("weights_gib", _("weights"), COLORS["weights"]),
@@ -118,7 +128,7 @@ def throughput_figure(result: Mapping[str, Any]) -> dict[str, Any]:
             "x": [float(c.get("ttft_ms") or 0) for c in items],
             "y": [float(c.get("output_throughput_tok_s") or 0) for c in items],
             "text": [_label(c) for c in items],
-            "textposition": "top center",
+            "textposition": "middle right",
             "hovertemplate": "%{text}<br>TTFT %{x:.0f} ms<br>%{y:.0f} tok/s<extra></extra>",
             "marker": {"size": 14 if key == "best" else 9, "color": COLORS[key]},
         }
@@ -142,8 +152,28 @@ def _is_network(link: str) -> bool:
 
 def communication_figure(result: Mapping[str, Any]) -> dict[str, Any]:
     """Return communication time per decode step by link kind (NVLink/PCIe vs network)."""
-    cands = [c for c in _shown_candidates(result) if int(c.get("gpus_per_replica") or 1) > 1]
-    x = [_label(c) for c in cands]
+    # Communication per step does not depend on the number of replicas: one bar per (TP, PP).
+    seen: set[tuple[Any, ...]] = set()
+    cands = []
+    for c in sorted(
+        result.get("candidates") or [], key=lambda c: float(c.get("comm_per_decode_step_ms") or 0)
+    ):
+        key = (c.get("tp"), c.get("pp"), c.get("weight_dtype"))
+        if int(c.get("gpus_per_replica") or 1) > 1 and key not in seen:
+            seen.add(key)
+            cands.append(c)
+    cands = cands[:14]
+    show_dtype = _needs_dtype(cands)
+    x = [
+        f"TP{c['tp']}×PP{c['pp']}"
+        + (f" {c.get('weight_dtype')}" if show_dtype else "")
+        + (
+            _(" (%(n)s nodes)") % {"n": c["nodes_per_replica"]}
+            if c.get("nodes_per_replica", 1) > 1
+            else ""
+        )
+        for c in cands
+    ]
     inside: list[float] = []
     across: list[float] = []
     for c in cands:
@@ -176,6 +206,8 @@ def communication_figure(result: Mapping[str, Any]) -> dict[str, Any]:
             "marker": {"symbol": "diamond", "size": 10, "color": "#212529"},
         },
     ]
+    values = [v for v in inside + across + data[2]["y"] if v > 0]
+    y_range = [math.log10(min(values) / 2), math.log10(max(values) * 1.5)] if values else None
     return {
         "data": data,
         "layout": _layout(
@@ -183,7 +215,7 @@ def communication_figure(result: Mapping[str, Any]) -> dict[str, Any]:
             _("candidate layout"),
             _("ms per decode step"),
             barmode="stack",
-            yaxis={"title": {"text": _("ms per decode step")}, "type": "log", "automargin": True},
+            yaxis={"title": {"text": _("ms per decode step")}, "type": "log", "range": y_range},
         ),
     }
 
@@ -221,7 +253,7 @@ def kv_capacity_figure(result: Mapping[str, Any]) -> dict[str, Any]:
             {
                 "type": "scatter",
                 "mode": "lines+markers",
-                "name": _label(c),
+                "name": _label(c, dtype=_needs_dtype(shown)),
                 "x": xs,
                 "y": ys,
                 "line": {"width": 3 if c.get("id") == best.get("id") else 1.5},

@@ -16,7 +16,7 @@ os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.django_db(transaction=True, serialized_rollback=True),
+    pytest.mark.django_db(transaction=True),
 ]
 
 CHROMIUM = "/usr/bin/chromium"
@@ -47,6 +47,15 @@ def browser():
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         yield browser
         browser.close()
+
+
+@pytest.fixture(autouse=True)
+def role_groups(transactional_db):
+    """Recreate the role groups: a transactional test flushes what migrations created."""
+    from django.contrib.auth.models import Group
+
+    for name in ("viewer", "planner", "admin"):
+        Group.objects.get_or_create(name=name)
 
 
 @pytest.fixture
@@ -81,6 +90,14 @@ def _csp_violations(page) -> list:
 def _shot(page, name: str) -> None:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+
+
+def _shot_sections(page, name: str) -> None:
+    """Screenshot the top of a result page and each of its sections."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}-top.png"))
+    for i, section in enumerate(page.locator("main > section, main > .grid-2").all()):
+        section.screenshot(path=str(SCREENSHOTS / f"{name}-section{i}.png"))
 
 
 def _login(page, live_server, username: str) -> None:
@@ -176,7 +193,7 @@ def test_wizard_s1_from_an_empty_browser(page, live_server, planner):
     assert "Route A" in recommendation
     assert "TP8" in recommendation or "TP4" in recommendation
     assert "nginx" in recommendation
-    _shot(page, "result-s1")
+    _shot_sections(page, "result-s1")
     plan_url = page.url
 
     # What if the nodes had 400 Gb InfiniBand?
@@ -184,7 +201,7 @@ def test_wizard_s1_from_an_empty_browser(page, live_server, planner):
     page.click(".what-if-form button[type=submit]")
     page.wait_for_url("**/what-if/**")
     _check_result_page_what_if(page)
-    _shot(page, "what-if-s1")
+    _shot_sections(page, "what-if-s1")
 
     # The config archive holds the launch scripts and every config file
     page.goto(plan_url)
@@ -252,7 +269,7 @@ def test_wizard_s2b_pasted_config_64k(page, live_server, planner):
     reasons = page.inner_text(".reasons")
     assert "25.0 Gb/s" in reasons
     assert "V0" in reasons  # the article's OOM was vLLM V0
-    _shot(page, "result-s2b")
+    _shot_sections(page, "result-s2b")
 
     files = _download_archive(page)
     assert {"README.md", ".env", "launch-a100-01.sh", "launch-a100-02.sh"} <= set(files)
