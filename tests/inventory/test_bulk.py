@@ -104,7 +104,7 @@ def test_upload_preview_confirm_imports_everything(planner_client, planner, gpus
         (
             csv_line("gpu-09", nics="eth1 fast"),
             "nics",
-            "Interface 1 (eth1) speed_gbps: Enter a number.",
+            "Interface 1 (eth1) speed_gbps: “fast” value must be a float.",
         ),
         (
             csv_line("gpu-09", nics="eth1 25; eth1 100"),
@@ -114,7 +114,7 @@ def test_upload_preview_confirm_imports_everything(planner_client, planner, gpus
         (
             csv_line("gpu-09", nics="eth1 25 carrier-pigeon data"),
             "nics",
-            "Interface 1 (eth1) kind: Select a valid choice.",
+            "Interface 1 (eth1) kind: Value 'carrier-pigeon' is not a valid choice.",
         ),
     ],
     ids=[
