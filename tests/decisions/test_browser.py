@@ -1,0 +1,137 @@
+"""Record a decision from a plan's result page and accept it, in real headless Chromium."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.decisions.conftest import S1_ENGINE_SPEC, THRESHOLDS, engine_result, plan_from_result
+
+# Playwright's sync API runs an event loop in this thread; the ORM calls here are test setup.
+os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+PASSWORD = "pw-for-tests-1"
+CSP_PROBE = """
+window.__cspViolations = [];
+document.addEventListener('securitypolicyviolation', function (e) {
+  window.__cspViolations.push(e.violatedDirective + ' ' + e.blockedURI);
+});
+"""
+
+
+@pytest.fixture(scope="module")
+def browser():
+    sync_api = pytest.importorskip("playwright.sync_api")
+    if not Path(CHROMIUM).exists():
+        pytest.skip("Chromium is not installed at /usr/bin/chromium")
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def planner_user(transactional_db, django_user_model):
+    """A planner; the role groups are recreated because a transactional test flushes them."""
+    from django.contrib.auth.models import Group
+
+    for name in ("viewer", "planner", "admin"):
+        Group.objects.get_or_create(name=name)
+    user = django_user_model.objects.create_user(username="pat-planner", password=PASSWORD)
+    user.groups.add(Group.objects.get(name="planner"))
+    return user
+
+
+@pytest.fixture
+def page(browser, live_server):
+    context = browser.new_context(viewport={"width": 1360, "height": 900})
+    context.add_init_script(CSP_PROBE)
+    page = context.new_page()
+    page.errors = []
+
+    def on_console(msg) -> None:
+        if msg.type == "error" and not msg.location.get("url", "").endswith("/favicon.ico"):
+            page.errors.append(f"console: {msg.text} at {msg.location}")
+
+    page.on("console", on_console)
+    page.on("pageerror", lambda exc: page.errors.append(f"pageerror: {exc}"))
+    page.set_default_timeout(15_000)
+    yield page
+    context.close()
+
+
+def _clean(page) -> None:
+    assert page.errors == []
+    assert page.evaluate("window.__cspViolations || []") == []
+
+
+def test_record_a_decision_from_a_plan_and_accept_it(page, live_server, planner_user):
+    from planner.decisions.models import DecisionRecord
+
+    plan = plan_from_result(
+        engine_result(S1_ENGINE_SPEC),
+        author=planner_user,
+        spec=S1_ENGINE_SPEC,
+        pool_kind="dedicated",
+        title="S1 in the browser",
+    )
+
+    # Sign in, landing on the plan's result page.
+    page.goto(f"{live_server.url}{plan.get_absolute_url()}")
+    assert "/login/" in page.url
+    page.fill("input[name=username]", "pat-planner")
+    page.fill("input[name=password]", PASSWORD)
+    page.click("button[type=submit], input[type=submit]")
+    page.wait_for_url(f"**{plan.get_absolute_url()}")
+
+    # The plan page links to the decision form, which arrives prefilled.
+    page.get_by_role("link", name="Record this decision").click()
+    page.wait_for_url(f"**/decisions/new/from-plan/{plan.public_id}/")
+    assert page.input_value("#id_resp_allocation_owner") == "Existing platform"
+    assert "Keep mp" in page.input_value("#id_verifiable_sentence")
+    dedicated = page.locator('[data-kind=allocation] .dr-guidance[data-pool="dedicated"]')
+    shared = page.locator('[data-kind=allocation] .dr-guidance[data-pool="shared"]')
+    assert dedicated.is_visible()
+    assert not shared.is_visible()
+    # The guidance beside each row follows the pool kind (static JS, no inline script).
+    page.select_option("#id_pool_kind", "shared")
+    assert shared.is_visible()
+    assert not dedicated.is_visible()
+    page.select_option("#id_pool_kind", "dedicated")
+
+    for kind, threshold in THRESHOLDS.items():
+        page.fill(f"#id_ev_{kind}_threshold", str(threshold))
+    page.fill("#id_ev_ttft_p95_measured_value", "310")
+    page.fill("#id_ev_ttft_p95_note", "locust, 32 concurrent, 30 min")
+    page.click("#dr-save")
+    page.wait_for_url("**/decisions/1/")
+    assert page.locator("#dr-sentence").inner_text().startswith("Keep mp")
+    _clean(page)
+
+    # Accepting needs the explicit flag: five measurements are still missing.
+    page.click("#dr-accept")
+    page.wait_for_url("**/decisions/1/accept/")
+    page.click("#dr-accept-submit")
+    assert page.locator("#dr-refused").is_visible()
+    assert "has no measurement" in page.locator("#dr-refused").inner_text()
+    # The refusal answers 400, which Chromium logs; that one is expected, nothing else is.
+    assert len(page.errors) == 1
+    assert "status of 400" in page.errors[0]
+    assert "/decisions/1/accept/" in page.errors[0]
+    page.errors.clear()
+    page.check("input[name=with_open_evidence]")
+    page.click("#dr-accept-submit")
+    page.wait_for_url("**/decisions/1/")
+
+    assert page.locator(".dr-status-accepted").first.is_visible()
+    assert page.locator(".dr-banner.dr-open").is_visible()
+    decision = DecisionRecord.objects.get(number=1)
+    assert decision.status == "accepted"
+    assert decision.accepted_with_open_evidence
+    assert decision.plan == plan
+    assert decision.evidence_items.get(kind="ttft_p95").passed is True
+    _clean(page)
