@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 DTYPE_NAMES: dict[str, str] = {
@@ -305,6 +306,7 @@ def attention_params(arch: Architecture) -> int:
     return params
 
 
+@lru_cache(maxsize=256)
 def parameter_breakdown(arch: Architecture) -> ParameterBreakdown:
     """Return parameter counts by component, the total and the active (per-token) count."""
     h = arch.hidden_size

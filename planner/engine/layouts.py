@@ -25,6 +25,7 @@ class NodeGroup:
     gpu_slug: str
     nodes: tuple[Node, ...]
     gpus_per_node: int
+    usable: tuple[int, ...]
 
 
 def group_nodes(nodes: Sequence[Node]) -> list[NodeGroup]:
@@ -43,14 +44,14 @@ def group_nodes(nodes: Sequence[Node]) -> list[NodeGroup]:
             n.hostname,
         )
 
-    return [
-        NodeGroup(
-            gpu_slug=s,
-            nodes=tuple(sorted(ns, key=key)),
-            gpus_per_node=max(n.usable_gpus for n in ns),
+    out = []
+    for slug, ns in groups.items():
+        ordered = tuple(sorted(ns, key=key))
+        usable = tuple(n.usable_gpus for n in ordered)
+        out.append(
+            NodeGroup(gpu_slug=slug, nodes=ordered, gpus_per_node=max(usable), usable=usable)
         )
-        for s, ns in groups.items()
-    ]
+    return out
 
 
 def _shape(tp: int, pp: int, g: int) -> tuple[str, int] | None:
@@ -104,40 +105,49 @@ def evaluate(
         a=a,
     )
     per_node_need = min(tp * pp, g)
-    eligible = [n for n in group.nodes if n.usable_gpus >= per_node_need]
+    # Lazily walk the best-first nodes that can host this layout: a 10,000-machine fleet is
+    # never copied per candidate.
+    eligible = (
+        (n, u) for n, u in zip(group.nodes, group.usable, strict=True) if u >= per_node_need
+    )
     # Replicas: as many as the load needs, at least two when two nodes can host them (§3).
     wl = spec.workload
     needed = 1
     if mem.max_concurrency > 0:
         needed = max(1, math.ceil(wl.concurrency / max(mem.max_concurrency, 1e-9)))
     hosts: list[tuple[str, ...]] = []
+    used: list[Node] = []
     if kind in ("single-gpu", "intra-node"):
-        slots = [(n, n.usable_gpus // (tp * pp)) for n in eligible]
         if pinned or not fill_nodes:
             target = layout.replicas if pinned else 1
-            for node, k in slots:
-                take = min(k, target - len(hosts))
+            for node, u in eligible:
+                take = min(u // (tp * pp), target - len(hosts))
                 hosts.extend((node.hostname,) for _ in range(take))
+                used.append(node)
                 if len(hosts) >= target:
                     break
         else:
-            min_nodes = min(2, len(slots))
-            for i, (node, k) in enumerate(slots):
-                if len(hosts) >= needed and i >= min_nodes:
+            for i, (node, u) in enumerate(eligible):
+                if len(hosts) >= needed and i >= 2:
                     break
-                hosts.extend((node.hostname,) for _ in range(k))
+                hosts.extend((node.hostname,) for _ in range(u // (tp * pp)))
+                used.append(node)
     else:
-        possible = len(eligible) // nodes_per_replica
-        target = layout.replicas if pinned else min(possible, needed)
-        for r in range(min(target, possible)):
-            chunk = eligible[r * nodes_per_replica : (r + 1) * nodes_per_replica]
-            hosts.append(tuple(n.hostname for n in chunk))
+        target = layout.replicas if pinned else needed
+        chunk: list[Node] = []
+        for node, _ in eligible:
+            chunk.append(node)
+            if len(chunk) == nodes_per_replica:
+                hosts.append(tuple(n.hostname for n in chunk))
+                used.extend(chunk)
+                chunk = []
+                if len(hosts) >= target:
+                    break
     replicas = len(hosts)
     placeable = replicas >= (layout.replicas if pinned else 1)
     if replicas == 0:
         replicas = max(layout.replicas if pinned else 1, 1)
-    names = {h for hs in hosts for h in hs}
-    used = [n for n in eligible if n.hostname in names][: len(names)] or list(group.nodes[:1])
+    used = used or list(group.nodes[:1])
     tp_link: Link
     pp_link: Link
     intra = intra_node_link(used[0], a, spec.network)
@@ -229,7 +239,7 @@ def enumerate_candidates(
     """Return every sensible layout on this node group, evaluated."""
     arch = spec.architecture
     g = group.gpus_per_node
-    total = sum(n.usable_gpus for n in group.nodes)
+    total = sum(group.usable)
     out: list[Candidate] = []
     for tp in valid_tp_sizes(arch, min(total, 64)):
         if not (g % tp == 0 or tp % g == 0):

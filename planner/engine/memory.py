@@ -132,9 +132,9 @@ def stage_weight_bytes(
     expert = 3.0 * h * arch.moe_intermediate_size / tp * qb
     moe = (arch.num_experts + arch.num_shared_experts) * expert
     router = (arch.num_experts * h + (arch.num_experts if arch.router_bias else 0)) * 2.0
-    for i in range(layer_start, layer_start + layers):
-        total += attn + 2 * h * 2.0
-        total += (moe + router) if arch.is_moe_layer(i) else dense
+    end = layer_start + layers
+    n_moe = max(0, end - max(layer_start, arch.num_dense_layers)) if arch.is_moe else 0
+    total += layers * (attn + 2 * h * 2.0) + n_moe * (moe + router) + (layers - n_moe) * dense
     vocab_rows = _padded_vocab(arch.vocab_size, tp) * h * 2.0
     if first:
         total += vocab_rows

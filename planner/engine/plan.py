@@ -8,7 +8,13 @@ from typing import Any
 from catalog.architecture import parameter_breakdown
 from planner.engine.assumptions import DEFAULT_ASSUMPTIONS, Assumptions
 from planner.engine.configs import build_configs
-from planner.engine.layouts import enumerate_candidates, evaluate, group_nodes, score_candidates
+from planner.engine.layouts import (
+    NodeGroup,
+    enumerate_candidates,
+    evaluate,
+    group_nodes,
+    score_candidates,
+)
 from planner.engine.memory import default_batched_tokens, kv_bytes_per_token
 from planner.engine.network import domain_example, inter_node_link, intra_node_link
 from planner.engine.pitfalls import check_pitfalls
@@ -32,10 +38,14 @@ def _r(x: float, nd: int = 1) -> float:
 
 
 def _run(
-    spec: PlanSpec, dtype: str, a: Assumptions, only_gpu: str | None = None
+    spec: PlanSpec,
+    dtype: str,
+    a: Assumptions,
+    groups: list[NodeGroup],
+    only_gpu: str | None = None,
 ) -> list[Candidate]:
     cands: list[Candidate] = []
-    for group in group_nodes(spec.hardware.nodes):
+    for group in groups:
         if only_gpu is not None and group.gpu_slug != only_gpu:
             continue
         cands += enumerate_candidates(spec, group, dtype=dtype, a=a, overlap=a.overlap_factor)
@@ -63,11 +73,12 @@ def plan(spec: PlanSpec, assumptions: Assumptions | None = None) -> PlanResult:
     if spec.network.overlap_factor is not None:
         a = replace(a, overlap_factor=spec.network.overlap_factor)
     requested = spec.weight_dtype
-    by_dtype: dict[str, list[Candidate]] = {requested: _run(spec, requested, a)}
+    groups = group_nodes(spec.hardware.nodes)
+    by_dtype: dict[str, list[Candidate]] = {requested: _run(spec, requested, a, groups)}
     chosen = requested
     if not any(c.fits for c in by_dtype[requested]):
         for dtype in QUANT_LADDER[requested]:
-            by_dtype[dtype] = _run(spec, dtype, a)
+            by_dtype[dtype] = _run(spec, dtype, a, groups)
             if any(c.fits for c in by_dtype[dtype]):
                 chosen = dtype
                 break
@@ -76,9 +87,8 @@ def plan(spec: PlanSpec, assumptions: Assumptions | None = None) -> PlanResult:
     for dtype in QUANT_LADDER[requested]:
         if dtype not in by_dtype:
             # Quantization options are shown for the chosen GPU type only.
-            by_dtype[dtype] = _run(spec, dtype, a, only_gpu=best.gpu)
+            by_dtype[dtype] = _run(spec, dtype, a, groups, only_gpu=best.gpu)
     nodes = spec.hardware.nodes
-    groups = group_nodes(nodes)
     group = next(g for g in groups if g.gpu_slug == best.gpu)
     used_names = {h for hosts in best.hosts for h in hosts}
     used_nodes = [n for n in group.nodes if n.hostname in used_names]
