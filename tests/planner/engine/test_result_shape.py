@@ -1,0 +1,127 @@
+"""The JSON contract: top-level keys, stable message ids, and a unit in every number's key."""
+
+import json
+import re
+
+from planner.engine import plan, spec_from_dict
+from planner.engine.texts import TEXTS
+from tests.planner.engine.conftest import hardware
+
+UNIT = re.compile(r"_(gib|ms|us|tok_s|gbs|gbps|bytes|tokens|params|s)(_|$)")
+# Dimensionless counts, ratios and factors: their names say what they count.
+DIMENSIONLESS = {
+    "tp",
+    "pp",
+    "replicas",
+    "nodes",
+    "gpus",
+    "cross_tp",
+    "score",
+    "best_score",
+    "runner_up_score",
+    "concurrency",
+    "max_concurrency",
+    "max_concurrency_per_replica",
+    "max_concurrency_total",
+    "single_node_concurrency",
+    "span_concurrency",
+    "batch_per_replica",
+    "nodes_per_replica",
+    "gpus_per_replica",
+    "nodes_offered",
+    "nodes_used",
+    "hits_for",
+    "hits_against",
+    "slowdown",
+    "stage_layers",
+    "port",
+    "max_model_len",
+    "GPU",
+    "CPU",
+    "capacity_ratio",
+    "workload_ratio",
+    "per_replica",
+    "int4_group_size",
+    "all_reduces_per_layer",
+    "overlap_factor",
+    "activation_mlp_factor",
+    "activation_hidden_factor",
+    "sampler_logit_copies",
+    "sampler_logit_copies_native",
+    "fp8_compute_speedup",
+    "decode_mfu",
+    "prefill_mfu",
+    "default_max_num_seqs_large_gpu",
+    "default_max_num_seqs_small_gpu",
+    "default_batched_tokens_huge_gpu",
+    "default_batched_tokens_large_gpu",
+    "default_batched_tokens_small_gpu",
+    "max_num_batched_tokens",
+    "gpus_per_node",
+}
+
+
+def _result():
+    spec = {
+        "model": "qwen2.5-72b",
+        "max_model_len": 65536,
+        "rope_scaling_factor": 4,
+        "workload": {"concurrency": 16},
+        "pinned_layout": {"tp": 4, "pp": 1, "replicas": 2},
+        "operations": {"multi_model_pool": True},
+        "hardware": hardware(2, 4, "a100-80g-sxm", pool_kind="shared"),
+    }
+    return plan(spec_from_dict(spec))
+
+
+def _numbers(value, key=None):
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _numbers(v, k)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _numbers(v, key)
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        yield key
+
+
+def test_top_level_keys_and_json():
+    out = _result().to_dict()
+    assert set(out) == {
+        "recommendation",
+        "candidates",
+        "pinned",
+        "quantization_options",
+        "signals",
+        "placement",
+        "configs",
+        "pitfalls",
+        "assumptions",
+        "network",
+        "model",
+        "node_selection",
+    }
+    json.loads(json.dumps(out))
+
+
+def test_every_number_names_its_unit():
+    out = _result().to_dict()
+    bad = {
+        k
+        for k in _numbers(out)
+        if k not in DIMENSIONLESS and not UNIT.search(k) and not k.endswith("_efficiency")
+    }
+    assert not bad
+
+
+def test_messages_carry_id_rule_params_and_text_from_the_table():
+    result = _result()
+    messages = [*result.recommendation.reasons, *result.signals, *result.pitfalls]
+    assert messages
+    for m in messages:
+        assert m.id in TEXTS
+        assert m.rule.startswith("§")
+        assert m.text
+        assert isinstance(m.params, dict)
+    assert all(p.severity in {"high", "medium", "low", "info"} for p in result.pitfalls)
+    assert all(p.action for p in result.pitfalls)
