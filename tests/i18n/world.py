@@ -1,0 +1,69 @@
+"""Sample objects for rendering every page: small, with values that are not English prose."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.utils import timezone
+
+
+def build_world(admin_user: Any) -> dict[str, Any]:
+    """A small fleet, a plan, a decision and two monitored targets with samples.
+
+    Values are hostnames, slugs and numbers: nothing of the data itself reads as English prose.
+    """
+    from inventory.models import GpuType, ModelSpec
+    from monitoring.models import Sample
+    from monitoring.services import target_create
+    from planner.decisions.services import decision_create_from_plan
+    from planner.services.plans import plan_create
+    from tests.planner.fleet import build_demo_fleet
+
+    machines = build_demo_fleet()
+    GpuType.objects.update(source="ds-2021")
+    ModelSpec.objects.update(source="hf:cfg")
+    spec = {
+        "model": "qwen2.5-32b",
+        "weight_dtype": "bf16",
+        "max_model_len": 8192,
+        "workload": {"concurrency": 32, "avg_input_tokens": 1200, "avg_output_tokens": 512},
+        "hardware": {"hostnames": ["a100-01", "a100-02"]},
+        "title": "q32-a100",
+    }
+    plan = plan_create(spec=spec, author=admin_user, title="q32-a100")
+    plan_b = plan_create(
+        spec={**spec, "hardware": {"hostnames": ["a800-01", "a800-02"]}},
+        author=admin_user,
+        title="q32-a800",
+    )
+    # A decision's prefilled text is written in its author's language: call this inside
+    # translation.override() to create it in another language.
+    decision = decision_create_from_plan(plan=plan, user=admin_user, title="d-q32")
+    vllm = target_create(name="vllm-01", kind="vllm", base_url="http://127.0.0.1:9/v1")
+    ray = target_create(name="ray-01", kind="ray", base_url="http://127.0.0.1:9/ray")
+    now = timezone.now()
+    rows = []
+    for i in range(6):
+        ts = now - timedelta(minutes=6 - i)
+        for series, value in (
+            ("vllm.generation_tokens_per_s", 900.0 + i),
+            ("vllm.prompt_tokens_per_s", 3000.0 + i),
+            ("vllm.requests_running", 12.0),
+            ("vllm.requests_waiting", 1.0),
+            ("vllm.kv_cache_usage_perc", 0.42),
+            ("vllm.ttft_seconds.p95", 0.31),
+        ):
+            rows.append(Sample(target=vllm, series=series, labels="", ts=ts, value=value))
+    Sample.objects.bulk_create(rows)
+    return {
+        "machine": machines["a100-01"],
+        "gpu_type": machines["a100-01"].gpu_type,
+        "pool": machines["a100-01"].pool,
+        "modelspec": ModelSpec.objects.order_by("pk").first(),
+        "plan": plan,
+        "plan_b": plan_b,
+        "decision": decision,
+        "vllm_target": vllm,
+        "ray_target": ray,
+    }
