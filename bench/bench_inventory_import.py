@@ -72,7 +72,8 @@ def main() -> None:
     from inventory.services import catalog_load
 
     if connection.vendor != "sqlite":
-        # Never touch a real database's data: run on a fresh test database next to it.
+        # Never touch a real database's data: run on a throw-away database of our own.
+        connection.settings_dict.setdefault("TEST", {})["NAME"] = "serveplan_bench_inventory"
         connection.creation.create_test_db(verbosity=0, autoclobber=True)
     else:
         call_command("migrate", verbosity=0)
