@@ -19,6 +19,7 @@ class Assumptions:
     block_size_tokens: int = 16
     int4_group_size: int = 128
     int4_scale_bytes_per_group: float = 2.5  # fp16 scale + packed 4-bit zero point (AWQ/GPTQ)
+    mla_absorbed_copies: bool = True  # MLA keeps W_UK/W_UV 16-bit copies of kv_b_proj
     activation_mlp_factor: float = 4.0  # live tensors of MLP width per token in the profile run
     activation_hidden_factor: float = 7.0  # live tensors of hidden width per token
     sampler_logit_copies: float = 3.0  # fp32 logits, probabilities, scaled copy (FlashInfer)

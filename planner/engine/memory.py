@@ -135,6 +135,12 @@ def stage_weight_bytes(
     end = layer_start + layers
     n_moe = max(0, end - max(layer_start, arch.num_dense_layers)) if arch.is_moe else 0
     total += layers * (attn + 2 * h * 2.0) + n_moe * (moe + router) + (layers - n_moe) * dense
+    if arch.is_mla and a.mla_absorbed_copies:
+        # vLLM's MLA keeps W_UK/W_UV split out of kv_b_proj in the activation dtype
+        # (mla_attention.process_weights_after_loading), beside the checkpoint weight.
+        heads_per_gpu = arch.num_attention_heads / tp
+        per_layer = arch.kv_lora_rank * heads_per_gpu * (arch.qk_nope_head_dim + arch.v_head_dim)
+        total += layers * per_layer * 2.0
     vocab_rows = _padded_vocab(arch.vocab_size, tp) * h * 2.0
     if first:
         total += vocab_rows
