@@ -35,12 +35,14 @@ MESSAGES: dict[str, Any] = {
     "replicas_behind_balancer": _(
         "{replicas} replicas of TP{tp}×PP{pp} behind {balancer} ({balancer_config}): "
         "isolated failure domains and near-linear scaling; at saturation {replicas} "
-        "replicas give {capacity_ratio}× one replica."
+        "replicas give {capacity_ratio}× one replica, at your {concurrency} concurrent "
+        "sequences {workload_ratio}× (decode is HBM-bound, so one replica's larger batch "
+        "costs little more per step)."
     ),
     "layout_choice": _(
-        "TP{tp}×PP{pp}×{replicas} serves the workload best: {throughput_tok_s} output tok/s "
-        "at {concurrency} concurrent vs {runner_up_tok_s} tok/s for {runner_up}; decode is "
-        "bound by HBM reads of the weights, so fewer, larger replicas keep bigger batches."
+        "TP{tp}×PP{pp}×{replicas} scores best: ≈{throughput_tok_s} output tok/s at "
+        "{concurrency} concurrent, {itl_ms} ms per output token. Next: {runner_up} (score "
+        "{runner_up_score}, {runner_up_tok_s} tok/s){runner_up_note}."
     ),
     "cross_node_worse": _(
         "{layout} across nodes is ranked below: {comm_ms} ms of all-reduce per decode step "
@@ -83,10 +85,10 @@ MESSAGES: dict[str, Any] = {
     ),
     "executor_backend": _("Executor backend {backend}: {why}."),
     "v1_chunked_prefill": _(
-        "The 002 article reports TP4 out of memory at {max_model_len} tokens: that was vLLM "
-        "V0, which profiled a full-length prefill. vLLM V1 profiles at most "
-        "max_num_batched_tokens={max_num_batched_tokens} tokens with chunked prefill, so "
-        "TP4 starts; it holds {max_concurrency} such sequences."
+        "vLLM V1 profiles at most max_num_batched_tokens={max_num_batched_tokens} tokens "
+        "with chunked prefill, not a full {max_model_len}-token prefill, so {layout} starts "
+        "and holds {max_concurrency} such sequences. The 002 article's TP4 out-of-memory at "
+        "64K was vLLM V0, which profiled the full length."
     ),
     "pinned_layout": _(
         "Your layout TP{tp}×PP{pp}×{replicas}: {verdict}; {throughput_tok_s} tok/s against "
@@ -163,7 +165,7 @@ MESSAGES: dict[str, Any] = {
 # Pitfall id -> translated action template.
 ACTIONS: dict[str, Any] = {
     "pit_nccl_socket_ifname": _(
-        "Set NCCL_SOCKET_IFNAME={nic} (and GLOO_SOCKET_IFNAME) on every node."
+        "Set NCCL_SOCKET_IFNAME={nic} and GLOO_SOCKET_IFNAME on every node."
     ),
     "pit_nccl_roce_gid": _("Set NCCL_IB_GID_INDEX=3."),
     "pit_nccl_tcp": _("Set NCCL_IB_DISABLE=1."),

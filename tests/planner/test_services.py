@@ -1,0 +1,172 @@
+"""Planner services: resolving specs against the inventory, snapshots, re-runs, comparisons."""
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from catalog import from_hf_config
+from inventory.models import Machine, ModelSpec
+from inventory.selectors import model_spec_architecture
+from planner.engine.spec import SpecError, spec_from_dict
+from planner.models import Plan, PlanIsImmutable
+from planner.services import (
+    compare_plans,
+    plan_create,
+    plan_evaluate,
+    plan_ownership_prefill,
+    plan_rerun,
+    resolve_spec,
+)
+from planner.services.resolve import _hf_config_from_architecture
+from tests.planner.fleet import A100_HOSTS, A800_HOSTS
+
+
+def test_resolve_the_whole_demo_fleet(demo_fleet):
+    resolved = resolve_spec({"model": "qwen2.5-32b", "hardware": {"fleet": True}})
+
+    nodes = resolved.engine_input["hardware"]["nodes"]
+    assert [n["hostname"] for n in nodes] == sorted([*A100_HOSTS, *A800_HOSTS, "ws-4090"])
+    a800 = next(n for n in nodes if n["hostname"] == "a800-01")
+    assert a800["gpu_count"] == 8
+    assert a800["gpu"]["slug"] == "a800-80g-sxm"
+    assert a800["gpu"]["nvlink_gbs"] == 400  # A800 NVLink is capped
+    assert a800["intra_link"] == "nvlink"
+    data = [nic for nic in a800["nics"] if nic["role"] == "data"]
+    assert data == [{"name": "eth1", "speed_gbps": 25.0, "kind": "ethernet", "role": "data"}]
+    assert resolved.pool_kind == "dedicated"
+    assert resolved.model_slug == "qwen2.5-32b"
+    spec_from_dict(resolved.engine_input)  # the engine accepts it
+
+
+def test_resolve_a_pool_and_hostnames(demo_fleet):
+    by_pool = resolve_spec({"model": "qwen2.5-32b", "hardware": {"pool": "a100-pool"}})
+    assert by_pool.hostnames == list(A100_HOSTS)
+    by_host = resolve_spec(
+        {
+            "model": "qwen2.5-32b",
+            "hardware": {
+                "hostnames": ["A800-02", "a800-01"],
+                "pool_kind": "shared",
+                "free_gpus": {"a800-01": 4},
+            },
+        }
+    )
+    assert by_host.hostnames == ["a800-02", "a800-01"]
+    assert by_host.pool_kind == "shared"
+    assert by_host.engine_input["hardware"]["nodes"][1]["free_gpus"] == 4
+
+
+def test_unknown_slug_and_hostname_are_field_errors(demo_fleet):
+    with pytest.raises(SpecError) as info:
+        resolve_spec({"model": "nope", "hardware": {"hostnames": ["a100-01", "ghost"]}})
+    assert set(info.value.errors) == {"model.slug", "hardware.hostnames"}
+    assert "ghost" in info.value.errors["hardware.hostnames"]
+
+
+def test_inventory_model_spec_wins_over_the_catalog(demo_fleet):
+    row = ModelSpec.objects.get(slug="qwen2.5-32b")
+    row.max_position_embeddings = 65536
+    row.user_modified = True
+    row.save()
+
+    resolved = resolve_spec({"model": "qwen2.5-32b", "hardware": {"fleet": True}})
+
+    assert resolved.engine_input["model"]["hf_config"]["max_position_embeddings"] == 65536
+    assert spec_from_dict({**resolved.engine_input, "max_model_len": 65536}).max_model_len == 65536
+
+
+def test_inventory_only_model(demo_fleet):
+    row = ModelSpec.objects.get(slug="qwen3-8b")
+    row.pk = None
+    row.slug = "our-qwen3-8b-finetune"
+    row.save()
+    evaluation = plan_evaluate(
+        spec={"model": "our-qwen3-8b-finetune", "hardware": {"hostnames": ["ws-4090"]}}
+    )
+    assert evaluation.resolved.model_slug == "our-qwen3-8b-finetune"
+    assert evaluation.result["recommendation"]["route"] == "single"
+
+
+@pytest.mark.parametrize("slug", ["qwen3-30b-a3b", "deepseek-v3", "mixtral-8x7b", "llama-3.1-8b"])
+def test_synthetic_config_round_trips_every_architecture(demo_fleet, slug):
+    arch = model_spec_architecture(ModelSpec.objects.get(slug=slug))
+    assert from_hf_config(_hf_config_from_architecture(arch)) == arch
+
+
+def test_fetch_then_compute_few_queries(demo_fleet, s1_spec):
+    with CaptureQueriesContext(connection) as queries:
+        plan_evaluate(spec={**s1_spec, "hardware": {"fleet": True}})
+    # model spec, machines + NICs (select_related GPU type and pool): nothing per machine.
+    assert len(queries) <= 4
+
+
+def test_query_count_does_not_grow_with_the_fleet(demo_fleet, s1_spec):
+    with CaptureQueriesContext(connection) as few:
+        plan_evaluate(spec={**s1_spec, "hardware": {"fleet": True}})
+    template = Machine.objects.get(hostname="a100-01")
+    for i in range(10):
+        from inventory.services import machine_create
+
+        machine_create(
+            hostname=f"extra-{i}",
+            gpu_type=template.gpu_type,
+            gpu_count=4,
+            interconnect="nvlink",
+            nics=[{"name": "eth1", "speed_gbps": 25, "role": "data"}],
+        )
+    with CaptureQueriesContext(connection) as many:
+        plan_evaluate(spec={**s1_spec, "hardware": {"fleet": True}})
+    assert len(many) == len(few)
+
+
+def test_plan_is_an_immutable_snapshot(demo_fleet, planner, s2a_spec):
+    plan = plan_create(spec=s2a_spec, author=planner)
+
+    assert plan.engine_version
+    assert plan.spec == s2a_spec
+    assert plan.engine_input["hardware"]["nodes"][0]["hostname"] == "a100-01"
+    assert (plan.tp, plan.pp, plan.replicas) == (
+        plan.result["recommendation"]["tp"],
+        plan.result["recommendation"]["pp"],
+        plan.result["recommendation"]["replicas"],
+    )
+    plan.title = "changed"
+    with pytest.raises(PlanIsImmutable):
+        plan.save()
+
+
+def test_rerun_resolves_the_inventory_again(demo_fleet, planner, s2a_spec):
+    plan = plan_create(spec=s2a_spec, author=planner)
+    Machine.objects.filter(hostname="a100-02").update(status="maintenance")
+
+    new = plan_rerun(plan=plan, author=planner)
+
+    assert new.rerun_of == plan
+    assert new.title == plan.title
+    assert Plan.objects.count() == 2
+    assert new.hostnames == ["a100-01"]
+    diff = compare_plans(plan, new)
+    assert diff.changed_count > 0
+    assert plan.hostnames == ["a100-01", "a100-02"]  # the snapshot did not move
+
+
+def test_compare_highlights_what_changed(demo_fleet, planner, s1_spec, s2a_spec):
+    a = plan_create(spec=s1_spec, author=planner)
+    b = plan_create(spec=s2a_spec, author=planner)
+    diff = compare_plans(a, b)
+    changed = {row.key for row in diff.recommendation + diff.figures if row.changed}
+    assert "weight_dtype" in changed
+    assert "memory.weights_gib" in changed
+    spec_changed = {row.key for row in diff.spec if row.changed}
+    assert {"model", "weight_dtype"} <= spec_changed
+    assert compare_plans(a, a).changed_count == 0
+
+
+def test_ownership_prefill_for_decision_records(demo_fleet, planner, s1_spec):
+    plan = plan_create(spec=s1_spec, author=planner)
+    data = plan_ownership_prefill(plan=plan)
+    assert data["plan_public_id"] == str(plan.public_id)
+    assert data["pool_kind"] == "dedicated"
+    assert data["executor_backend"] == "mp"
+    assert data["hostnames"] == ["a800-01", "a800-02"]
+    assert data["suggested_sentence"].startswith("Keep mp")
