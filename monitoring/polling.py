@@ -44,6 +44,7 @@ class PollReport:
     error_kind: str = ""
     error: str = ""
     samples: int = 0
+    duration_ms: float = 0.0
 
     @property
     def transport_error(self) -> bool:

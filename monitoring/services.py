@@ -359,26 +359,31 @@ def poll_record_failure(
     return True
 
 
-def schedule_due_targets(*, now: datetime | None = None) -> list[tuple[int, int, int]]:
-    """Advance every due target's next poll time; return (target_id, slot, interval_s) of each.
+def schedule_due_targets(
+    *, now: datetime | None = None, lookahead_s: float = 0.0
+) -> list[tuple[int, int, int]]:
+    """Advance the next poll time of every target due by `now + lookahead_s`.
 
-    The slot is the unix second the poll was due: a redelivered poll of the same slot is skipped.
+    Return (target_id, slot, interval_s) of each; the slot is the unix second the poll is due
+    (never before `now`): a redelivered poll of the same slot is skipped.
     """
     now = now or timezone.now()
+    horizon = now + timedelta(seconds=lookahead_s)
     due: list[tuple[int, int, int]] = []
     with transaction.atomic():
         targets = list(
             Target.objects.filter(enabled=True)
-            .filter(Q(next_poll_at__isnull=True) | Q(next_poll_at__lte=now))
+            .filter(Q(next_poll_at__isnull=True) | Q(next_poll_at__lt=horizon))
             .only("pk", "poll_interval_s", "next_poll_at")
         )
         for target in targets:
             interval = timedelta(seconds=target.poll_interval_s)
-            due_at = target.next_poll_at or now
-            following = due_at + interval
-            if following <= now:  # fell behind (worker down): do not queue a backlog
-                following = now + interval
-            target.next_poll_at = following
+            base = target.next_poll_at or now
+            if base + interval <= now:
+                base = now  # fell behind (worker down): one poll now, not a backlog
+            due_at = max(base, now)
+            # Keep the cadence (no drift when a tick is late), queue with a countdown if early.
+            target.next_poll_at = base + interval
             due.append((target.pk, int(due_at.timestamp()), target.poll_interval_s))
         Target.objects.bulk_update(targets, ["next_poll_at"], batch_size=500)
     return due

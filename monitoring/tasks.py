@@ -11,6 +11,9 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import Any
 
 import httpx
 from celery import shared_task
@@ -45,16 +48,32 @@ def poll_expiry_s(interval_s: int) -> float:
 
 @shared_task(name=SCHEDULE_POLLS, ignore_result=True, acks_late=False)
 def schedule_polls() -> int:
-    """Queue one poll per due target; return how many were queued.
+    """Queue one poll per target due before the next tick; return how many were queued.
 
-    Deliberately no acks_late and no retry: a lost tick is replaced by the next one 5 s later.
+    A target due between two ticks is queued now with a countdown to its due time, so that a
+    5 s interval is not stretched to 10 s by the 5 s tick. Deliberately no acks_late and no
+    retry: a lost tick is replaced by the next one.
     """
-    due = schedule_due_targets()
+    now = timezone.now()
+    due = schedule_due_targets(now=now, lookahead_s=SCHEDULER_INTERVAL_S)
     for target_id, slot, interval_s in due:
+        countdown = max(0.0, slot - now.timestamp())
         poll_target.apply_async(
-            kwargs={"target_id": target_id, "slot": slot}, expires=poll_expiry_s(interval_s)
+            kwargs={"target_id": target_id, "slot": slot},
+            countdown=countdown,
+            expires=countdown + poll_expiry_s(interval_s),
         )
     return len(due)
+
+
+def _seconds_left(expires: Any) -> float | None:
+    """Return the seconds until the message's expiry (None when it has none)."""
+    if not expires:
+        return None
+    when = expires if isinstance(expires, datetime) else datetime.fromisoformat(str(expires))
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return (when - timezone.now()).total_seconds()
 
 
 @shared_task(
@@ -71,17 +90,14 @@ def poll_target(self, *, target_id: int, slot: int | None = None) -> None:
     """Poll one target, store what it answered (or the error), then evaluate its alerts.
 
     Retries only transport failures (connect, timeout, DNS, a locked database) with backoff, and
-    only while the retry still fits before the next poll; the last attempt stores the error.
-    Storage is idempotent per slot, so a redelivered message writes nothing twice.
+    only while the retry still fits before the message expires (the next poll); otherwise the
+    failure is stored. Storage is idempotent per slot: a redelivered message writes nothing twice.
     """
     target = Target.objects.defer("token").filter(pk=target_id, enabled=True).first()
     if target is None:
         return
-    retries_left = self.request.retries < self.max_retries
-    backoff_s = 2**self.request.retries
-    fits = backoff_s < target.poll_interval_s / 2
     try:
-        report = poll(target, slot=slot, record_transport_errors=not (retries_left and fits))
+        report = poll(target, slot=slot, record_transport_errors=False)
     except SoftTimeLimitExceeded:
         poll_record_failure(
             target=target,
@@ -92,11 +108,28 @@ def poll_target(self, *, target_id: int, slot: int | None = None) -> None:
         )
         return
     except OperationalError as exc:  # e.g. SQLite "database is locked": storage transport
-        if retries_left:
-            raise self.retry(countdown=backoff_s, exc=exc) from None
+        if self.request.retries < self.max_retries:
+            raise self.retry(countdown=2**self.request.retries, exc=exc) from None
         raise
-    if report.transport_error and not report.stored and retries_left and fits:
-        raise self.retry(countdown=backoff_s)
+    if report.transport_error and not report.stored:
+        backoff_s = 2**self.request.retries
+        left = _seconds_left(self.request.expires)
+        fits = backoff_s < target.poll_interval_s / 2 and (left is None or backoff_s < left - 1)
+        if self.request.retries < self.max_retries and fits:
+            raise self.retry(countdown=backoff_s)
+        stored = poll_record_failure(
+            target=target,
+            ts=report.ts,
+            error_kind=report.error_kind,
+            message=report.error,
+            duration_ms=report.duration_ms,
+            slot=slot,
+        )
+        values = {
+            "poll.up": 0.0,
+            "poll.consecutive_failures": float(target.consecutive_failures),
+        }
+        report = replace(report, stored=stored, values=values)
     if report.stored:
         alerts_evaluate(
             target=target,

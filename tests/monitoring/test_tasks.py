@@ -58,6 +58,21 @@ def test_scheduler_fans_out_one_poll_per_due_target_with_expires_shorter_than_it
     assert all(isinstance(c["kwargs"]["slot"], int) for c in calls.values())
 
 
+def test_a_target_due_before_the_next_tick_is_queued_now_with_a_countdown(make_target):
+    target = make_target(poll_interval_s=5)
+    due = timezone.now() + timedelta(seconds=3)
+    Target.objects.filter(pk=target.pk).update(next_poll_at=due)
+
+    with mock.patch.object(tasks.poll_target, "apply_async") as apply_async:
+        tasks.schedule_polls()
+
+    (call,) = apply_async.call_args_list
+    assert 1.0 < call.kwargs["countdown"] <= 3.0
+    assert call.kwargs["countdown"] < call.kwargs["expires"] < call.kwargs["countdown"] + 5
+    target.refresh_from_db()
+    assert target.next_poll_at == due + timedelta(seconds=5)  # the cadence does not drift
+
+
 def test_a_scheduled_target_is_not_queued_again_before_its_interval(make_target):
     make_target(poll_interval_s=15)
 
