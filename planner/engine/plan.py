@@ -504,6 +504,15 @@ def _reasons(
                 gpus_per_replica=best.gpus_per_replica,
             )
         )
+    elif hits_for:
+        out.append(
+            message(
+                "ray_consider",
+                hits=len(hits_for),
+                signals=", ".join(s.id for s in hits_for),
+                hits_against=len(hits_against),
+            )
+        )
     else:
         out.append(
             message("ray_not_needed", hits_for=len(hits_for), hits_against=len(hits_against))

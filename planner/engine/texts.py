@@ -88,6 +88,12 @@ TEXTS: dict[str, tuple[str, str]] = {
         "No Ray: {hits_for} signal(s) for Ray hit against {hits_against} against; with fixed "
         "machines and a fixed model, mp and a balancer are enough.",
     ),
+    "ray_consider": (
+        "§4 (000 §3)",
+        "{hits} signal(s) for Ray hit ({signals}): one hit is the threshold to consider Ray "
+        "Serve; it is not recommended yet because {hits_against} signal(s) against it hit and "
+        "no high-strength signal does. Re-plan with the operations you expect in six months.",
+    ),
     "executor_backend": (
         "§3, §5 (001)",
         "Executor backend {backend}: {why}.",

@@ -51,6 +51,16 @@ def test_s1_ray_only_with_multi_model_signal(s1_spec):
     )
 
 
+def test_s1_one_elastic_signal_is_considered_not_adopted(s1_spec):
+    s1_spec["workload"]["traffic_shape"] = "diurnal"
+    result = plan(spec_from_dict(s1_spec))
+    assert result.recommendation.route == "A"
+    assert "ray_consider" in _reason_ids(result)
+    s1_spec["workload"]["traffic_shape"] = "bursty"
+    s1_spec["operations"] = {"models_change_often": True}
+    assert plan(spec_from_dict(s1_spec)).recommendation.route == "C"
+
+
 def test_s2a_qwen32b_two_tp4_replicas(s2_hardware):
     spec = {
         "model": "qwen2.5-32b",
