@@ -37,6 +37,7 @@ test: $(STAMP_DEV)
 # Ray (and the vLLM CPU build, in its own venv) for the integration tests; CI runs this.
 integration-deps: $(STAMP_DEV)
 	@$(PY) -m pip install --quiet -e '.[dev,integration]'
+	@scripts/ensure-vllm-venv >/dev/null
 
 bench: $(STAMP_DEV)
 	@for script in bench/bench_*.py; do echo "==> $$script"; $(PY) "$$script" || exit 1; done

@@ -1,0 +1,116 @@
+"""A real vLLM CPU server, polled before and after a few completions.
+
+Needs the separate vLLM venv made by scripts/ensure-vllm-venv (CI makes it). When vLLM cannot run
+here the test fails loudly with the reason: a skipped test would hide a broken poller.
+"""
+
+import os
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from monitoring.scrape import scrape_once
+
+ROOT = Path(__file__).resolve().parents[2]
+SERVER_SCRIPT = ROOT / "tests" / "integration" / "vllm_tiny_server.py"
+pytestmark = [pytest.mark.vllm, pytest.mark.enable_socket]
+
+
+def _vllm_python() -> str:
+    explicit = os.environ.get("SERVEPLAN_VLLM_PYTHON")
+    if explicit:
+        return explicit
+    made = subprocess.run(
+        [str(ROOT / "scripts" / "ensure-vllm-venv")], capture_output=True, text=True, check=False
+    )
+    if made.returncode != 0:
+        pytest.fail(f"cannot prepare the vLLM CPU venv: {made.stderr[-2000:]}")
+    return made.stdout.strip().splitlines()[-1]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def vllm_server(tmp_path_factory):
+    """Start the tiny model on a free loopback port; stop exactly that process afterwards."""
+    work = tmp_path_factory.mktemp("vllm")
+    port = _free_port()
+    log_path = work / "server.log"
+    with log_path.open("w") as log:
+        server = subprocess.Popen(
+            [_vllm_python(), str(SERVER_SCRIPT), str(work), str(port)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 600
+        while True:
+            if server.poll() is not None:
+                tail = log_path.read_text()[-4000:]
+                pytest.fail(f"vLLM exited with {server.returncode}:\n{tail}")
+            try:
+                if httpx.get(f"{base}/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"vLLM did not start in 10 min:\n{log_path.read_text()[-4000:]}")
+            time.sleep(2)
+        yield base
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+
+def _complete(base: str, n: int) -> None:
+    prompt = "the model server token cache block memory gpu node ray plan serve request " * 3
+    for i in range(n):
+        response = httpx.post(
+            f"{base}/v1/completions",
+            json={"model": "tiny-llama", "prompt": prompt, "max_tokens": 16 + i},
+            timeout=120,
+        )
+        response.raise_for_status()
+
+
+def _values(result) -> dict[str, float]:
+    return {sample.series_id: sample.value for sample in result.samples}
+
+
+def test_real_vllm_poll_reads_capacity_rates_and_latency(vllm_server):
+    before = scrape_once(vllm_server, "vllm")
+    assert before.ok, before.errors
+    idle = _values(before)
+
+    _complete(vllm_server, 6)
+    time.sleep(1.5)
+    after = scrape_once(vllm_server, "vllm", previous=before.raw)
+
+    assert after.ok, after.errors
+    values = _values(after)
+    # The live server's KV capacity comes from vllm:cache_config_info.
+    assert idle["vllm.kv_cache_blocks"] > 0
+    assert values["vllm.kv_cache_capacity_tokens"] == (
+        values["vllm.kv_cache_blocks"] * values["vllm.kv_cache_block_size_tokens"]
+    )
+    # Six completions of 16..21 tokens happened between the two polls.
+    assert values["vllm.generation_tokens_per_s"] > 0
+    assert values["vllm.prompt_tokens_per_s"] > 0
+    assert values['vllm.requests_finished_per_s{finished_reason="length"}'] > 0
+    assert values["vllm.completion_ratio"] == 1.0
+    ttft = [values[f"vllm.ttft_seconds.{q}"] for q in ("p50", "p95", "p99")]
+    assert 0 < ttft[0] <= ttft[1] <= ttft[2]
+    assert values["vllm.requests_running"] == 0
