@@ -32,6 +32,7 @@ DIMENSIONLESS = {
     "nodes_used",
     "hits_for",
     "hits_against",
+    "hits",
     "slowdown",
     "stage_layers",
     "port",
