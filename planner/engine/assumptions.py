@@ -49,7 +49,9 @@ class Assumptions:
     all_reduces_per_layer: int = 2  # after attention and after the MLP
     overlap_factor: float = 0.0  # share of communication hidden behind compute (decode)
     # throughput
-    hbm_efficiency: float = 0.8  # achievable share of datasheet HBM bandwidth
+    hbm_efficiency: float = 0.75  # achievable share of datasheet HBM bandwidth (fitted, see docs)
+    decode_step_overhead_ms: float = 1.5  # scheduler, sampler, launches per decode step
+    decode_per_seq_overhead_ms: float = 0.03  # per running sequence per step (attention, sampling)
     decode_mfu: float = 0.5
     prefill_mfu: float = 0.6
     fp8_compute_speedup: float = 1.6  # FP8 GEMMs on FP8-capable GPUs (prefill)

@@ -74,7 +74,7 @@ def decode_stage_ms(
     )
     active = parameter_breakdown(arch).active / (tp * pp)
     t_flops = 2 * active * batch / (_tflops(gpu, dtype, a) * 1e12 * a.decode_mfu)
-    compute_ms = max(t_mem, t_flops) * 1e3
+    compute_ms = max(t_mem, t_flops) * 1e3 + batch * a.decode_per_seq_overhead_ms
     comm = tp_comm_ms(
         hidden=arch.hidden_size, layers=stage.layers, tokens=batch, tp=tp, link=tp_link, a=a
     )
@@ -129,7 +129,8 @@ def estimate(
         )
         pp_ms = pp_comm_ms(hidden=arch.hidden_size, tokens=micro, pp=pp, link=pp_link, a=a)
         eff = a.pp_efficiency if pp > 1 else 1.0
-        return (pp * stage + pp_ms) / eff, compute * pp, comm * pp, pp_ms
+        step = (pp * stage + pp_ms) / eff + a.decode_step_overhead_ms
+        return step, compute * pp, comm * pp, pp_ms
 
     # Prefill of one request: FLOPs over all GPUs of the replica, plus its all-reduces.
     b = parameter_breakdown(arch)
