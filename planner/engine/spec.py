@@ -411,6 +411,11 @@ def spec_from_dict(d: Mapping[str, Any]) -> PlanSpec:
     rope = r.number(d, "rope_scaling_factor", "rope_scaling_factor", gt=0.99, le=64, default=1.0)
     limit = int(arch.max_position_embeddings * (rope or 1.0)) if arch else 10_000_000
     max_len = r.integer(d, "max_model_len", "max_model_len", 16, limit, min(limit, 8192))
+    if "max_model_len" in r.errors and arch is not None:
+        r.errors["max_model_len"] += (
+            f" (the model's max_position_embeddings × rope_scaling_factor {rope or 1.0:g}; "
+            "set rope_scaling_factor to extend the context with YaRN)"
+        )
     util = r.number(
         d, "gpu_memory_utilization", "gpu_memory_utilization", gt=0.0, le=1.0, default=0.9
     )
