@@ -54,7 +54,7 @@ def audit_entries(
     for source in audit_sources():
         if source_keys and source.key not in source_keys:
             continue
-        qs = source.history_model.objects.all()
+        qs = source.history_model.objects.order_by()  # no ORDER BY inside a UNION
         if user_id is not None:
             qs = qs.filter(history_user_id=user_id)
         if action:
@@ -64,18 +64,19 @@ def audit_entries(
         if until:
             qs = qs.filter(history_date__lt=until)
         parts.append(
+            # Prefixed names: tracked models have fields called source, label and so on.
             qs.annotate(
-                source=Value(source.key, output_field=CharField()),
-                object_id=Cast("id", CharField()),
-                label=Cast(source.label_field, CharField()),
+                audit_source=Value(source.key, output_field=CharField()),
+                audit_object_id=Cast("id", CharField()),
+                audit_label=Cast(source.label_field, CharField()),
             ).values(
                 "history_date",
                 "history_type",
                 "history_user_id",
                 "history_change_reason",
-                "source",
-                "object_id",
-                "label",
+                "audit_source",
+                "audit_object_id",
+                "audit_label",
             )
         )
     if not parts:

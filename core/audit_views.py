@@ -116,9 +116,9 @@ def audit_log_csv(request: HttpRequest) -> HttpResponse:
                         row["history_date"].isoformat(),
                         row["user"],
                         ACTIONS.get(row["history_type"], row["history_type"]),
-                        row["source"],
-                        row["object_id"],
-                        row["label"],
+                        row["audit_source"],
+                        row["audit_object_id"],
+                        row["audit_label"],
                         row["history_change_reason"] or "",
                     ]
                 )
