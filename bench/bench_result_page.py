@@ -12,7 +12,6 @@ import statistics
 import time
 
 from _planner_setup import percentile, planner_user, setup_demo_database, teardown_database
-
 from bench_plan_api import SPECS
 
 
