@@ -87,7 +87,9 @@ def _inline(gpus_per_node=4):
         pytest.param({"hardware": {"pool": "no-pool"}}, "hardware.pool", id="unknown-pool"),
     ],
 )
-def test_evaluate_bad_spec_is_400_naming_the_field(demo_fleet, planner_api, s2a_spec, change, field):
+def test_evaluate_bad_spec_is_400_naming_the_field(
+    demo_fleet, planner_api, s2a_spec, change, field
+):
     spec = {**s2a_spec, **change}
 
     response = planner_api.post(EVALUATE, spec, format="json")
