@@ -27,7 +27,15 @@ class ResponsibilityInline(admin.TabularInline):
 
 class EvidenceItemInline(admin.TabularInline):
     model = EvidenceItem
-    fields = ["kind", "threshold", "measured_value", "unit", "source", "window_start", "window_end"]
+    fields = [
+        "kind",
+        "threshold",
+        "measured_value",
+        "unit",
+        "value_source",
+        "window_start",
+        "window_end",
+    ]
     readonly_fields = fields
     extra = 0
     can_delete = False

@@ -24,6 +24,14 @@ class DecisionRecordFilterSet(filters.FilterSet):
     )
     ordering = filters.OrderingFilter(
         fields=(("number", "number"), ("updated_at", "updated_at"), ("title", "title")),
+        choices=[
+            ("-number", _("Newest number first")),
+            ("number", _("Oldest number first")),
+            ("-updated_at", _("Recently updated first")),
+            ("updated_at", _("Least recently updated first")),
+            ("title", _("Title, A to Z")),
+            ("-title", _("Title, Z to A")),
+        ],
         label=_("Sort by"),
     )
 

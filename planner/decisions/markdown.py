@@ -104,7 +104,7 @@ def export_markdown(decision: DecisionRecord) -> str:
         )
         measured = "—" if item.measured_value is None else f"{item.measured_value:g} {item.unit}"
         estimate = estimates.get(item.kind)
-        source = item.get_source_display() or "—"
+        source = item.get_value_source_display() or "—"
         if item.window_start and item.window_end:
             source += (
                 f" {item.window_start.astimezone(UTC):%Y-%m-%d %H:%M}–"

@@ -231,7 +231,8 @@ class EvidenceItem(models.Model):
     threshold = models.FloatField(_("threshold"), null=True, blank=True)
     measured_value = models.FloatField(_("measured value"), null=True, blank=True)
     unit = models.CharField(_("unit"), max_length=10)
-    source = models.CharField(
+    # Not named "source": the audit log annotates its union rows with that name.
+    value_source = models.CharField(
         _("source"), max_length=20, choices=EvidenceSource.choices, blank=True
     )
     window_start = models.DateTimeField(_("window start"), null=True, blank=True)

@@ -9,9 +9,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from planner.decisions.guidance import EvidenceKind, PoolKind
 from planner.models import Plan, Route
+from planner.texts import render_action, render_text
 
 MAX_ALTERNATIVES = 6
 MAX_CONSEQUENCES = 8
@@ -83,9 +85,19 @@ def _placement_text(placement: Mapping[str, Any], plan: Plan) -> tuple[str, str]
     return parts, str(placement.get("strategy") or "STRICT_SPREAD")
 
 
+def _text(message: Mapping[str, Any]) -> str:
+    """Return an engine message (id + params + English) in the current language."""
+    return render_text(
+        str(message.get("id", "")), _dict(message.get("params")), str(message.get("text") or "")
+    ) or str(message.get("id", ""))
+
+
+SEVERITIES = {"high": gettext_lazy("high"), "medium": gettext_lazy("medium")}
+
+
 def _signals_hit(result: Mapping[str, Any], direction: str) -> list[str]:
     return [
-        str(s.get("text") or s.get("id"))
+        _text(s)
         for s in map(_dict, _list(result.get("signals")))
         if s.get("hit") and s.get("direction") == direction
     ]
@@ -109,15 +121,10 @@ def _context(plan: Plan, result: Mapping[str, Any], hosts: list[str]) -> str:
             else plan.pool_kind,
         }
     ]
-    if rec.get("summary"):
-        lines += ["", str(rec["summary"])]
     reasons = [_dict(r) for r in _list(rec.get("reasons"))]
     if reasons:
         lines += ["", _("The plan's reasons:"), ""]
-        lines += [
-            f"- {r.get('text') or r.get('id')}" + (f" ({r['rule']})" if r.get("rule") else "")
-            for r in reasons
-        ]
+        lines += [f"- {_text(r)}" + (f" ({r['rule']})" if r.get("rule") else "") for r in reasons]
     return "\n".join(lines)
 
 
@@ -158,9 +165,13 @@ def _consequences(result: Mapping[str, Any]) -> str:
     for p in map(_dict, _list(result.get("pitfalls"))):
         if p.get("severity") not in ("high", "medium"):
             continue
-        text = str(p.get("text") or p.get("id"))
-        action = f" → {p['action']}" if p.get("action") else ""
-        lines.append(f"- [{p.get('severity')}] {text}{action}")
+        action = ""
+        if p.get("action"):
+            action = " → " + render_action(
+                str(p.get("id", "")), _dict(p.get("params")), str(p["action"])
+            )
+        severity = str(SEVERITIES[str(p.get("severity"))])
+        lines.append(f"- [{severity}] {_text(p)}{action}")
         if len(lines) >= MAX_CONSEQUENCES:
             break
     return "\n".join(lines)

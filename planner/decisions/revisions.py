@@ -68,7 +68,7 @@ def snapshot(decision: DecisionRecord) -> dict[str, Any]:
             "threshold": e.threshold,
             "measured_value": e.measured_value,
             "unit": e.unit,
-            "source": e.source,
+            "source": e.value_source,
             "window_start": _iso(e.window_start),
             "window_end": _iso(e.window_end),
             "note": e.note,
@@ -159,6 +159,23 @@ def diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[FieldChange]:
                 lines.append((line[0], line[2:]))
         changes.append(FieldChange(key=key, label=label, old=old_value, new=new_value, lines=lines))
     return changes
+
+
+def field_labels() -> dict[str, str]:
+    """Return {key: label} for every key a revision's `changed_fields` can hold."""
+    top = dict.fromkeys(
+        (
+            *DOCUMENT_FIELDS,
+            "plan",
+            "authors",
+            "accepted_with_open_evidence",
+            "decided_at",
+            "superseded_by",
+            "supersedes",
+        ),
+        "",
+    )
+    return {key: label for key, (label, _value) in flatten(top).items()}
 
 
 def changed_keys(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> list[str]:

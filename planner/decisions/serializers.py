@@ -32,6 +32,9 @@ class EvidenceItemSerializer(serializers.ModelSerializer):
     passed = serializers.BooleanField(read_only=True, allow_null=True)
     comparison = serializers.CharField(read_only=True)
     measured_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    source = serializers.ChoiceField(
+        source="value_source", choices=EvidenceSource.choices, read_only=True, allow_blank=True
+    )
 
     class Meta:
         model = EvidenceItem

@@ -199,7 +199,7 @@ def _write_rows(
                 changed = True
                 if name == "measured_value":
                     # A value typed in a form replaces whatever monitoring had filled.
-                    item.source = EvidenceSource.TYPED if value is not None else ""
+                    item.value_source = EvidenceSource.TYPED if value is not None else ""
                     item.window_start = item.window_end = None
                     item.measured_at = timezone.now() if value is not None else None
                     item.measured_by = actor if value is not None else None
@@ -481,7 +481,7 @@ def record_evidence_measurement(
     before = snapshot(current)
     item = EvidenceItem.objects.get(decision=current, kind=item_kind)
     item.measured_value = convert_unit(float(value), unit=unit, kind=item_kind)
-    item.source = source
+    item.value_source = source
     item.window_start = window_start
     item.window_end = window_end
     item.note = note or ""

@@ -19,6 +19,7 @@ from planner.decisions.guidance import EVIDENCE_SPECS, PoolKind, guidance_for
 from planner.decisions.markdown import export_filename, export_markdown, render_markdown
 from planner.decisions.models import DecisionRecord, Status
 from planner.decisions.prefill import plan_estimates, proposal_from_plan
+from planner.decisions.revisions import field_labels
 from planner.decisions.rules import readiness
 from planner.models import Plan
 
@@ -313,6 +314,9 @@ class DecisionRevisionsView(View):
     def get(self, request: HttpRequest, number: int) -> HttpResponse:
         decision = selectors.decision_get(number)
         revisions = list(decision.revisions.select_related("author").order_by("-number"))
+        labels = field_labels()
+        for revision in revisions:
+            revision.changed_labels = [labels.get(k, k) for k in revision.changed_fields]
         return render(
             request,
             "decisions/revisions.html",

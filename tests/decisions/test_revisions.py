@@ -173,3 +173,18 @@ def test_numbers_continue_after_the_highest(planner):
 
     assert (first.number, second.number) == (1, 2)
     assert second.label == "DR-0002"
+
+
+def test_the_revision_list_names_changed_fields_by_their_labels(viewer_client, planner):
+    decision = make_decision(planner, title="Before")
+    services.decision_update(
+        decision=decision,
+        user=planner,
+        expected_version=1,
+        pool_kind="shared",
+        responsibilities={"allocation": {"owner": "Slurm"}},
+    )
+
+    body = viewer_client.get(f"/decisions/{decision.number}/revisions/").content.decode()
+
+    assert "2 fields: pool kind; Who allocates the GPUs to this replica — owner" in body
