@@ -109,3 +109,23 @@ class ApiToken(models.Model):
         if self.last_used_at is None or now - self.last_used_at > self.TOUCH_EVERY:
             self.last_used_at = now
             self.save(update_fields=["last_used_at"])
+
+
+class OpsCounter(models.Model):
+    """A cumulative counter of ServePlan's own operation, shared by every process.
+
+    Workers on any machine add to it (core.opsmetrics); /metrics reads it. One row per metric
+    name and label set; the value only grows.
+    """
+
+    name = models.CharField(max_length=100)
+    labels = models.CharField(max_length=300, blank=True, default="")
+    value = models.FloatField(default=0.0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["name", "labels"], name="core_opscounter_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name}{{{self.labels}}} {self.value}"

@@ -1,5 +1,6 @@
 """Home, health, the API root and locally served front-end assets."""
 
+import hmac
 from pathlib import Path
 from typing import Any
 
@@ -13,11 +14,13 @@ from django.views import i18n as i18n_views
 from django.views.decorators.http import require_GET, require_POST
 from django.views.generic import TemplateView
 from drf_spectacular.utils import extend_schema
+from prometheus_client import CONTENT_TYPE_LATEST
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
+from core import opsmetrics
 from core.health import check_health
 from core.middleware import SESSION_LANGUAGE_KEY
 from core.models import UserPreference
@@ -35,6 +38,18 @@ def set_language(request: HttpRequest) -> HttpResponse:
         UserPreference.objects.update_or_create(user=request.user, defaults={"language": language})
         request.session[SESSION_LANGUAGE_KEY] = language
     return response
+
+
+@login_not_required
+@require_GET
+def ops_metrics(request: HttpRequest) -> HttpResponse:
+    """Serve ServePlan's own metrics as Prometheus text (bearer token when METRICS_TOKEN is set)."""
+    expected = settings.METRICS_TOKEN
+    if expected:
+        given = request.headers.get("Authorization", "")
+        if not hmac.compare_digest(given.encode(), f"Bearer {expected}".encode()):
+            return HttpResponse("missing or wrong bearer token\n", status=401)
+    return HttpResponse(opsmetrics.render(), content_type=CONTENT_TYPE_LATEST)
 
 
 class HomeView(TemplateView):

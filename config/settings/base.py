@@ -128,6 +128,9 @@ SECURE_CSP = {
     "form-action": [CSP.SELF],
 }
 
+# When set, GET /metrics (ServePlan's own Prometheus metrics) requires "Bearer <token>".
+METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
+
 # Stored secrets are encrypted with these Fernet keys (newest first); see core/crypto.py.
 FIELD_ENCRYPTION_KEYS = env.list("FIELD_ENCRYPTION_KEYS", default=[])
 FIELD_ENCRYPTION_FALLBACK_TO_SECRET_KEY = True

@@ -1,0 +1,125 @@
+"""ServePlan's own Prometheus metrics, for the operators who run it (GET /metrics).
+
+Counters live in the database (core.OpsCounter) so that every worker, on any machine, adds to
+the same series; gauges are computed at scrape time by collectors the apps register.
+"""
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping
+
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily, Metric
+
+from core.models import OpsCounter
+
+# name -> help. Every counter ServePlan increments is declared here.
+COUNTERS: dict[str, str] = {
+    "serveplan_polls": "Target polls finished, by target kind and outcome (ok or error kind).",
+    "serveplan_alert_events": "Alert events, by transition (opened or resolved).",
+}
+# name -> (help, bucket upper bounds in seconds)
+HISTOGRAMS: dict[str, tuple[str, tuple[float, ...]]] = {
+    "serveplan_poll_duration_seconds": (
+        "Wall time of one target poll (fetch, parse, store).",
+        (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0),
+    ),
+}
+
+GaugeCollector = Callable[[], Iterable[Metric]]
+_gauge_collectors: list[GaugeCollector] = []
+
+
+def register_gauges(collector: GaugeCollector) -> None:
+    """Add a function that yields gauge families at scrape time (apps call this in ready())."""
+    if collector not in _gauge_collectors:
+        _gauge_collectors.append(collector)
+
+
+def _label_key(labels: Mapping[str, str]) -> str:
+    return ",".join(f"{k}={labels[k]}" for k in sorted(labels))
+
+
+def _parse_label_key(key: str) -> dict[str, str]:
+    return dict(part.split("=", 1) for part in key.split(",") if part)
+
+
+def increment(name: str, labels: Mapping[str, str] | None = None, amount: float = 1.0) -> None:
+    """Add `amount` to the counter `name` with `labels`, creating it on first use."""
+    if name not in COUNTERS and not any(name.startswith(h) for h in HISTOGRAMS):
+        raise KeyError(f"undeclared ServePlan metric {name!r}")
+    key = _label_key(labels or {})
+    updated = OpsCounter.objects.filter(name=name, labels=key).update(value=F("value") + amount)
+    if updated:
+        return
+    try:
+        with transaction.atomic():
+            OpsCounter.objects.create(name=name, labels=key, value=amount)
+    except IntegrityError:  # another process created it first
+        OpsCounter.objects.filter(name=name, labels=key).update(value=F("value") + amount)
+
+
+def observe(name: str, value: float, labels: Mapping[str, str] | None = None) -> None:
+    """Record one observation of the histogram `name`.
+
+    Only the one bucket the value falls in is stored (two writes per observation, not one per
+    bucket); render() makes the buckets cumulative and derives the count.
+    """
+    _, buckets = HISTOGRAMS[name]
+    bound = next((_format_bound(b) for b in buckets if value <= b), "+Inf")
+    increment(f"{name}_bucket", {**(labels or {}), "le": bound})
+    increment(f"{name}_sum", labels, amount=value)
+
+
+def _format_bound(bound: float) -> str:
+    return repr(float(bound))
+
+
+class _DatabaseCollector:
+    def collect(self) -> Iterable[Metric]:
+        rows: dict[str, list[tuple[dict[str, str], float]]] = defaultdict(list)
+        for name, labels, value in OpsCounter.objects.values_list("name", "labels", "value"):
+            rows[name].append((_parse_label_key(labels), value))
+        yield from _counters(rows)
+        yield from _histograms(rows)
+        for collector in _gauge_collectors:
+            yield from collector()
+
+
+def _counters(rows: Mapping[str, list[tuple[dict[str, str], float]]]) -> Iterable[Metric]:
+    for name, help_text in COUNTERS.items():
+        series = rows.get(name, [])
+        label_names = sorted({k for labels, _ in series for k in labels})
+        family = CounterMetricFamily(name, help_text, labels=label_names)
+        for labels, value in series:
+            family.add_metric([labels.get(k, "") for k in label_names], value)
+        yield family
+
+
+def _histograms(rows: Mapping[str, list[tuple[dict[str, str], float]]]) -> Iterable[Metric]:
+    for name, (help_text, buckets) in HISTOGRAMS.items():
+        bounds = [_format_bound(b) for b in buckets] + ["+Inf"]
+        per_series: dict[str, tuple[dict[str, str], dict[str, float]]] = {}
+        for labels, value in rows.get(f"{name}_bucket", []):
+            series = {k: v for k, v in labels.items() if k != "le"}
+            per_series.setdefault(_label_key(series), (series, {}))[1][labels["le"]] = value
+        sums = {_label_key(labels): v for labels, v in rows.get(f"{name}_sum", [])}
+        label_names = sorted({k for labels, _ in per_series.values() for k in labels})
+        family = HistogramMetricFamily(name, help_text, labels=label_names)
+        for key, (labels, in_bucket) in per_series.items():
+            cumulative, running = [], 0.0
+            for bound in bounds:
+                running += in_bucket.get(bound, 0.0)
+                cumulative.append((bound, running))
+            family.add_metric(
+                [labels.get(k, "") for k in label_names], cumulative, sums.get(key, 0.0)
+            )
+        yield family
+
+
+def render() -> bytes:
+    """Return the Prometheus text exposition of every ServePlan metric."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_DatabaseCollector())  # type: ignore[arg-type]
+    return generate_latest(registry)
