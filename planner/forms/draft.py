@@ -48,6 +48,7 @@ ENGINE_FIELD_MAP: tuple[tuple[str, str, str | None], ...] = (
     ("pre_quantized", "precision", "pre_quantized"),
     ("kv_cache_dtype", "precision", "kv_cache_dtype"),
     ("max_model_len", "precision", "max_model_len"),
+    ("rope_scaling_factor", "precision", "rope_scaling_factor"),
     ("gpu_memory_utilization", "precision", "gpu_memory_utilization"),
     ("workload.", "load", None),
     ("hardware.pool", "machines", "pool"),

@@ -178,6 +178,20 @@ class PrecisionStepForm(forms.Form):
         help_text=_("Prompt plus answer of the longest request you will accept (max_model_len)."),
         error_messages={"invalid": _("Enter a whole number of tokens.")},
     )
+    rope_scaling_factor = forms.ChoiceField(
+        label=_("Extend the context with YaRN"),
+        required=False,
+        choices=[
+            ("", _("No — the model's native context")),
+            ("2", _("×2 (YaRN rope scaling)")),
+            ("4", _("×4 (YaRN rope scaling)")),
+            ("8", _("×8 (YaRN rope scaling)")),
+        ],
+        help_text=_(
+            "Models such as Qwen2.5 ship 32K and reach 128K with YaRN; vLLM then needs the "
+            "rope_scaling override, which the generated commands include."
+        ),
+    )
     gpu_memory_utilization = forms.FloatField(
         label=_("GPU memory vLLM may use (0–1)"),
         help_text=_("0.9 by default; lower it (e.g. 0.85) when anything else shares the GPU."),
@@ -199,15 +213,20 @@ class PrecisionStepForm(forms.Form):
             {"min": 0.05, "max": 1, "step": 0.01}
         )
 
-    def clean_max_model_len(self) -> int:
-        value = self.cleaned_data["max_model_len"]
-        limit = self.model_limit or 10_000_000
-        if not 16 <= value <= limit:
-            raise forms.ValidationError(
-                _("Enter a context between 16 and %(limit)s tokens (this model's limit).")
-                % {"limit": limit}
-            )
-        return value
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        value = data.get("max_model_len")
+        factor = float(data.get("rope_scaling_factor") or 1)
+        limit = int((self.model_limit or 10_000_000) * factor)
+        if value is not None and not 16 <= value <= limit:
+            message = _("Enter a context between 16 and %(limit)s tokens (this model's limit).")
+            if self.model_limit and factor == 1 and value <= self.model_limit * 8:
+                message = _(
+                    "Enter a context between 16 and %(limit)s tokens (this model's limit), or "
+                    "extend the context with YaRN below."
+                )
+            self.add_error("max_model_len", message % {"limit": limit})
+        return data
 
     def clean_gpu_memory_utilization(self) -> float:
         value = self.cleaned_data["gpu_memory_utilization"]
@@ -226,6 +245,11 @@ class PrecisionStepForm(forms.Form):
             "kv_cache_dtype": d["kv_cache_dtype"],
             "max_model_len": d["max_model_len"],
             "gpu_memory_utilization": d["gpu_memory_utilization"],
+            **(
+                {"rope_scaling_factor": float(d["rope_scaling_factor"])}
+                if d.get("rope_scaling_factor")
+                else {}
+            ),
         }
 
 

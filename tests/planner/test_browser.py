@@ -1,14 +1,12 @@
 """The wizard in real headless Chromium, from an empty browser to the config archive."""
 
 import io
-import json
 import os
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from catalog.data import load_models
 from tests.planner.fleet import build_demo_fleet
 
 # Playwright's sync API runs an event loop in this thread; the ORM calls here are test setup.
@@ -224,30 +222,23 @@ def _check_result_page_what_if(page) -> None:
     assert page.locator("tr[data-changed=true], tr.changed").count() >= 1
 
 
-def test_wizard_s2b_pasted_config_64k(page, live_server, planner):
-    # Given Qwen2.5-72B with YaRN rope scaling to 128K, pasted as its config.json
-    config = dict(load_models()["qwen2.5-72b"].config)
-    config["max_position_embeddings"] = 131072
-    config["rope_scaling"] = {
-        "type": "yarn",
-        "factor": 4.0,
-        "original_max_position_embeddings": 32768,
-    }
+def test_wizard_s2b_72b_at_64k_context(page, live_server, planner):
+    # Given Qwen2.5-72B from the catalog (32K native, 128K with YaRN)
     _login(page, live_server, planner.username)
-    page.check("input[name=source][value=paste]")
-    page.fill("#id_config_json", "{ not json")
-    _next_expect_error(page, "#id_config_json_error")
-    page.fill("#id_config_json", json.dumps(config, indent=1))
-    page.fill("#id_name", "Qwen/Qwen2.5-72B-Instruct")
+    page.select_option("#id_model", "qwen2.5-72b")
     _next(page, "precision")
 
-    # Step 2: BF16, 64K context; a utilization above 1 is refused next to the field
+    # Step 2: BF16 at 64K; the field says the model's limit until YaRN extends it
     page.check("input[name=weight_dtype][value=bf16]")
     page.fill("#id_max_model_len", "65536")
     page.fill("#id_gpu_memory_utilization", "1.5")
-    _next_expect_error(page, "#id_gpu_memory_utilization_error")
+    _next_expect_error(page, "#id_max_model_len_error")
+    assert "32768" in page.inner_text("#id_max_model_len_error")
     assert page.get_attribute("#id_gpu_memory_utilization", "aria-invalid") == "true"
+    assert "at most 1" in page.inner_text("#id_gpu_memory_utilization_error")
     page.fill("#id_gpu_memory_utilization", "0.9")
+    page.select_option("#id_rope_scaling_factor", "4")
+    _shot(page, "step2-precision-s2b")
     _next(page, "load")
 
     page.fill("#id_concurrency", "16")
@@ -273,6 +264,7 @@ def test_wizard_s2b_pasted_config_64k(page, live_server, planner):
 
     files = _download_archive(page)
     assert {"README.md", ".env", "launch-a100-01.sh", "launch-a100-02.sh"} <= set(files)
+    assert "yarn" in files["launch-a100-01.sh"]
     assert "--nnodes" in files["launch-a100-01.sh"] or "ray start" in files["launch-a100-01.sh"]
 
     assert page.errors == []

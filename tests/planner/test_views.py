@@ -356,3 +356,37 @@ def test_exports(viewer_client, s1_plan):
     info = archive.getinfo("serveplan-configs/launch-a800-01.sh")
     assert info.external_attr >> 16 & 0o111  # executable
     assert viewer_client.get(f"/plans/{pid}/export.exe").status_code == 404
+
+
+def test_pasted_config_json_is_planned(demo_fleet, planner_client):
+    import json
+
+    from catalog.data import load_models
+
+    config = dict(load_models()["qwen3-8b"].config)
+    r = _post(
+        planner_client,
+        "model",
+        {"source": "paste", "config_json": json.dumps(config), "name": "my-org/qwen3-8b-ft"},
+    )
+    assert r["Location"] == WIZARD.format("precision")
+    _post(planner_client, "machines", {"source": "machines", "machines": ["ws-4090"]})
+    r = _post(planner_client, "operations", {}, action="finish")
+    plan = Plan.objects.get()
+    assert r["Location"] == plan.get_absolute_url()
+    assert plan.spec["model"]["name"] == "my-org/qwen3-8b-ft"
+    assert plan.route == "single"
+
+
+def test_yarn_extends_the_context_limit(demo_fleet, planner_client):
+    _post(planner_client, "model", {"source": "catalog", "model": "qwen2.5-72b"})
+    data = {
+        "weight_dtype": "bf16",
+        "kv_cache_dtype": "auto",
+        "max_model_len": "65536",
+        "gpu_memory_utilization": "0.9",
+    }
+    refused = _post(planner_client, "precision", data)
+    assert "extend the context with YaRN" in refused.content.decode()
+    accepted = _post(planner_client, "precision", {**data, "rope_scaling_factor": "4"})
+    assert accepted["Location"] == WIZARD.format("load")
