@@ -231,7 +231,8 @@ ACTIONS: dict[str, str] = {
     "pit_ray_num_gpus": "Keep ray_actor_options.num_gpus = {gpus_per_replica}; compare it with "
     "TP×PP when an actor init times out.",
     "pit_ray_start_num_gpus": "Use the generated ray start lines (--num-gpus={gpus_per_node}).",
-    "pit_ray_head_light": "Start the head on {head} with --memory capped.",
+    "pit_ray_head_light": "Start the head on {head} (the lighter machine) with its object store "
+    "capped (--object-store-memory).",
     "pit_ray_logs": "Collect worker logs centrally (e.g. ship /tmp/ray/session_latest/logs).",
     "pit_gpu_util_shared": "Lower --gpu-memory-utilization to 0.85.",
     "pit_docker_ipc": "Run containers with --ipc=host (or --shm-size of 8–32g) and --network host.",

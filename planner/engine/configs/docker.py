@@ -20,7 +20,7 @@ def docker_lines(
         # Ray mode: every node runs `ray start --block` inside the vLLM image (same Ray
         # version everywhere); vllm serve then runs inside the head's container.
         for r in ray_lines:
-            start = r["command"].removeprefix("ray ").replace("$((16*1024**3))", str(16 * 1024**3))
+            start = r["command"].removeprefix("ray ")
             out.append(
                 {
                     "host": r["host"],

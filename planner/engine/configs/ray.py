@@ -8,6 +8,12 @@ from typing import Any
 from planner.engine.spec import Node
 
 RAY_PORT = 6379
+HEAD_OBJECT_STORE_BYTES = 8 * 1024**3  # keep the head light: cap its object store at 8 GiB
+
+# Every `ray start` flag emitted (Ray 2.40–2.60, `ray start --help`).
+RAY_START_FLAGS: frozenset[str] = frozenset(
+    {"--head", "--port", "--num-gpus", "--dashboard-host", "--object-store-memory", "--address"}
+)
 
 
 def ray_start_commands(nodes: Sequence[Node]) -> list[dict[str, Any]]:
@@ -21,7 +27,7 @@ def ray_start_commands(nodes: Sequence[Node]) -> list[dict[str, Any]]:
             "role": "head",
             "command": (
                 f"ray start --head --port={RAY_PORT} --num-gpus={head.usable_gpus} "
-                f"--dashboard-host=0.0.0.0 --memory=$((16*1024**3))"
+                f"--dashboard-host=0.0.0.0 --object-store-memory={HEAD_OBJECT_STORE_BYTES}"
             ),
         }
     ]

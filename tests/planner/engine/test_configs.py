@@ -128,3 +128,32 @@ def test_serve_yaml_validates_against_rays_schema():
     deployment = parsed.applications[0].deployments[0]
     assert deployment.ray_actor_options.num_gpus == result.best.tp * result.best.pp
     assert deployment.autoscaling_config["min_replicas"] >= 1
+
+
+def test_ray_start_lines_use_known_flags():
+    from planner.engine.configs.ray import RAY_START_FLAGS
+
+    lines = plan(spec_from_dict(SPECS["route-b-ray"])).configs["ray_start"]
+    assert lines[0]["role"] == "head"
+    for line in lines:
+        flags = {tok.split("=")[0] for tok in line["command"].split() if tok.startswith("--")}
+        assert flags <= RAY_START_FLAGS
+        assert "--num-gpus=4" in line["command"]
+
+
+@pytest.mark.ray
+def test_ray_start_flags_exist_in_installed_ray():
+    pytest.importorskip("ray")
+    import sys
+
+    from planner.engine.configs.ray import RAY_START_FLAGS
+
+    out = subprocess.run(
+        [sys.executable, "-m", "ray.scripts.scripts", "start", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    ).stdout
+    missing = sorted(f for f in RAY_START_FLAGS if f not in out)
+    assert not missing
