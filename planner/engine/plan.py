@@ -183,6 +183,14 @@ def plan(spec: PlanSpec, assumptions: Assumptions | None = None) -> PlanResult:
         used_nodes or list(group.nodes[:2]),
         required=backend == "ray" or spec.hardware.pool_kind == "shared",
     )
+    if pinned is not None:
+        pinned_names = {h for hosts in pinned.hosts for h in hosts}
+        pinned_nodes = [n for n in group.nodes if n.hostname in pinned_names]
+        placement["pinned"] = plan_placement(
+            pinned,
+            pinned_nodes or list(group.nodes[: pinned.nodes_per_replica]),
+            required=spec.hardware.pool_kind == "shared",
+        )
     configs = build_configs(spec, best, group.nodes, route=route, backend=backend)
     pitfalls = check_pitfalls(
         spec,

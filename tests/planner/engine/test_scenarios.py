@@ -159,6 +159,23 @@ def test_s3_shared_pool_uses_ray_placement_group_of_two_bundles():
     assert "pit_gpu_util_shared" in _ids(result, "pitfalls")
 
 
+def test_s3_pinned_tp4_pp2_placement_when_the_model_fits_one_node():
+    spec = {
+        "model": "qwen2.5-32b",
+        "max_model_len": 8192,
+        "workload": {"concurrency": 16},
+        "pinned_layout": {"tp": 4, "pp": 2, "replicas": 1},
+        "hardware": hardware(2, 4, "a100-80g-sxm", pool_kind="shared"),
+    }
+    result = plan(spec_from_dict(spec))
+    pinned = result.placement["pinned"]
+    assert [b["resources"]["GPU"] for b in pinned["bundles"]] == [4, 4]
+    assert pinned["placeable"]
+    assert not pinned["single_bundle"]["placeable"]
+    assert pinned["alternative"]["bundles"] == [{"GPU": 4}, {"GPU": 4}]
+    assert "pinned_layout" in _reason_ids(result)
+
+
 def test_s4_qwen3_8b_single_24gb_card():
     spec = {
         "model": "qwen3-8b",
