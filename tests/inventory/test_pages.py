@@ -1,9 +1,13 @@
 """Inventory pages: lists, details, forms, permissions, in-use deletes."""
 
+import json
+
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from inventory.models import GpuType, Machine, ModelSpec, NetworkInterface, Pool
+from tests.inventory.conftest import catalog_config
 from tests.inventory.factories import (
     GpuTypeFactory,
     MachineFactory,
@@ -398,3 +402,73 @@ def test_model_spec_detail_shows_breakdown_and_config(viewer_client, catalog_loa
 
 def test_export_unknown_format_is_404(viewer_client):
     assert viewer_client.get("/inventory/machines/export/xml/").status_code == 404
+
+
+def test_import_config_json_by_paste(planner_client, planner):
+    text = json.dumps(catalog_config("qwen3-30b-a3b"))
+
+    response = planner_client.post(
+        reverse("inventory:modelspec-import"), {"name": "Qwen3-30B-A3B (ours)", "config_text": text}
+    )
+
+    spec = ModelSpec.objects.get()
+    assert response.status_code == 302
+    assert response["Location"] == spec.get_absolute_url()
+    assert spec.slug == "qwen3-30b-a3b-ours"
+    assert spec.is_moe
+    assert spec.history.get().history_user == planner
+
+
+def test_import_config_json_by_upload(planner_client):
+    upload = SimpleUploadedFile(
+        "config.json", json.dumps(catalog_config("deepseek-v3")).encode(), "application/json"
+    )
+
+    response = planner_client.post(
+        reverse("inventory:modelspec-import"), {"name": "DeepSeek-V3 mirror", "config_file": upload}
+    )
+
+    assert response.status_code == 302
+    assert ModelSpec.objects.get().is_mla
+
+
+@pytest.mark.parametrize(
+    ("data", "field", "needle"),
+    [
+        ({"config_text": '{"model_type": "llama",'}, "config_text", "is not valid JSON"),
+        ({"config_text": '{"model_type": "mystery"}'}, "config_text", "num_hidden_layers"),
+        ({}, "config_text", "Paste a config.json or upload one"),
+    ],
+    ids=["not-json", "unknown-architecture", "nothing"],
+)
+def test_import_config_json_bad_input_is_a_field_error(planner_client, data, field, needle):
+    response = planner_client.post(reverse("inventory:modelspec-import"), {"name": "X", **data})
+
+    assert response.status_code == 400
+    assert any(needle in error for error in response.context["form"].errors[field])
+    assert not ModelSpec.objects.exists()
+
+
+def test_import_config_json_upload_that_is_not_json(planner_client):
+    upload = SimpleUploadedFile("config.json", b"\x89PNG not json")
+
+    response = planner_client.post(
+        reverse("inventory:modelspec-import"), {"name": "X", "config_file": upload}
+    )
+
+    assert response.status_code == 400
+    assert "config.json is not valid JSON" in response.context["form"].errors["config_file"][0]
+
+
+def test_import_config_json_duplicate_slug(planner_client):
+    ModelSpecFactory(slug="mine")
+
+    response = planner_client.post(
+        reverse("inventory:modelspec-import"),
+        {"name": "Mine", "config_text": json.dumps(catalog_config("qwen3-8b"))},
+    )
+
+    assert response.status_code == 400
+    assert response.context["form"].errors["slug"] == [
+        "A model spec with this slug already exists."
+    ]
