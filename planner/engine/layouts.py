@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 
 from planner.engine.assumptions import GIB, Assumptions
 from planner.engine.memory import default_batched_tokens, default_max_num_seqs, plan_memory
-from planner.engine.network import Link, inter_node_link, intra_node_link
+from planner.engine.network import Link, inter_node_link, intra_node_link, nic_key
 from planner.engine.result import Candidate, MemoryBreakdown
 from planner.engine.spec import Layout, Node, PlanSpec, valid_tp_sizes
 from planner.engine.throughput import estimate
@@ -26,6 +26,7 @@ class NodeGroup:
     nodes: tuple[Node, ...]
     gpus_per_node: int
     usable: tuple[int, ...]
+    nic_keys: dict[str, tuple[float, str]]
 
 
 def group_nodes(nodes: Sequence[Node]) -> list[NodeGroup]:
@@ -49,7 +50,13 @@ def group_nodes(nodes: Sequence[Node]) -> list[NodeGroup]:
         ordered = tuple(sorted(ns, key=key))
         usable = tuple(n.usable_gpus for n in ordered)
         out.append(
-            NodeGroup(gpu_slug=slug, nodes=ordered, gpus_per_node=max(usable), usable=usable)
+            NodeGroup(
+                gpu_slug=slug,
+                nodes=ordered,
+                gpus_per_node=max(usable),
+                usable=usable,
+                nic_keys={n.hostname: nic_key(n) for n in ordered},
+            )
         )
     return out
 
@@ -151,7 +158,11 @@ def evaluate(
     tp_link: Link
     pp_link: Link
     intra = intra_node_link(used[0], a, spec.network)
-    inter = inter_node_link(used, a, spec.network) if len(used) > 1 else intra
+    inter = (
+        inter_node_link(used, a, spec.network, keys=[group.nic_keys[n.hostname] for n in used])
+        if len(used) > 1
+        else intra
+    )
     if kind == "cross-node-tp":
         tp_link, pp_link = inter, inter
     elif kind == "cross-node-pp":

@@ -61,12 +61,20 @@ def _nic_link(speed_gbps: float, kind: str, a: Assumptions) -> Link:
     )
 
 
-def inter_node_link(nodes: Sequence[Node], a: Assumptions, overrides: NetworkOverrides) -> Link:
+def nic_key(node: Node) -> tuple[float, str]:
+    """Return (speed Gb/s, kind) of the node's fastest data NIC; 1 GbE when it has none."""
+    nic = node.data_nic
+    return (nic.speed_gbps, nic.kind) if nic else (1.0, "ethernet")
+
+
+def inter_node_link(
+    nodes: Sequence[Node],
+    a: Assumptions,
+    overrides: NetworkOverrides,
+    keys: Sequence[tuple[float, str]] | None = None,
+) -> Link:
     """Return the slowest of the nodes' fastest data links (1 GbE when a node has none)."""
-    kinds = set()
-    for node in nodes:
-        nic = node.data_nic
-        kinds.add((nic.speed_gbps, nic.kind) if nic else (1.0, "ethernet"))
+    kinds = set(keys) if keys is not None else {nic_key(n) for n in nodes}
     links = [_nic_link(speed, kind, a) for speed, kind in sorted(kinds)]
     slowest = min(links, key=lambda link: link.bandwidth_gbs)
     return _override(slowest, overrides.cross_node_bandwidth_gbs, overrides.per_call_latency_us)
