@@ -2,6 +2,7 @@
 
 import django_filters as filters
 from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
 from inventory.models import (
@@ -18,6 +19,24 @@ from inventory.models import (
     PoolKind,
     Vendor,
 )
+
+
+def sort_filter(*fields: tuple[str, str, object]) -> filters.OrderingFilter:
+    """Return an OrderingFilter of (field, parameter, label) whose every label is translated.
+
+    django-filter formats its "(descending)" labels once, when the FilterSet class is built, so
+    they would stay in the language the process started with; lazy labels for both directions
+    are rendered in each request's language.
+    """
+    labels: dict[str, object] = {}
+    for field, param, label in fields:
+        labels[field] = label
+        labels[f"-{param}"] = format_lazy(_("{label} (descending)"), label=label)
+    return filters.OrderingFilter(
+        fields=tuple((field, param) for field, param, _label in fields),
+        field_labels=labels,
+        label=_("Sort by"),
+    )
 
 
 class SearchFilterSet(filters.FilterSet):
@@ -46,15 +65,12 @@ class GpuTypeFilterSet(SearchFilterSet):
     min_memory_gib = filters.NumberFilter(
         field_name="memory_gib", lookup_expr="gte", label=_("Memory at least (GiB)")
     )
-    ordering = filters.OrderingFilter(
-        fields=(
-            ("name", "name"),
-            ("memory_gib", "memory_gib"),
-            ("hbm_bandwidth_gbs", "hbm_bandwidth_gbs"),
-            ("bf16_dense_tflops", "bf16_dense_tflops"),
-            ("nvlink_bandwidth_gbs", "nvlink_bandwidth_gbs"),
-        ),
-        label=_("Sort by"),
+    ordering = sort_filter(
+        ("name", "name", _("Name")),
+        ("memory_gib", "memory_gib", _("Memory (GiB)")),
+        ("hbm_bandwidth_gbs", "hbm_bandwidth_gbs", _("Memory bandwidth (GB/s)")),
+        ("bf16_dense_tflops", "bf16_dense_tflops", _("Dense BF16 TFLOPS")),
+        ("nvlink_bandwidth_gbs", "nvlink_bandwidth_gbs", _("NVLink (GB/s)")),
     )
 
     class Meta:
@@ -66,9 +82,7 @@ class PoolFilterSet(SearchFilterSet):
     search_fields = ("name", "description")
 
     kind = filters.ChoiceFilter(choices=PoolKind.choices, label=_("Kind"))
-    ordering = filters.OrderingFilter(
-        fields=(("name", "name"), ("kind", "kind")), label=_("Sort by")
-    )
+    ordering = sort_filter(("name", "name", _("Name")), ("kind", "kind", _("Kind")))
 
     class Meta:
         model = Pool
@@ -93,17 +107,14 @@ class MachineFilterSet(SearchFilterSet):
         field_name="gpu_count", lookup_expr="gte", label=_("GPUs at least")
     )
     has_data_nic = filters.BooleanFilter(method="filter_has_data_nic", label=_("Has a data NIC"))
-    ordering = filters.OrderingFilter(
-        fields=(
-            ("hostname", "hostname"),
-            ("gpu_count", "gpu_count"),
-            ("gpu_type__name", "gpu_type"),
-            ("pool__name", "pool"),
-            ("status", "status"),
-            ("datacenter", "datacenter"),
-            ("updated_at", "updated_at"),
-        ),
-        label=_("Sort by"),
+    ordering = sort_filter(
+        ("hostname", "hostname", _("Hostname")),
+        ("gpu_count", "gpu_count", _("GPU count")),
+        ("gpu_type__name", "gpu_type", _("GPU type")),
+        ("pool__name", "pool", _("Pool")),
+        ("status", "status", _("Status")),
+        ("datacenter", "datacenter", _("Datacenter")),
+        ("updated_at", "updated_at", _("Updated")),
     )
 
     class Meta:
@@ -148,9 +159,10 @@ class NetworkInterfaceFilterSet(SearchFilterSet):
     min_speed_gbps = filters.NumberFilter(
         field_name="speed_gbps", lookup_expr="gte", label=_("Speed at least (Gb/s)")
     )
-    ordering = filters.OrderingFilter(
-        fields=(("machine__hostname", "hostname"), ("name", "name"), ("speed_gbps", "speed_gbps")),
-        label=_("Sort by"),
+    ordering = sort_filter(
+        ("machine__hostname", "hostname", _("Hostname")),
+        ("name", "name", _("Name")),
+        ("speed_gbps", "speed_gbps", _("Speed (Gb/s)")),
     )
 
     class Meta:
@@ -166,16 +178,13 @@ class ModelSpecFilterSet(SearchFilterSet):
     is_moe = filters.BooleanFilter(method="filter_is_moe", label=_("Mixture of experts"))
     is_mla = filters.BooleanFilter(method="filter_is_mla", label=_("Multi-head latent attention"))
     user_modified = filters.BooleanFilter(label=_("Edited by a user"))
-    ordering = filters.OrderingFilter(
-        fields=(
-            ("name", "name"),
-            ("family", "family"),
-            ("total_params", "total_params"),
-            ("active_params", "active_params"),
-            ("num_layers", "num_layers"),
-            ("max_position_embeddings", "max_position_embeddings"),
-        ),
-        label=_("Sort by"),
+    ordering = sort_filter(
+        ("name", "name", _("Name")),
+        ("family", "family", _("Family")),
+        ("total_params", "total_params", _("Total parameters (B)")),
+        ("active_params", "active_params", _("Active (B)")),
+        ("num_layers", "num_layers", _("Layers")),
+        ("max_position_embeddings", "max_position_embeddings", _("Max position embeddings")),
     )
 
     class Meta:

@@ -23,6 +23,7 @@ class AlertEventFilter(django_filters.FilterSet):
     target = django_filters.ModelChoiceFilter(
         queryset=Target.objects.defer("token"), label=_("target")
     )
+    rule = django_filters.ModelChoiceFilter(queryset=AlertRule.objects.all(), label=_("rule"))
     open = django_filters.BooleanFilter(
         field_name="resolved_at", lookup_expr="isnull", label=_("open")
     )

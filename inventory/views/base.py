@@ -52,7 +52,7 @@ def history_rows(records: list[Any], *, label: str = "") -> list[dict[str, Any]]
                 "date": record.history_date,
                 "user": record.history_user,
                 "type": HISTORY_TYPES.get(record.history_type, record.history_type),
-                "object": label or str(record),
+                "object": label or str(record.instance),
                 "changes": changes,
             }
         )

@@ -32,13 +32,17 @@ def _source_catalogs() -> list[Path]:
     """Return our catalog and the English catalogs of Django and every installed app."""
     import django
 
-    sources = [CATALOG, Path(django.__file__).parent / "conf" / "locale" / "en"]
-    sources[1] = sources[1] / "LC_MESSAGES" / "django.po"
-    for app in apps.get_app_configs():
-        po = Path(app.path) / "locale" / "en" / "LC_MESSAGES" / "django.po"
-        if po.exists():
-            sources.append(po)
-    return [p for p in sources if p.exists()]
+    sources = [CATALOG, _msgids_of(Path(django.__file__).parent / "conf" / "locale")]
+    sources += [_msgids_of(Path(app.path) / "locale") for app in apps.get_app_configs()]
+    return [p for p in sources if p is not None and p.exists()]
+
+
+def _msgids_of(locale_dir: Path) -> Path | None:
+    """Return a catalog of `locale_dir` holding every msgid: English's, else any language's."""
+    english = locale_dir / "en" / "LC_MESSAGES" / "django.po"
+    if english.exists():
+        return english
+    return next(iter(sorted(locale_dir.glob("*/LC_MESSAGES/django.po"))), None)
 
 
 def build_pseudo_catalog(locale_dir: Path) -> Path:
@@ -149,14 +153,29 @@ def visible_text(html: str) -> list[tuple[str, str]]:
 
 
 _INNERMOST = re.compile(f"{OPEN}[^{OPEN}{CLOSE}]*{CLOSE}")
+_SEP = "\x00"
 
 
 def strip_marked(text: str) -> str:
     """Remove every ⟦…⟧ span, innermost first (a translation may embed other translations)."""
     previous = None
     while previous != text:
-        previous, text = text, _INNERMOST.sub(" ", text)
+        previous, text = text, _INNERMOST.sub(lambda m: " " + _SEP * m[0].count(_SEP), text)
     return text
+
+
+def unmarked_fragments(found: list[tuple[str, str]]) -> list[tuple[str, str, str]]:
+    """Return (where, original text, text left unmarked) for every piece of `found`.
+
+    The pieces are joined before the markers are removed: a translation holding markup
+    ({% blocktranslate %}See <code>x</code> here{% endblocktranslate %}) opens its marker in
+    one text node and closes it in a later one.
+    """
+    if not found:
+        return []
+    joined = _SEP.join(text for _, text in found)
+    left = strip_marked(joined).split(_SEP)
+    return [(where, text, rest) for (where, text), rest in zip(found, left, strict=True)]
 
 
 # Words that are not English prose to a reader of any language: product and vendor names,
@@ -165,7 +184,8 @@ ALLOWED_WORDS = {
     # products, vendors, projects
     "ServePlan", "vLLM", "Ray", "Serve", "Nginx", "nginx", "Envoy", "LiteLLM", "SGLang",
     "RadixAttention", "Docker", "Plotly", "NVIDIA", "GeForce", "NVLink", "NVSwitch", "InfiniBand",
-    "RoCE", "PCIe", "Ethernet", "CUDA", "NCCL", "Gloo", "Prometheus", "Grafana", "Swagger",
+    "RoCE", "PCIe", "Ethernet", "Intel", "AMD", "CUDA", "NCCL", "Gloo", "Prometheus", "Grafana",
+    "Swagger",
     "OpenAI", "Hugging", "Face", "Celery", "Redis", "PostgreSQL", "Django",
     # model families
     "llama", "Llama", "qwen", "Qwen", "mistral", "Mistral", "mixtral", "Mixtral", "deepseek",
@@ -174,6 +194,7 @@ ALLOWED_WORDS = {
     "GiB", "MiB", "KiB", "GB", "MB", "KB", "Gb", "Mb", "GbE", "tok", "ms", "s", "min", "h",
     "B", "M", "K", "k", "W", "TFLOPS",
     # engine vocabulary kept verbatim in both languages
+    "MoE", "GQA", "MLA", "MHA",
     "mp", "ray", "bf16", "fp16", "fp8", "int8", "int4", "awq", "gptq", "yarn",
     "least_conn", "round_robin", "p50", "p95", "p99",
 }  # fmt: skip
@@ -187,6 +208,8 @@ def english_words(text: str) -> list[str]:
     """Return the words of `text` (markers already removed) that look like English prose."""
     found = []
     for raw in text.split():
+        if re.match(r"^\(?\.\w", raw):  # a file name such as .env
+            continue
         token = raw.strip(".,;:!?()[]{}\"'«»“”‘’…·—–-/|*#+=<>%×≈≥≤→←✓✗")
         if not token or not _WORD.match(token):
             continue

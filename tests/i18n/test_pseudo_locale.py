@@ -1,0 +1,285 @@
+"""Every page, rendered in a pseudo-locale, shows no English outside ⟦…⟧ markers.
+
+The pseudo catalog (tests/i18n/pseudo.py) translates every msgid of our catalog (and of
+Django's) to "⟦msgid⟧". A string that reaches a page without gettext has no markers; any
+English word left after removing the marked spans is a string nobody marked for translation.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+from django.urls import URLPattern, URLResolver, get_resolver, reverse
+from django.utils import translation
+
+from tests.i18n.pseudo import english_words, unmarked_fragments, visible_text
+from tests.i18n.world import build_world
+
+pytestmark = pytest.mark.django_db
+
+# URL names not rendered as HTML pages here, and why.
+NOT_PAGES = {
+    "set_language": "POST-only language switch",
+    "logout": "POST-only",
+    "account-token-revoke": "POST-only",
+    "healthz": "JSON health check for load balancers",
+    "ops-metrics": "Prometheus text exposition for scrapers",
+    "plotly-js": "vendored JavaScript",
+    "audit-log-csv": "CSV download of the audit log (data, not interface)",
+    "inventory:machine-export": "CSV/YAML download of machines (data, not interface)",
+    "planner:plan-export": "checked by test_exports_are_translated",
+    "planner:plan-rerun": "POST-only, redirects",
+    "decisions:accept": "POST-only form handled on the detail page",
+    "decisions:reject": "POST-only",
+    "decisions:successor": "POST-only, redirects",
+    "decisions:export-markdown": "checked by test_exports_are_translated",
+    "planner:wizard-start": "redirects to the first step (rendered as wizard-step)",
+    "login": "anonymous page: checked by test_login_page_is_marked",
+    "monitoring:overview-tiles": "fragment of the overview (rendered inside it)",
+}
+# The JSON API (its schema and Swagger page) and Django's admin site are not our pages.
+NOT_OURS = ("api/", "admin/")
+
+
+def _url_names() -> set[str]:
+    """Return every named URL of the project, namespaced ("app:name")."""
+    names: set[str] = set()
+
+    def walk(patterns: list[Any], prefix: str) -> None:
+        for p in patterns:
+            if isinstance(p, URLResolver):
+                if str(p.pattern).startswith(NOT_OURS):
+                    continue
+                ns = f"{prefix}{p.namespace}:" if p.namespace else prefix
+                walk(p.url_patterns, ns)
+            elif isinstance(p, URLPattern) and p.name:
+                names.add(prefix + p.name)
+
+    walk(get_resolver().url_patterns, "")
+    return names
+
+
+def _pages(world: dict[str, Any]) -> dict[str, list[str]]:
+    """Return URL name -> the URLs rendered for it (several states for some pages)."""
+    m, g, p = world["machine"], world["gpu_type"], world["pool"]
+    plan, plan_b, d = world["plan"], world["plan_b"], world["decision"]
+    vt, rt, ms = world["vllm_target"], world["ray_target"], world["modelspec"]
+    plan_id = {"public_id": plan.public_id}
+    num = {"number": d.number}
+    steps = ("model", "precision", "load", "machines", "operations")
+    return {
+        "home": [reverse("home")],
+        "account-tokens": [reverse("account-tokens")],
+        "audit-log": [reverse("audit-log")],
+        "inventory:index": [reverse("inventory:index")],
+        "inventory:fleet-summary": [reverse("inventory:fleet-summary")],
+        "inventory:gputype-list": [reverse("inventory:gputype-list")],
+        "inventory:gputype-create": [reverse("inventory:gputype-create")],
+        "inventory:gputype-detail": [reverse("inventory:gputype-detail", args=[g.pk])],
+        "inventory:gputype-update": [reverse("inventory:gputype-update", args=[g.pk])],
+        "inventory:gputype-delete": [reverse("inventory:gputype-delete", args=[g.pk])],
+        "inventory:pool-list": [reverse("inventory:pool-list")],
+        "inventory:pool-create": [reverse("inventory:pool-create")],
+        "inventory:pool-detail": [reverse("inventory:pool-detail", args=[p.pk])],
+        "inventory:pool-update": [reverse("inventory:pool-update", args=[p.pk])],
+        "inventory:pool-delete": [reverse("inventory:pool-delete", args=[p.pk])],
+        "inventory:machine-list": [reverse("inventory:machine-list")],
+        "inventory:machine-create": [reverse("inventory:machine-create")],
+        "inventory:machine-import": [reverse("inventory:machine-import")],
+        "inventory:machine-import-preview": [],  # filled by the test (needs an upload)
+        "inventory:machine-detail": [reverse("inventory:machine-detail", args=[m.pk])],
+        "inventory:machine-update": [reverse("inventory:machine-update", args=[m.pk])],
+        "inventory:machine-delete": [reverse("inventory:machine-delete", args=[m.pk])],
+        "inventory:modelspec-list": [reverse("inventory:modelspec-list")],
+        "inventory:modelspec-create": [reverse("inventory:modelspec-create")],
+        "inventory:modelspec-import": [reverse("inventory:modelspec-import")],
+        "inventory:modelspec-detail": [reverse("inventory:modelspec-detail", args=[ms.pk])],
+        "inventory:modelspec-update": [reverse("inventory:modelspec-update", args=[ms.pk])],
+        "inventory:modelspec-delete": [reverse("inventory:modelspec-delete", args=[ms.pk])],
+        "planner:plan-list": [reverse("planner:plan-list")],
+        "planner:wizard-step": [reverse("planner:wizard-step", args=[s]) for s in steps],
+        "planner:wizard-preview": [],  # POST: filled by the test
+        "planner:plan-compare": [
+            reverse("planner:plan-compare") + f"?a={plan.public_id}&b={plan_b.public_id}"
+        ],
+        "planner:rules": [reverse("planner:rules")],
+        "planner:plan-detail": [reverse("planner:plan-detail", kwargs=plan_id)],
+        "planner:plan-what-if": [
+            reverse("planner:plan-what-if", kwargs=plan_id) + "?link=ib400&concurrency=64"
+        ],
+        "decisions:list": [reverse("decisions:list")],
+        "decisions:create": [reverse("decisions:create")],
+        "decisions:create-from-plan": [reverse("decisions:create-from-plan", kwargs=plan_id)],
+        "decisions:detail": [reverse("decisions:detail", kwargs=num)],
+        "decisions:edit": [reverse("decisions:edit", kwargs=num)],
+        "decisions:supersede": [reverse("decisions:supersede", kwargs=num)],
+        "decisions:revisions": [reverse("decisions:revisions", kwargs=num)],
+        "decisions:diff": [reverse("decisions:diff", kwargs=num)],
+        "decisions:print": [reverse("decisions:print", kwargs=num)],
+        "monitoring:overview": [reverse("monitoring:overview")],
+        "monitoring:target-list": [reverse("monitoring:target-list")],
+        "monitoring:target-create": [reverse("monitoring:target-create")],
+        "monitoring:target-detail": [
+            reverse("monitoring:target-detail", args=[vt.pk]),
+            reverse("monitoring:target-detail", args=[rt.pk]),
+        ],
+        "monitoring:target-edit": [reverse("monitoring:target-edit", args=[vt.pk])],
+        "monitoring:target-delete": [reverse("monitoring:target-delete", args=[vt.pk])],
+        "monitoring:target-panels": [
+            reverse("monitoring:target-panels", args=[vt.pk]),
+            reverse("monitoring:target-panels", args=[rt.pk]),
+        ],
+        "monitoring:event-list": [reverse("monitoring:event-list")],
+    }
+
+
+def _figure_texts(html: str) -> list[tuple[str, str]]:
+    """Return the titles, axis titles and trace names of the Plotly figures in json_script."""
+    found: list[tuple[str, str]] = []
+    for blob in re.findall(r'<script[^>]*type="application/json"[^>]*>(.*?)</script>', html, re.S):
+        try:
+            figure = json.loads(blob)
+        except ValueError:
+            continue
+        if not isinstance(figure, dict) or "layout" not in figure:
+            continue
+        layout = figure["layout"]
+        for key in ("title", "xaxis", "yaxis"):
+            part = layout.get(key) or {}
+            title = part.get("title", part) if key != "title" else part
+            text = title.get("text") if isinstance(title, dict) else title
+            if isinstance(text, str) and text:
+                found.append((f"figure {key}", text))
+        for trace in figure.get("data", []):
+            if trace.get("name"):
+                found.append(("figure trace", str(trace["name"])))
+        for note in layout.get("annotations", []):
+            if note.get("text"):
+                found.append(("figure annotation", str(note["text"])))
+    return found
+
+
+def _findings(html: str) -> list[str]:
+    problems = []
+    for where, text, left in unmarked_fragments(visible_text(html) + _figure_texts(html)):
+        words = english_words(left)
+        if words:
+            problems.append(f"{where}: {' '.join(text.split())[:160]!r} -> {words}")
+    return problems
+
+
+@pytest.fixture
+def pseudo_client(client, admin_user, pseudo_locale):
+    from django.conf import settings
+
+    client.force_login(admin_user)
+    client.raise_request_exception = False  # a crashing page is reported with the others
+    client.cookies[settings.LANGUAGE_COOKIE_NAME] = pseudo_locale
+    return client
+
+
+def test_every_page_is_listed():
+    pages = set(_pages_stub())
+    assert _url_names() - pages - set(NOT_PAGES) == set(), (
+        "new URL names: add them to _pages() with sample objects, or to NOT_PAGES with why"
+    )
+
+
+def _pages_stub() -> dict[str, list[str]]:
+    class Any_:
+        pk = 1
+        number = 1
+        public_id = "00000000-0000-0000-0000-000000000000"
+
+    try:
+        return _pages(dict.fromkeys(
+            ("machine", "gpu_type", "pool", "plan", "plan_b", "decision", "vllm_target",
+             "ray_target", "modelspec"), Any_()))  # fmt: skip
+    except Exception:  # pragma: no cover - reverse() of a renamed URL
+        raise
+
+
+def test_every_page_shows_no_unmarked_english(pseudo_client, admin_user, pseudo_locale):
+    with translation.override(pseudo_locale):
+        world = build_world(admin_user)
+    pages = _pages(world)
+    _add_stateful_pages(pseudo_client, pages, admin_user)
+    report: dict[str, list[str]] = {}
+    for name, urls in sorted(pages.items()):
+        for url in urls:
+            response = pseudo_client.get(url, follow=True)
+            problems = _findings(response.content.decode())
+            if response.status_code != 200:
+                problems.insert(0, f"HTTP {response.status_code}")
+            if problems:
+                report[f"{name} {url}"] = problems
+    for url, data in _posted_pages(world):
+        response = pseudo_client.post(url, data)
+        problems = _findings(response.content.decode())
+        if problems:
+            report[f"POST {url}"] = problems
+    lines = [f"{page}\n    " + "\n    ".join(sorted(set(p))) for page, p in report.items()]
+    assert not report, "English outside ⟦⟧ (not marked for translation):\n" + "\n".join(lines)
+
+
+def _add_stateful_pages(client: Any, pages: dict[str, list[str]], admin_user: Any) -> None:
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from core.models import ApiToken
+    from inventory import bulk
+
+    ApiToken.issue(user=admin_user, name="ci-01")
+    header = ",".join(bulk.CSV_COLUMNS)
+    row = {c: "" for c in bulk.CSV_COLUMNS}
+    row.update(
+        hostname="gpu-77", gpu_type="a800-80g-sxm", gpu_count="8", interconnect="nvlink",
+        pool="a800-pool", status="active", nics="eth1 25 ethernet data",
+    )  # fmt: skip
+    bad = {**row, "hostname": "gpu-78", "gpu_count": "99"}
+    content = "\n".join([header, ",".join(row.values()), ",".join(bad.values())]) + "\n"
+    response = client.post(
+        reverse("inventory:machine-import"),
+        {"file": SimpleUploadedFile("f.csv", content.encode())},
+    )
+    assert response.status_code == 302, response.content.decode()[:500]
+    pages["inventory:machine-import-preview"] = [response["Location"]]
+
+
+def _posted_pages(world: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Forms submitted empty or wrong: their validation errors must be translated too."""
+    return [
+        (reverse("inventory:machine-create"), {"hostname": "bad_host", "gpu_count": "0"}),
+        (reverse("inventory:gputype-create"), {}),
+        (reverse("inventory:pool-create"), {}),
+        (reverse("inventory:modelspec-import"), {"config_json": "{ not json"}),
+        (reverse("decisions:create"), {}),
+        (reverse("monitoring:target-create"), {"base_url": "ftp://x"}),
+        (reverse("planner:wizard-step", args=["model"]), {"action": "next"}),
+        (reverse("planner:wizard-step", args=["precision"]), {"action": "next"}),
+        (reverse("planner:wizard-preview", args=["precision"]), {"weight_dtype": "int8"}),
+    ]
+
+
+def test_login_page_is_marked(client, pseudo_locale):
+    from django.conf import settings
+
+    client.cookies[settings.LANGUAGE_COOKIE_NAME] = pseudo_locale
+    response = client.get(reverse("login"))
+    assert _findings(response.content.decode()) == []
+    response = client.post(reverse("login"), {"username": "nobody", "password": "wrong"})
+    assert _findings(response.content.decode()) == []
+
+
+def test_the_detector_finds_unmarked_text():
+    html = (
+        "<p>⟦Machines⟧ 8 GiB</p><p>Unmarked words</p><code>raw code</code>"
+        '<span translate="no">llm-platform owner</span><input type="submit" value="Save">'
+        '<div title="⟦a ⟦nested⟧ tip⟧"></div>'
+    )
+    assert _findings(html) == [
+        "p: 'Unmarked words' -> ['Unmarked', 'words']",
+        "input[value]: 'Save' -> ['Save']",
+    ]
