@@ -371,8 +371,14 @@ def _model(r: _Reader, d: Mapping[str, Any]) -> tuple[str, str, str, Architectur
     if not isinstance(raw, Mapping):
         r.errors["model"] = "required: a catalog slug, {'slug': ...} or {'hf_config': {...}}"
         return "", "", "", None
-    if "hf_config" in raw or "architecture" in raw:
-        cfg: Any = raw.get("hf_config") or raw.get("architecture") or {}
+    if "architecture" in raw and "hf_config" not in raw:
+        arch = _inline_architecture(r, raw.get("architecture"))
+        if arch is None:
+            return "", "", "", None
+        name = str(raw.get("name") or raw.get("hf_repo") or "custom model")
+        return name, str(raw.get("hf_repo") or name), str(raw.get("slug") or ""), arch
+    if "hf_config" in raw:
+        cfg: Any = raw.get("hf_config") or {}
         try:
             arch = from_hf_config(cfg)
         except ArchitectureError as exc:
@@ -389,6 +395,67 @@ def _model(r: _Reader, d: Mapping[str, Any]) -> tuple[str, str, str, Architectur
         )
         return "", "", "", None
     return entry.name, entry.hf_repo, slug, entry.architecture
+
+
+_ARCH_REQUIRED = (
+    "hidden_size",
+    "num_layers",
+    "num_attention_heads",
+    "num_kv_heads",
+    "head_dim",
+    "intermediate_size",
+    "vocab_size",
+    "max_position_embeddings",
+)
+_ARCH_INTS = (
+    *_ARCH_REQUIRED,
+    "num_experts",
+    "experts_per_token",
+    "moe_intermediate_size",
+    "num_shared_experts",
+    "num_dense_layers",
+    "kv_lora_rank",
+    "q_lora_rank",
+    "qk_rope_head_dim",
+    "qk_nope_head_dim",
+    "v_head_dim",
+)
+
+
+def _inline_architecture(r: _Reader, raw: Any) -> Architecture | None:
+    """Return an Architecture from its own field names (catalog.Architecture), or None."""
+    if not isinstance(raw, Mapping):
+        r.errors["model.architecture"] = "must be an object with the Architecture fields"
+        return None
+    values: dict[str, Any] = {}
+    for key in _ARCH_INTS:
+        if key not in raw:
+            if key in _ARCH_REQUIRED:
+                r.errors[f"model.architecture.{key}"] = "required, a positive integer"
+            continue
+        value = r.integer(raw, key, f"model.architecture.{key}", 0, 10**9, None)
+        if value is not None:
+            values[key] = value
+    for key in _ARCH_REQUIRED:
+        if values.get(key) == 0:
+            r.errors[f"model.architecture.{key}"] = "must be a positive integer"
+    if any(k.startswith("model.architecture") for k in r.errors):
+        return None
+    if values["num_attention_heads"] % values["num_kv_heads"]:
+        r.errors["model.architecture.num_kv_heads"] = (
+            f"must divide num_attention_heads ({values['num_attention_heads']})"
+        )
+        return None
+    quant = raw.get("checkpoint_quantization")
+    return Architecture(
+        model_type=str(raw.get("model_type") or "inline"),
+        tie_word_embeddings=bool(raw.get("tie_word_embeddings", False)),
+        attention_bias=bool(raw.get("attention_bias", False)),
+        qk_norm=bool(raw.get("qk_norm", False)),
+        default_dtype=str(raw.get("default_dtype") or "bf16"),
+        checkpoint_quantization=str(quant) if quant in ("fp8", "int8", "int4") else None,
+        **values,
+    )
 
 
 def spec_from_dict(d: Mapping[str, Any]) -> PlanSpec:

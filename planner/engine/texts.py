@@ -75,8 +75,8 @@ TEXTS: dict[str, tuple[str, str]] = {
     ),
     "quantized_barely": (
         "§2 (000 §4.4)",
-        "{dtype} weights ({weights_gib} GiB) fit only barely: {kv_tokens} KV tokens left "
-        "({max_concurrency} sequences of {max_model_len} tokens).",
+        "{dtype} weights ({weights_gib} GiB) fit only barely: they leave {kv_tokens} KV tokens "
+        "({max_concurrency} sequences of {max_model_len} tokens) — too little room to serve.",
     ),
     "ray_route_c": (
         "§3 Route C (000 §3, 002 §4)",

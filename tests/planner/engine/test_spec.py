@@ -107,3 +107,23 @@ def test_valid_inline_config_and_gpu_figures():
     )
     assert spec.hardware.nodes[0].gpu.driver_visible_gib == pytest.approx(31.68)
     assert spec.architecture.num_kv_heads == 4
+
+
+def test_inline_architecture_by_field_names():
+    arch = {
+        "hidden_size": 4096,
+        "num_layers": 32,
+        "num_attention_heads": 32,
+        "num_kv_heads": 8,
+        "head_dim": 128,
+        "intermediate_size": 14336,
+        "vocab_size": 128256,
+        "max_position_embeddings": 131072,
+    }
+    spec = spec_from_dict(_base(model={"architecture": arch, "name": "my-8b"}))
+    assert spec.architecture.num_kv_heads == 8
+    assert spec.model_name == "my-8b"
+    bad = dict(arch, num_kv_heads=5)
+    assert "model.architecture.num_kv_heads" in _errors(_base(model={"architecture": bad}))
+    del bad["vocab_size"]
+    assert "model.architecture.vocab_size" in _errors(_base(model={"architecture": bad}))
