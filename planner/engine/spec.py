@@ -371,6 +371,10 @@ def _model(r: _Reader, d: Mapping[str, Any]) -> tuple[str, str, str, Architectur
     if not isinstance(raw, Mapping):
         r.errors["model"] = "required: a catalog slug, {'slug': ...} or {'hf_config': {...}}"
         return "", "", "", None
+    inline = raw.get("architecture")
+    if isinstance(inline, Mapping) and "num_hidden_layers" in inline:
+        # A config.json under "architecture" (accepted for compatibility).
+        raw = {**raw, "hf_config": inline}
     if "architecture" in raw and "hf_config" not in raw:
         arch = _inline_architecture(r, raw.get("architecture"))
         if arch is None:

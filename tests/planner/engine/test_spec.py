@@ -127,3 +127,11 @@ def test_inline_architecture_by_field_names():
     assert "model.architecture.num_kv_heads" in _errors(_base(model={"architecture": bad}))
     del bad["vocab_size"]
     assert "model.architecture.vocab_size" in _errors(_base(model={"architecture": bad}))
+
+
+def test_config_json_under_architecture_still_parses():
+    from catalog.data import load_models
+
+    cfg = load_models()["qwen3-8b"].config
+    spec = spec_from_dict(_base(model={"architecture": cfg}))
+    assert spec.architecture.head_dim == 128
