@@ -6,10 +6,12 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404
 from django.utils.translation import gettext as _
+from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.parsers import JSONParser
 from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -28,7 +30,6 @@ from planner.decisions.serializers import (
     EvidenceItemSerializer,
     FromPlanSerializer,
     MeasurementSerializer,
-    RefusalSerializer,
     RevisionDetailSerializer,
     RevisionSerializer,
     SupersedeSerializer,
@@ -70,7 +71,10 @@ def _validation(exc: ValidationError) -> Response:
 
 
 REFUSALS = {
-    400: OpenApiResponse(RefusalSerializer, description="Refused, with what is missing."),
+    400: OpenApiResponse(
+        OpenApiTypes.OBJECT,
+        description="Field errors, or {detail, missing} when acceptance is refused.",
+    ),
     409: OpenApiResponse(
         ConflictSerializer,
         description="The record changed since `version`, is superseded, or the status change "
@@ -90,9 +94,12 @@ class DecisionRecordViewSet(
 
     serializer_class = DecisionRecordSerializer
     filterset_class = DecisionRecordFilterSet
+    # The FilterSet's own `ordering` (an enum shared with the list page) is the only one.
+    filter_backends = [DjangoFilterBackend]
+    # Nested rows (responsibilities, evidence) only make sense as JSON.
+    parser_classes = [JSONParser]
     lookup_field = "number"
     lookup_value_regex = r"\d+"
-    ordering_fields = ["number", "updated_at", "title"]
 
     def get_queryset(self) -> Any:
         return selectors.decision_list().select_related("decided_by")

@@ -31,7 +31,9 @@ class ResponsibilitySerializer(serializers.ModelSerializer):
 class EvidenceItemSerializer(serializers.ModelSerializer):
     passed = serializers.BooleanField(read_only=True, allow_null=True)
     comparison = serializers.CharField(read_only=True)
-    measured_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    measured_by = serializers.SlugRelatedField(
+        slug_field="username", read_only=True, allow_null=True
+    )
     source = serializers.ChoiceField(
         source="value_source", choices=EvidenceSource.choices, read_only=True, allow_blank=True
     )
@@ -61,11 +63,19 @@ class ReadinessSerializer(serializers.Serializer):
 
 class DecisionRecordSerializer(serializers.ModelSerializer):
     label = serializers.CharField(read_only=True)
-    plan = serializers.SlugRelatedField(slug_field="public_id", read_only=True)
+    plan = serializers.SlugRelatedField(slug_field="public_id", read_only=True, allow_null=True)
+    route = serializers.ChoiceField(choices=Route.choices, read_only=True, allow_blank=True)
+    executor_backend = serializers.ChoiceField(
+        choices=ExecutorBackend.choices, read_only=True, allow_blank=True
+    )
     authors = serializers.SlugRelatedField(slug_field="username", many=True, read_only=True)
     created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
-    decided_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
-    superseded_by = serializers.SlugRelatedField(slug_field="number", read_only=True)
+    decided_by = serializers.SlugRelatedField(
+        slug_field="username", read_only=True, allow_null=True
+    )
+    superseded_by = serializers.SlugRelatedField(
+        slug_field="number", read_only=True, allow_null=True
+    )
     supersedes = serializers.SlugRelatedField(slug_field="number", many=True, read_only=True)
     responsibilities = serializers.SerializerMethodField()
     evidence = serializers.SerializerMethodField()
@@ -250,11 +260,8 @@ class DiffSerializer(serializers.Serializer):
 
 
 class ConflictSerializer(serializers.Serializer):
-    detail = serializers.CharField()
-    current_version = serializers.IntegerField()
-    changes = FieldChangeSerializer(many=True)
+    """409: `detail` always; `current_version` and `changes` when the version was stale."""
 
-
-class RefusalSerializer(serializers.Serializer):
     detail = serializers.CharField()
-    missing = serializers.ListField(child=serializers.CharField())
+    current_version = serializers.IntegerField(required=False)
+    changes = FieldChangeSerializer(many=True, required=False)

@@ -5,6 +5,7 @@ Views, the API, admin and other apps (monitoring fills evidence through
 full_clean(), bumps the record's version and appends a revision; nothing else writes.
 """
 
+import math
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
@@ -193,7 +194,7 @@ def _write_rows(
             if name == "note":
                 value = value or ""
             elif value is not None:
-                value = float(value)
+                value = _finite(value, field=f"evidence.{kind}.{name}")
             if value != getattr(item, name):
                 setattr(item, name, value)
                 changed = True
@@ -208,6 +209,14 @@ def _write_rows(
             if actor is not None:
                 item._history_user = actor  # type: ignore[attr-defined]
             item.save()
+
+
+def _finite(value: Any, *, field: str) -> float:
+    """Return `value` as a float; refuse infinities and NaN, which JSON cannot carry."""
+    number = float(value)
+    if not math.isfinite(number) or number < 0:
+        raise ValidationError({field: _("Enter a finite number of at least 0.")})
+    return number
 
 
 def _next_number() -> int:
@@ -480,7 +489,9 @@ def record_evidence_measurement(
     current = _lock(decision, expected_version)
     before = snapshot(current)
     item = EvidenceItem.objects.get(decision=current, kind=item_kind)
-    item.measured_value = convert_unit(float(value), unit=unit, kind=item_kind)
+    item.measured_value = _finite(
+        convert_unit(float(value), unit=unit, kind=item_kind), field="value"
+    )
     item.value_source = source
     item.window_start = window_start
     item.window_end = window_end

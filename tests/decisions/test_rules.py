@@ -204,3 +204,33 @@ def test_revisions_cannot_be_changed_or_deleted(planner):
         revision.save()
     with pytest.raises(RevisionIsPermanent):
         revision.delete()
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("nan"), 1e308 * 10, -1.0])
+def test_non_finite_or_negative_values_are_refused(planner, value):
+    from django.core.exceptions import ValidationError
+
+    decision = make_decision(planner)
+
+    with pytest.raises(ValidationError):
+        services.decision_update(
+            decision=decision,
+            user=planner,
+            expected_version=1,
+            evidence={"ttft_p95": {"threshold": value}},
+        )
+    with pytest.raises(ValidationError):
+        services.record_evidence_measurement(
+            decision=decision, item_kind="ttft_p95", value=value, unit="ms", source="typed"
+        )
+
+
+def test_an_overflowing_unit_conversion_is_refused(planner):
+    from django.core.exceptions import ValidationError
+
+    decision = make_decision(planner)
+
+    with pytest.raises(ValidationError):
+        services.record_evidence_measurement(
+            decision=decision, item_kind="ttft_p95", value=1e307, unit="s", source="typed"
+        )
