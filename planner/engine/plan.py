@@ -8,6 +8,7 @@ from typing import Any
 from catalog.architecture import parameter_breakdown
 from planner.engine.assumptions import DEFAULT_ASSUMPTIONS, Assumptions
 from planner.engine.configs import build_configs
+from planner.engine.configs.vllm_flags import VLLM_VERSION
 from planner.engine.layouts import (
     NodeGroup,
     enumerate_candidates,
@@ -95,7 +96,9 @@ def plan(spec: PlanSpec, assumptions: Assumptions | None = None) -> PlanResult:
     wl = spec.workload
 
     signals = evaluate_signals(spec, best, len(used_nodes))
-    if best.spans_nodes:
+    if not best.fits:
+        route = "none"
+    elif best.spans_nodes:
         route = "B"
     elif wants_route_c(signals) and (len(used_nodes) > 1 or spec.operations.multi_model_pool):
         route = "C"
@@ -124,7 +127,9 @@ def plan(spec: PlanSpec, assumptions: Assumptions | None = None) -> PlanResult:
             if route == "B"
             else "every replica lives inside one node; multiprocessing workers, no Ray"
         )
-    if route == "C":
+    if route == "none":
+        balancer = "none"
+    elif route == "C":
         balancer = "ray-serve"
     elif best.replicas > 1:
         balancer = "nginx"
@@ -192,6 +197,12 @@ def plan(spec: PlanSpec, assumptions: Assumptions | None = None) -> PlanResult:
             required=spec.hardware.pool_kind == "shared",
         )
     configs = build_configs(spec, best, group.nodes, route=route, backend=backend)
+    if route == "none":
+        configs = {
+            key: ([] if isinstance(v, list) else None if isinstance(v, dict) else "")
+            for key, v in configs.items()
+        }
+        configs["vllm_version"] = VLLM_VERSION
     pitfalls = check_pitfalls(
         spec,
         best,
@@ -202,8 +213,13 @@ def plan(spec: PlanSpec, assumptions: Assumptions | None = None) -> PlanResult:
         a=a,
     )
     summary = (
-        f"Route {route}: serve {spec.model_name} with {chosen} weights as TP{best.tp}×PP{best.pp}"
-        f" × {best.replicas} replica(s) on {best.gpu} ({', '.join(sorted(used_names))}). Each "
+        f"Nothing fits: {spec.model_name} at max_model_len {spec.max_model_len} does not start on "
+        f"the offered {best.gpu} nodes, even quantized to {chosen}. Add GPUs, shorten "
+        "max_model_len or pick a smaller model."
+        if route == "none"
+        else f"Route {route}: serve {spec.model_name} with {chosen} weights as "
+        f"TP{best.tp}×PP{best.pp} × {best.replicas} replica(s) on {best.gpu} "
+        f"({', '.join(sorted(used_names))}). Each "
         f"replica holds {best.kv_tokens_per_replica} KV tokens, "
         f"{_r(best.max_concurrency_per_replica)} sequences of {spec.max_model_len} tokens; "
         f"≈{_r(best.output_throughput_tok_s, 0)} output tok/s at {wl.concurrency} concurrent "

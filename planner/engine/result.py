@@ -86,7 +86,7 @@ class Candidate:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Recommendation:
-    route: str  # single | A | B | C
+    route: str  # single | A | B | C | none (nothing fits)
     tp: int
     pp: int
     replicas: int

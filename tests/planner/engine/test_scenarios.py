@@ -223,3 +223,16 @@ def test_s5_70b_on_one_80gb_gpu_quantize_first():
         in next(m for m in result.recommendation.reasons if m.id == "quantize_first").text
     )
     assert "pit_needs_quantized_checkpoint" in _ids(result, "pitfalls")
+
+
+def test_nothing_fits_says_so_and_emits_no_commands():
+    spec = {
+        "model": "llama-3.1-405b",
+        "hardware": {"nodes": [{"hostname": "x", "gpu": "rtx-4090", "gpu_count": 3}]},
+    }
+    result = plan(spec_from_dict(spec))
+    assert result.recommendation.route == "none"
+    assert not result.best.fits
+    assert "nothing_fits" in _reason_ids(result)
+    assert result.configs["vllm_serve"] == []
+    assert result.recommendation.summary.startswith("Nothing fits")
