@@ -34,6 +34,12 @@ QUANT_LADDER = {
 }
 
 
+def _hosts_text(names: set[str]) -> str:
+    hosts = sorted(names)
+    shown = ", ".join(hosts[:4])
+    return shown if len(hosts) <= 4 else f"{shown} and {len(hosts) - 4} more"
+
+
 def _r(x: float, nd: int = 1) -> float:
     return round(x, nd)
 
@@ -219,7 +225,7 @@ def plan(spec: PlanSpec, assumptions: Assumptions | None = None) -> PlanResult:
         if route == "none"
         else f"Route {route}: serve {spec.model_name} with {chosen} weights as "
         f"TP{best.tp}×PP{best.pp} × {best.replicas} replica(s) on {best.gpu} "
-        f"({', '.join(sorted(used_names))}). Each "
+        f"({_hosts_text(used_names)}). Each "
         f"replica holds {best.kv_tokens_per_replica} KV tokens, "
         f"{_r(best.max_concurrency_per_replica)} sequences of {spec.max_model_len} tokens; "
         f"≈{_r(best.output_throughput_tok_s, 0)} output tok/s at {wl.concurrency} concurrent "
