@@ -1,6 +1,6 @@
 """Reads of the inventory for pages, the API and other apps (the planner calls these)."""
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from django.db import models
@@ -110,12 +110,34 @@ def model_spec_architecture(spec: ModelSpec) -> Architecture:
     return spec_to_architecture(spec)
 
 
+UsageFinder = Callable[[models.Model], list[str]]
+_usage_finders: list[UsageFinder] = []
+
+
+def register_usage_finder(finder: UsageFinder) -> UsageFinder:
+    """Add a function naming what uses an inventory row without a foreign key to it.
+
+    Apps that refer to inventory rows by value (a saved plan keeps its model's slug) register
+    one in their AppConfig.ready(), so inventory never imports them. A finder returns labels
+    such as "plan: Llama 70B on A800" for the object, or [] when it does not use it.
+    """
+    if finder not in _usage_finders:
+        _usage_finders.append(finder)
+    return finder
+
+
+def unregister_usage_finder(finder: UsageFinder) -> None:
+    """Remove a finder added by register_usage_finder (tests)."""
+    if finder in _usage_finders:
+        _usage_finders.remove(finder)
+
+
 def object_usages(obj: models.Model, *, limit: int = 50) -> list[str]:
     """Return what still refers to `obj` ("machine: gpu-01"), at most `limit` entries per kind.
 
-    Every reverse relation counts whatever its on_delete, so deleting a GPU type or a model
-    spec that a machine or a saved plan uses is refused instead of cascading or nulling.
-    History rows are not usages.
+    Every reverse foreign key counts whatever its on_delete, so deleting a GPU type or a model
+    spec that something uses is refused instead of cascading or nulling; so does whatever a
+    registered usage finder reports. History rows are not usages.
     """
     usages: list[str] = []
     for relation in obj._meta.related_objects:
@@ -136,6 +158,8 @@ def object_usages(obj: models.Model, *, limit: int = 50) -> list[str]:
         usages.extend(f"{label}: {row}" for row in rows[:limit])
         if len(rows) > limit:
             usages.append(f"{label}: …")
+    for finder in _usage_finders:
+        usages.extend(finder(obj))
     return usages
 
 
@@ -243,4 +267,6 @@ __all__ = [
     "model_spec_list",
     "object_usages",
     "pool_list",
+    "register_usage_finder",
+    "unregister_usage_finder",
 ]

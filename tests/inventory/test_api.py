@@ -327,3 +327,21 @@ def test_openapi_schema_for_the_inventory_generates_and_validates():
     machine_params = {p["name"] for p in paths["/api/v1/inventory/machines/"]["get"]["parameters"]}
     assert {"gpu_type", "pool", "status", "ordering", "q", "limit"} <= machine_params
     assert paths["/api/v1/inventory/machines/"]["get"]["summary"] == "List machines"
+
+
+def test_delete_model_spec_in_use_is_409(planner_api):
+    from inventory.selectors import register_usage_finder, unregister_usage_finder
+
+    spec = ModelSpecFactory()
+
+    def finder(obj):
+        return ["plan: in production"] if obj == spec else []
+
+    register_usage_finder(finder)
+    try:
+        response = planner_api.delete(f"{API}/model-specs/{spec.pk}/")
+    finally:
+        unregister_usage_finder(finder)
+
+    assert response.status_code == 409
+    assert response.json()["used_by"] == ["plan: in production"]

@@ -353,16 +353,24 @@ def test_delete_of_gpu_type_in_use_is_refused_with_its_users(planner_client, fle
     assert GpuType.objects.filter(pk=fleet["gpu"].pk).exists()
 
 
-def test_delete_of_model_spec_in_use_is_refused(planner_client, fleet, monkeypatch):
-    from inventory import services
+def test_delete_of_model_spec_in_use_is_refused(planner_client, fleet):
+    from inventory.selectors import register_usage_finder, unregister_usage_finder
 
-    monkeypatch.setattr(services, "object_usages", lambda obj: ["saved plan: 8B on A800"])
+    def finder(obj):
+        return ["plan: 8B on A800"] if obj == fleet["spec"] else []
+
+    register_usage_finder(finder)
     url = reverse("inventory:modelspec-delete", args=[fleet["spec"].pk])
+    try:
+        page = planner_client.get(url)
+        response = planner_client.post(url)
+    finally:
+        unregister_usage_finder(finder)
 
-    response = planner_client.post(url)
-
+    assert b"plan: 8B on A800" in page.content
+    assert b"cannot be deleted" in page.content
     assert response.status_code == 409
-    assert b"saved plan: 8B on A800" in response.content
+    assert b"plan: 8B on A800" in response.content
     assert ModelSpec.objects.filter(pk=fleet["spec"].pk).exists()
 
 

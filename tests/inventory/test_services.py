@@ -93,18 +93,31 @@ def test_deleting_an_unused_gpu_type_works_and_is_kept_in_history():
     assert GpuType.history.filter(id=gpu_id, history_type="-").get().history_user == user
 
 
-def test_deleting_a_model_spec_in_use_is_refused(monkeypatch):
-    spec = ModelSpecFactory()
-    # The planner's saved plans refer to model specs; any reverse relation counts as a use.
-    monkeypatch.setattr(
-        services, "object_usages", lambda obj: ["saved plan: llama on a800"] if obj == spec else []
-    )
+@pytest.fixture
+def plans_use_model_specs():
+    """A usage finder like the planner's: saved plans refer to model specs by slug."""
+    from inventory.selectors import register_usage_finder, unregister_usage_finder
+
+    def finder(obj):
+        if isinstance(obj, ModelSpec) and obj.slug == "llama-3.1-8b":
+            return ["plan: 8B on A800"]
+        return []
+
+    register_usage_finder(finder)
+    yield
+    unregister_usage_finder(finder)
+
+
+def test_deleting_a_model_spec_in_use_is_refused(plans_use_model_specs):
+    spec = ModelSpecFactory(slug="llama-3.1-8b")
+    unused = ModelSpecFactory(slug="unused")
 
     with pytest.raises(services.InUseError) as excinfo:
         services.model_spec_delete(model_spec=spec)
+    services.model_spec_delete(model_spec=unused)
 
-    assert excinfo.value.usages == ["saved plan: llama on a800"]
-    assert ModelSpec.objects.filter(pk=spec.pk).exists()
+    assert excinfo.value.usages == ["plan: 8B on A800"]
+    assert list(ModelSpec.objects.values_list("slug", flat=True)) == ["llama-3.1-8b"]
 
 
 def test_deleting_a_pool_keeps_its_machines_without_a_pool():
