@@ -7,11 +7,19 @@ from typing import Any
 
 from django.urls import NoReverseMatch, reverse
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from planner.services.charts import result_figures
 from planner.services.compare import best_candidate
 from planner.services.exports import config_files
-from planner.texts import render_messages
+from planner.texts import recommendation_sentence, render_messages, route_name
+
+KIND_LABELS: dict[str, Any] = {
+    "single-gpu": gettext_lazy("one GPU"),
+    "intra-node": gettext_lazy("inside a node"),
+    "cross-node-tp": gettext_lazy("TP across nodes"),
+    "cross-node-pp": gettext_lazy("PP across nodes"),
+}
 
 
 def candidate_rows(result: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -43,7 +51,14 @@ def candidate_rows(result: Mapping[str, Any]) -> list[dict[str, Any]]:
                 "ttft": c.get("ttft_ms"),
                 "best_ttft": best.get("ttft_ms"),
             }
-        rows.append({**c, "is_best": is_best, "why": why})
+        rows.append(
+            {
+                **c,
+                "is_best": is_best,
+                "why": why,
+                "kind_label": str(KIND_LABELS.get(c.get("kind", ""), c.get("kind", ""))),
+            }
+        )
     rows.sort(key=lambda r: (not r["is_best"], not r.get("fits"), -float(r.get("score") or 0)))
     return rows
 
@@ -68,6 +83,8 @@ def result_context(result: Mapping[str, Any], *, prefix: str = "") -> dict[str, 
     return {
         "result": result,
         "rec": rec,
+        "route_name": route_name(rec.get("route", "")),
+        "sentence": recommendation_sentence(result),
         "best": best_candidate(result),
         "reasons": render_messages(rec.get("reasons")),
         "candidates": candidate_rows(result),

@@ -72,8 +72,9 @@ MESSAGES: dict[str, Any] = {
         "evaluation set before serving."
     ),
     "quantized_barely": _(
-        "{dtype} weights ({weights_gib} GiB) fit only barely: {kv_tokens} KV tokens left "
-        "({max_concurrency} sequences of {max_model_len} tokens)."
+        "{dtype} weights ({weights_gib} GiB) fit only barely: they leave {kv_tokens} KV "
+        "tokens ({max_concurrency} sequences of {max_model_len} tokens) — too little room "
+        "to serve."
     ),
     "ray_route_c": _(
         "Ray Serve is recommended: {hits} signal(s) for Ray hit ({signals}); Serve "
@@ -82,6 +83,12 @@ MESSAGES: dict[str, Any] = {
     "ray_not_needed": _(
         "No Ray: {hits_for} signal(s) for Ray hit against {hits_against} against; with "
         "fixed machines and a fixed model, mp and a balancer are enough."
+    ),
+    "ray_consider": _(
+        "{hits} signal(s) for Ray hit ({signals}): one hit is the threshold to consider Ray "
+        "Serve; it is not recommended yet because {hits_against} signal(s) against it hit "
+        "and no high-strength signal does. Re-plan with the operations you expect in six "
+        "months."
     ),
     "executor_backend": _("Executor backend {backend}: {why}."),
     "v1_chunked_prefill": _(
@@ -176,7 +183,10 @@ ACTIONS: dict[str, Any] = {
         "an actor init times out."
     ),
     "pit_ray_start_num_gpus": _("Use the generated ray start lines (--num-gpus={gpus_per_node})."),
-    "pit_ray_head_light": _("Start the head on {head} with --memory capped."),
+    "pit_ray_head_light": _(
+        "Start the head on {head} (the lighter machine) with its object store capped "
+        "(--object-store-memory)."
+    ),
     "pit_ray_logs": _("Collect worker logs centrally (e.g. ship /tmp/ray/session_latest/logs)."),
     "pit_gpu_util_shared": _("Lower --gpu-memory-utilization to 0.85."),
     "pit_docker_ipc": _(
@@ -295,6 +305,67 @@ RULES: dict[str, tuple[Any, Any]] = {
     ),
 }
 
+SEVERITY_LABELS: dict[str, Any] = {
+    "high": _("high"),
+    "medium": _("medium"),
+    "low": _("low"),
+    "info": _("info"),
+}
+STRENGTH_LABELS: dict[str, Any] = {
+    "low": _("low"),
+    "medium": _("medium"),
+    "medium-high": _("medium-high"),
+    "high": _("high"),
+}
+
+ROUTE_NAMES: dict[str, Any] = {
+    "single": _("Single GPU/node"),
+    "A": _("Route A"),
+    "B": _("Route B"),
+    "C": _("Route C"),
+}
+
+
+def route_name(route: str) -> str:
+    return str(ROUTE_NAMES.get(route, route))
+
+
+def recommendation_sentence(result: Mapping[str, Any]) -> str:
+    """Return the recommendation in one translated sentence (the engine's summary is English)."""
+    rec = result.get("recommendation") or {}
+    wanted = rec.get("candidate_id")
+    best = next((c for c in result.get("candidates") or [] if c.get("id") == wanted), {})
+    if not best:
+        return str(rec.get("summary", ""))
+    hosts = (result.get("node_selection") or {}).get("hosts") or [
+        h for group in best.get("hosts") or [] for h in group
+    ]
+    return _(
+        "%(route)s: serve %(model)s with %(dtype)s weights as TP%(tp)s × PP%(pp)s × "
+        "%(replicas)s replica(s) on %(gpu)s (%(hosts)s); each replica holds %(kv)s KV tokens, "
+        "%(seqs)s sequences of %(ctx)s tokens; ≈ %(tok)s output tok/s at the target load "
+        "(TTFT ≈ %(ttft)s ms, inter-token ≈ %(itl)s ms); executor %(backend)s, "
+        "balancer %(balancer)s."
+    ) % {
+        "route": route_name(rec.get("route", "")),
+        "model": (result.get("model") or {}).get("name", ""),
+        "dtype": rec.get("weight_dtype", ""),
+        "tp": rec.get("tp"),
+        "pp": rec.get("pp"),
+        "replicas": rec.get("replicas"),
+        "gpu": best.get("gpu", ""),
+        "hosts": ", ".join(hosts),
+        "kv": best.get("kv_tokens_per_replica"),
+        "seqs": round(float(best.get("max_concurrency_per_replica") or 0), 1),
+        "ctx": (result.get("model") or {}).get("max_model_len"),
+        "tok": round(float(best.get("output_throughput_tok_s") or 0)),
+        "ttft": round(float(best.get("ttft_ms") or 0)),
+        "itl": round(float(best.get("itl_ms") or 0), 1),
+        "backend": rec.get("executor_backend", ""),
+        "balancer": rec.get("balancer", ""),
+    }
+
+
 _SECTION = re.compile(r"§(\d)(?:\s+Route\s+([ABC]))?")
 
 
@@ -320,6 +391,14 @@ class RenderedMessage:
     direction: str = ""
     hit: bool | None = None
 
+    @property
+    def severity_label(self) -> str:
+        return str(SEVERITY_LABELS.get(self.severity, self.severity))
+
+    @property
+    def strength_label(self) -> str:
+        return str(STRENGTH_LABELS.get(self.strength, self.strength))
+
 
 def rule_refs(rule: str) -> tuple[RuleRef, ...]:
     """Return the DOMAIN.md rules a rule label such as '§2, §3 Route B (000 §2.2)' cites."""
@@ -331,8 +410,14 @@ def rule_refs(rule: str) -> tuple[RuleRef, ...]:
             anchor = f"rule-{number}"
         if anchor in RULES and anchor not in {r.anchor for r in refs}:
             heading, text = RULES[anchor]
-            label = f"§{number}" + (f" Route {route}" if route else "")
-            refs.append(RuleRef(anchor=anchor, label=label, heading=str(heading), text=str(text)))
+            label = (
+                _("§%(section)s Route %(route)s") % {"section": number, "route": route}
+                if route
+                else f"§{number}"
+            )
+            refs.append(
+                RuleRef(anchor=anchor, label=str(label), heading=str(heading), text=str(text))
+            )
     return tuple(refs)
 
 

@@ -447,6 +447,11 @@ OPERATION_QUESTIONS: list[tuple[str, Any, Any]] = [
         _("Reusing a Ray estate you already operate costs little; introducing one costs a lot."),
     ),
     (
+        "avoid_manual_nccl",
+        _("Would you rather not manage per-node NCCL launch settings by hand?"),
+        _("Ray starts the workers on every node; it does not make the network any faster."),
+    ),
+    (
         "team_ray_experience",
         _("Has your team operated a Ray cluster before?"),
         _("Ray adds a head node, versions to keep in step and logs spread over nodes."),
@@ -455,11 +460,6 @@ OPERATION_QUESTIONS: list[tuple[str, Any, Any]] = [
         "gateway_available",
         _("Is there already a gateway or load balancer in front of your services?"),
         _("An existing gateway can spread requests over replicas without Ray Serve."),
-    ),
-    (
-        "avoid_manual_nccl",
-        _("Would you rather not manage per-node NCCL launch settings by hand?"),
-        _("Ray starts the workers on every node; it does not make the network any faster."),
     ),
 ]
 

@@ -12,7 +12,7 @@ from typing import Any
 from django.utils.translation import gettext as _
 
 from planner.services.compare import best_candidate
-from planner.texts import render_messages
+from planner.texts import recommendation_sentence, render_messages
 
 ARCHIVE_ROOT = "serveplan-configs"
 
@@ -122,7 +122,7 @@ def plan_markdown(plan: Any) -> str:
         "",
         f"## {_('Recommendation')}",
         "",
-        rec.get("summary", ""),
+        recommendation_sentence(result),
         "",
         f"## {_('Reasons')}",
         "",
@@ -161,12 +161,14 @@ def plan_markdown(plan: Any) -> str:
         )
     out += ["", f"## {_('Pitfalls')}", ""]
     out += [
-        f"- [ ] **{m.severity}** {m.text} → {m.action}"
+        f"- [ ] **{m.severity_label}** {m.text} → {m.action}"
         for m in render_messages(result.get("pitfalls"))
     ]
     out += ["", f"## {_('Signals for and against Ray')}", ""]
     out += [
-        f"- {'✓' if m.hit else '·'} {m.direction} ({m.strength}): {m.text}"
+        f"- {'✓' if m.hit else '·'} "
+        f"{_('for Ray') if m.direction == 'for_ray' else _('against Ray')} ({m.strength_label}): "
+        f"{m.text}"
         for m in render_messages(result.get("signals"))
     ]
     out += ["", f"## {_('Configs')}", ""]
