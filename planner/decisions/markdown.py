@@ -99,10 +99,8 @@ def export_markdown(decision: DecisionRecord) -> str:
         "|---|---|---|---|---|---|",
     ]
     for item in decision.ordered_evidence():
-        threshold = (
-            "—" if item.threshold is None else f"{item.comparison} {item.threshold:g} {item.unit}"
-        )
-        measured = "—" if item.measured_value is None else f"{item.measured_value:g} {item.unit}"
+        threshold = item.threshold_text or "—"
+        measured = item.measured_text or "—"
         estimate = estimates.get(item.kind)
         source = item.get_value_source_display() or "—"
         if item.window_start and item.window_end:

@@ -282,6 +282,18 @@ class EvidenceItem(models.Model):
         return "≤" if self.lower_is_better else "≥"
 
     @property
+    def threshold_text(self) -> str:
+        """Return e.g. '≤ 800 ms', or '' without a threshold."""
+        if self.threshold is None:
+            return ""
+        return f"{self.comparison} {self.threshold:g} {self.unit}"
+
+    @property
+    def measured_text(self) -> str:
+        """Return e.g. '310 ms', or '' before a measurement."""
+        return "" if self.measured_value is None else f"{self.measured_value:g} {self.unit}"
+
+    @property
     def passed(self) -> bool | None:
         """Return True/False against the threshold, or None while either number is missing."""
         if self.threshold is None or self.measured_value is None:

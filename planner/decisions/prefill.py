@@ -33,6 +33,10 @@ def _num(value: Any) -> str:
     return str(value)
 
 
+def _rounded(value: Any) -> str:
+    return str(round(value)) if isinstance(value, int | float) else "?"
+
+
 def _bundle_text(resources: Mapping[str, Any]) -> str:
     """Return a bundle as Ray writes it, GPUs only, e.g. '{"GPU": 4}'."""
     gpu = resources.get("GPU")
@@ -141,7 +145,7 @@ def _alternatives(result: Mapping[str, Any], best: Mapping[str, Any]) -> str:
         else:
             why = _("ranked lower (score %(score)s, %(tok_s)s output tok/s)") % {
                 "score": _num(c.get("score", "?")),
-                "tok_s": _num(c.get("output_throughput_tok_s", "?")),
+                "tok_s": _rounded(c.get("output_throughput_tok_s")),
             }
         kind = f" ({c['kind']})" if c.get("kind") else ""
         lines.append(f"- **{label}**{kind}: {why}")

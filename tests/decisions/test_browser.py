@@ -13,6 +13,7 @@ os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 CHROMIUM = "/usr/bin/chromium"
+SCREENSHOTS = os.environ.get("SERVEPLAN_SCREENSHOTS", "")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 PASSWORD = "pw-for-tests-1"
 CSP_PROBE = """
@@ -64,6 +65,13 @@ def page(browser, live_server):
     context.close()
 
 
+def _shot(page, name: str) -> None:
+    """Save a full-page screenshot when SERVEPLAN_SCREENSHOTS names a directory."""
+    if SCREENSHOTS:
+        Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(SCREENSHOTS) / f"decision-{name}.png"), full_page=True)
+
+
 def _clean(page) -> None:
     assert page.errors == []
     assert page.evaluate("window.__cspViolations || []") == []
@@ -102,6 +110,7 @@ def test_record_a_decision_from_a_plan_and_accept_it(page, live_server, planner_
     assert shared.is_visible()
     assert not dedicated.is_visible()
     page.select_option("#id_pool_kind", "dedicated")
+    _shot(page, "form")
 
     for kind, threshold in THRESHOLDS.items():
         page.fill(f"#id_ev_{kind}_threshold", str(threshold))
@@ -113,6 +122,7 @@ def test_record_a_decision_from_a_plan_and_accept_it(page, live_server, planner_
     _clean(page)
 
     # Accepting needs the explicit flag: five measurements are still missing.
+    _shot(page, "detail-proposed")
     page.click("#dr-accept")
     page.wait_for_url("**/decisions/1/accept/")
     page.click("#dr-accept-submit")
@@ -129,6 +139,7 @@ def test_record_a_decision_from_a_plan_and_accept_it(page, live_server, planner_
 
     assert page.locator(".dr-status-accepted").first.is_visible()
     assert page.locator(".dr-banner.dr-open").is_visible()
+    _shot(page, "detail-accepted")
     decision = DecisionRecord.objects.get(number=1)
     assert decision.status == "accepted"
     assert decision.accepted_with_open_evidence
