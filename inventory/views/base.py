@@ -123,9 +123,14 @@ class ServiceDeleteView(PlannerRequiredMixin, View):
 
         return object_usages(obj)
 
+    def notes(self, obj: Any) -> list[str]:
+        """Return what else the delete changes, shown on the confirmation page."""
+        return []
+
     def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         obj = get_object_or_404(self.model, pk=kwargs["pk"])
-        return render(request, self.template_name, {"object": obj, "usages": self.usages(obj)})
+        context = {"object": obj, "usages": self.usages(obj), "notes": self.notes(obj)}
+        return render(request, self.template_name, context)
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         obj = get_object_or_404(self.model, pk=kwargs["pk"])

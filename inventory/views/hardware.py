@@ -104,6 +104,15 @@ class PoolDeleteView(ServiceDeleteView):
     def usages(self, obj: Any) -> list[str]:
         return []  # machines simply leave the pool
 
+    def notes(self, obj: Any) -> list[str]:
+        hostnames = list(obj.machines.values_list("hostname", flat=True))
+        if not hostnames:
+            return []
+        return [
+            _("These machines stay in the inventory, without a pool: %(hosts)s")
+            % {"hosts": ", ".join(hostnames)}
+        ]
+
     def delete(self, obj: Any) -> None:
         services.pool_delete(pool=obj, actor=self.request.user)
 

@@ -480,3 +480,9 @@ def test_import_config_json_duplicate_slug(planner_client):
     assert response.context["form"].errors["slug"] == [
         "A model spec with this slug already exists."
     ]
+
+
+def test_pool_delete_page_says_the_machines_stay(planner_client, fleet):
+    page = planner_client.get(reverse("inventory:pool-delete", args=[fleet["pool"].pk]))
+
+    assert b"without a pool: a800-node-1" in page.content
