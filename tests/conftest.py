@@ -1,5 +1,7 @@
 """Fixtures shared by the whole suite: users in each role and clients signed in as them."""
 
+import os
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
@@ -76,3 +78,20 @@ def planner_token_api(planner) -> APIClient:
     _, key = ApiToken.issue(user=planner, name="ci script")
     client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
     return client
+
+
+REAL_SERVICE_MARKERS = ("integration", "ray", "vllm", "browser")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """In CI, a skipped test that needs a real service is a failure: it would hide a gap."""
+    outcome = yield
+    report = outcome.get_result()
+    if (
+        os.environ.get("CI")
+        and report.skipped
+        and any(item.get_closest_marker(m) for m in REAL_SERVICE_MARKERS)
+    ):
+        report.outcome = "failed"
+        report.longrepr = f"skipped in CI although it needs a real service: {report.longrepr}"

@@ -10,6 +10,7 @@ from planner.engine.configs.env import env_file
 from planner.engine.configs.nginx import endpoints_of, nginx_config
 from planner.engine.configs.ray import ray_start_commands
 from planner.engine.configs.serve import serve_config, serve_yaml
+from planner.engine.configs.serve_app import serve_app_module
 from planner.engine.configs.vllm import model_ref, vllm_commands
 from planner.engine.configs.vllm_flags import SOURCE, VLLM_VERSION
 from planner.engine.result import Candidate
@@ -35,6 +36,7 @@ def build_configs(
         "nginx_conf": nginx,
         "serve_yaml": serve_yaml(serve_dict) if route == "C" else "",
         "serve_config": serve_dict if route == "C" else None,
+        "serve_app_py": serve_app_module() if route == "C" else "",
         "env_file": env_file(used, multi_node=len(used) > 1),
         "docker_run": docker_lines(commands, spec.vllm_image, ray_lines),
     }
@@ -72,8 +74,9 @@ def _readme(
         n += 1
     if configs["serve_yaml"]:
         steps.append(
-            f"{n}. `serve deploy serve.yaml` (the import_path module wraps vLLM's engine; keep "
-            "num_gpus equal to TP×PP and min_replicas ≥ 1)."
+            f"{n}. Put `serveplan_vllm_app.py` on every Ray node's PYTHONPATH, then "
+            "`serve deploy serve.yaml` (each replica starts one vLLM server on its TP×PP GPUs; "
+            "keep num_gpus equal to TP×PP and min_replicas ≥ 1)."
         )
         n += 1
     steps += [

@@ -6,6 +6,7 @@ from typing import Any
 
 import yaml
 
+from planner.engine.configs.serve_app import SERVE_APP_MODULE
 from planner.engine.result import Candidate
 from planner.engine.spec import PlanSpec
 
@@ -22,7 +23,7 @@ def serve_config(spec: PlanSpec, best: Candidate, model: str) -> dict[str, Any]:
             {
                 "name": spec.model_slug or "llm",
                 "route_prefix": "/",
-                "import_path": "serveplan_vllm_app:app",
+                "import_path": f"{SERVE_APP_MODULE}:app",
                 "args": {
                     "model": model,
                     "tensor_parallel_size": best.tp,

@@ -157,3 +157,26 @@ def test_ray_start_flags_exist_in_installed_ray():
     ).stdout
     missing = sorted(f for f in RAY_START_FLAGS if f not in out)
     assert not missing
+
+
+def test_serve_app_module_is_shipped_with_route_c_and_compiles():
+    configs = plan(spec_from_dict(SPECS["route-c"])).configs
+
+    source = configs["serve_app_py"]
+
+    compile(source, "serveplan_vllm_app.py", "exec")
+    assert "serveplan_vllm_app:app" in configs["serve_yaml"]
+
+
+@pytest.mark.ray
+def test_serve_app_builds_from_the_yaml_args(tmp_path, monkeypatch):
+    pytest.importorskip("ray.serve")
+    configs = plan(spec_from_dict(SPECS["route-c"])).configs
+    (tmp_path / "serveplan_vllm_app.py").write_text(configs["serve_app_py"])
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = __import__("serveplan_vllm_app")
+    args = yaml.safe_load(configs["serve_yaml"])["applications"][0]["args"]
+
+    application = module.app(args)
+
+    assert type(application).__name__ == "Application"
