@@ -124,7 +124,7 @@ class ServiceDeleteView(PlannerRequiredMixin, View):
         return object_usages(obj)
 
     def notes(self, obj: Any) -> list[str]:
-        """Return what else the delete changes, shown on the confirmation page."""
+        """Return the machines that leave the pool being deleted (shown before confirming)."""
         return []
 
     def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:

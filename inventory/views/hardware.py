@@ -105,13 +105,8 @@ class PoolDeleteView(ServiceDeleteView):
         return []  # machines simply leave the pool
 
     def notes(self, obj: Any) -> list[str]:
-        hostnames = list(obj.machines.values_list("hostname", flat=True))
-        if not hostnames:
-            return []
-        return [
-            _("These machines stay in the inventory, without a pool: %(hosts)s")
-            % {"hosts": ", ".join(hostnames)}
-        ]
+        # Shown as "Machines → no pool: host, host": these machines stay, without a pool.
+        return list(obj.machines.values_list("hostname", flat=True))
 
     def delete(self, obj: Any) -> None:
         services.pool_delete(pool=obj, actor=self.request.user)
