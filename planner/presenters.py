@@ -27,7 +27,11 @@ def candidate_rows(result: Mapping[str, Any]) -> list[dict[str, Any]]:
     best = best_candidate(result)
     best_score = float(best.get("score") or 0)
     rows = []
-    for c in result.get("candidates") or []:
+    candidates = list(result.get("candidates") or [])
+    pinned = result.get("pinned")
+    if pinned and pinned.get("id") not in {c.get("id") for c in candidates}:
+        candidates.append({**pinned, "pinned": True})
+    for c in candidates:
         is_best = c.get("id") == best.get("id")
         if is_best:
             why = _("Recommended.")

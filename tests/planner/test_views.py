@@ -390,3 +390,34 @@ def test_yarn_extends_the_context_limit(demo_fleet, planner_client):
     assert "extend the context with YaRN" in refused.content.decode()
     accepted = _post(planner_client, "precision", {**data, "rope_scaling_factor": "4"})
     assert accepted["Location"] == WIZARD.format("load")
+
+
+def test_hypothetical_machines_and_a_pinned_layout(demo_fleet, planner_client):
+    _post(planner_client, "model", {"source": "catalog", "model": "qwen2.5-72b"})
+    _post(
+        planner_client,
+        "machines",
+        {
+            "source": "hypothetical",
+            "node_count": "2",
+            "gpus_per_node": "4",
+            "gpu": "a100-80g-sxm",
+            "intra_link": "nvlink",
+            "inter_node_gbps": "25",
+            "inter_node_kind": "ethernet",
+            "pool_kind": "shared",
+        },
+    )
+    r = _post(
+        planner_client,
+        "operations",
+        {"pinned_tp": "4", "pinned_pp": "2", "multi_model_pool": "on"},
+        action="finish",
+    )
+    plan = Plan.objects.get()
+    assert r["Location"] == plan.get_absolute_url()
+    assert plan.spec["hardware"]["node_count"] == 2
+    assert plan.spec["pinned_layout"] == {"tp": 4, "pp": 2, "replicas": 1}
+    assert plan.pool_kind == "shared"
+    page = planner_client.get(plan.get_absolute_url()).content.decode()
+    assert "yours" in page  # the pinned layout is in the table
