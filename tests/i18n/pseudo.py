@@ -195,6 +195,10 @@ ALLOWED_WORDS = {
     "B", "M", "K", "k", "W", "TFLOPS",
     # engine vocabulary kept verbatim in both languages
     "MoE", "GQA", "MLA", "MHA",
+    # loanwords Chinese practitioners write in English inside Chinese text (see docs/i18n.md)
+    "decode", "prefill", "token", "Worker", "Actor", "bundle", "stage", "pending", "rank",
+    "Dashboard", "Webhook", "Bearer", "Markdown", "Agent", "Hopper", "Ada", "Slurm", "Bundle",
+    "torch", "Graph", "YaRN", "RoPE", "auto",
     "mp", "ray", "bf16", "fp16", "fp8", "int8", "int4", "awq", "gptq", "yarn",
     "least_conn", "round_robin", "p50", "p95", "p99",
 }  # fmt: skip
@@ -207,7 +211,14 @@ _ACRONYM = re.compile(r"^[A-Z0-9]{2,}s?$")
 def english_words(text: str) -> list[str]:
     """Return the words of `text` (markers already removed) that look like English prose."""
     found = []
+    after_flag = False
     for raw in text.split():
+        if after_flag and not raw.startswith("-"):  # the value of --flag value
+            after_flag = False
+            continue
+        after_flag = raw.lstrip("（(").startswith("--")
+        if raw.lstrip("（(").startswith("-") and len(raw) > 1:  # a command-line flag
+            continue
         if re.match(r"^\(?\.\w", raw):  # a file name such as .env
             continue
         token = raw.strip(".,;:!?()[]{}\"'«»“”‘’…·—–-/|*#+=<>%×≈≥≤→←✓✗")

@@ -147,6 +147,9 @@ def _figure_texts(html: str) -> list[tuple[str, str]]:
         if not isinstance(figure, dict) or "layout" not in figure:
             continue
         layout = figure["layout"]
+        meta_title = (layout.get("meta") or {}).get("title")
+        if isinstance(meta_title, str) and meta_title:
+            found.append(("figure meta.title", meta_title))
         for key in ("title", "xaxis", "yaxis"):
             part = layout.get(key) or {}
             title = part.get("title", part) if key != "title" else part
@@ -202,27 +205,51 @@ def _pages_stub() -> dict[str, list[str]]:
         raise
 
 
-def test_every_page_shows_no_unmarked_english(pseudo_client, admin_user, pseudo_locale):
-    with translation.override(pseudo_locale):
+def _sweep(client: Any, admin_user: Any, language: str) -> dict[str, list[str]]:
+    """Render every page (and some failed form posts) in `language`; return the findings."""
+    with translation.override(language):
         world = build_world(admin_user)
     pages = _pages(world)
-    _add_stateful_pages(pseudo_client, pages, admin_user)
+    _add_stateful_pages(client, pages, admin_user)
     report: dict[str, list[str]] = {}
     for name, urls in sorted(pages.items()):
         for url in urls:
-            response = pseudo_client.get(url, follow=True)
+            response = client.get(url, follow=True)
             problems = _findings(response.content.decode())
             if response.status_code != 200:
                 problems.insert(0, f"HTTP {response.status_code}")
             if problems:
                 report[f"{name} {url}"] = problems
     for url, data in _posted_pages(world):
-        response = pseudo_client.post(url, data)
+        response = client.post(url, data)
         problems = _findings(response.content.decode())
         if problems:
             report[f"POST {url}"] = problems
+    return report
+
+
+def _explain(report: dict[str, list[str]], what: str) -> str:
     lines = [f"{page}\n    " + "\n    ".join(sorted(set(p))) for page, p in report.items()]
-    assert not report, "English outside ⟦⟧ (not marked for translation):\n" + "\n".join(lines)
+    return what + "\n" + "\n".join(lines)
+
+
+def test_every_page_shows_no_unmarked_english(pseudo_client, admin_user, pseudo_locale):
+    report = _sweep(pseudo_client, admin_user, pseudo_locale)
+
+    assert not report, _explain(report, "English outside ⟦⟧ (not marked for translation):")
+
+
+def test_every_page_reads_in_chinese(client, admin_user):
+    """The same sweep in zh-hans: catches untranslated third-party strings and stale .mo files."""
+    from django.conf import settings
+
+    client.force_login(admin_user)
+    client.raise_request_exception = False
+    client.cookies[settings.LANGUAGE_COOKIE_NAME] = "zh-hans"
+
+    report = _sweep(client, admin_user, "zh-hans")
+
+    assert not report, _explain(report, "English prose on Chinese pages:")
 
 
 def _add_stateful_pages(client: Any, pages: dict[str, list[str]], admin_user: Any) -> None:
@@ -251,7 +278,15 @@ def _add_stateful_pages(client: Any, pages: dict[str, list[str]], admin_user: An
 def _posted_pages(world: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """Forms submitted empty or wrong: their validation errors must be translated too."""
     return [
-        (reverse("inventory:machine-create"), {"hostname": "bad_host", "gpu_count": "0"}),
+        (
+            reverse("inventory:machine-create"),
+            {
+                "hostname": "bad_host",
+                "gpu_count": "0",
+                "nics-TOTAL_FORMS": "0",
+                "nics-INITIAL_FORMS": "0",
+            },
+        ),
         (reverse("inventory:gputype-create"), {}),
         (reverse("inventory:pool-create"), {}),
         (reverse("inventory:modelspec-import"), {"config_json": "{ not json"}),
