@@ -138,7 +138,10 @@ class PlanViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
         )
 
     @extend_schema(
-        responses={(200, "text/markdown"): OpenApiTypes.STR, (200, "application/json"): OpenApiTypes.OBJECT},
+        responses={
+            (200, "text/markdown"): OpenApiTypes.STR,
+            (200, "application/json"): OpenApiTypes.OBJECT,
+        },
     )
     @action(detail=True, methods=["get"], url_path=r"export/(?P<fmt>markdown|json)")
     def export(self, request: Request, public_id: str, fmt: str) -> Any:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -67,20 +67,45 @@ def plan_evaluate(*, spec: Mapping[str, Any]) -> Evaluation:
     All inventory reads happen in `resolve_spec` before the engine runs (fetch, then compute).
     """
     resolved = resolve_spec(spec)
-    try:
-        engine_spec = spec_from_dict(resolved.engine_input)
-    except SpecError as exc:
-        raise SpecError(user_error_keys(spec, exc.errors)) from exc
+    engine_spec = _engine_spec(spec, resolved)
     started = time.perf_counter()
-    result = _plan_function()(engine_spec)
+    result = _plan_function()(engine_spec).to_dict()
+    if resolved.pool_kind_by_host:
+        # The pool kind was inferred from every offered machine; what matters is the kind of
+        # the machines the engine chose (a dedicated A800 pair beside a shared A100 pool).
+        chosen = (result.get("node_selection") or {}).get("hosts") or []
+        kinds = {resolved.pool_kind_by_host.get(h, "dedicated") for h in chosen}
+        kind = "shared" if "shared" in kinds else "dedicated"
+        if chosen and kind != resolved.pool_kind:
+            hardware = {**resolved.engine_input["hardware"], "pool_kind": kind}
+            resolved = replace(
+                resolved,
+                engine_input={**resolved.engine_input, "hardware": hardware},
+                pool_kind=kind,
+            )
+            result = _plan_function()(_engine_spec(spec, resolved)).to_dict()
     engine_ms = (time.perf_counter() - started) * 1000
     return Evaluation(
         spec=dict(spec),
         resolved=resolved,
-        result=result.to_dict(),
+        result=result,
         engine_version=engine_version(),
         engine_ms=engine_ms,
     )
+
+
+def _engine_spec(spec: Mapping[str, Any], resolved: ResolvedSpec) -> Any:
+    try:
+        return spec_from_dict(resolved.engine_input)
+    except SpecError as exc:
+        raise SpecError(user_error_keys(spec, exc.errors)) from exc
+
+
+def used_hostnames(evaluation: Evaluation) -> list[str]:
+    """Return the inventory machines the plan uses (the engine's choice among those offered)."""
+    offered = evaluation.resolved.hostnames
+    chosen = (evaluation.result.get("node_selection") or {}).get("hosts") or []
+    return [h for h in chosen if h in offered] or list(offered)
 
 
 def default_title(evaluation: Evaluation) -> str:
@@ -114,7 +139,7 @@ def plan_save(
         executor_backend=rec["executor_backend"],
         balancer=rec.get("balancer") or "",
         pool_kind=evaluation.resolved.pool_kind,
-        hostnames=evaluation.resolved.hostnames,
+        hostnames=used_hostnames(evaluation),
         rerun_of=rerun_of,
     )
     plan.full_clean()

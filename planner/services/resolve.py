@@ -31,6 +31,9 @@ class ResolvedSpec:
     model_slug: str
     hostnames: list[str] = field(default_factory=list)
     pool_kind: str = "dedicated"
+    # Pool kind of every offered machine when the user did not state one: the kind that counts
+    # is that of the machines the engine chooses (see plans.plan_evaluate).
+    pool_kind_by_host: dict[str, str] = field(default_factory=dict)
 
 
 def _hf_config_from_architecture(arch: Architecture) -> dict[str, Any]:
@@ -205,8 +208,14 @@ def row_to_node(
     return node
 
 
-def resolve_hardware(raw: Any, errors: dict[str, str]) -> tuple[dict[str, Any], list[str]]:
-    """Return (engine hardware dict, hostnames used); inline hardware passes through."""
+def resolve_hardware(
+    raw: Any, errors: dict[str, str], inferred_kinds: dict[str, str] | None = None
+) -> tuple[dict[str, Any], list[str]]:
+    """Return (engine hardware dict, hostnames offered); inline hardware passes through.
+
+    When the pool kind is inferred from the inventory, `inferred_kinds` receives each offered
+    machine's pool kind.
+    """
     if not isinstance(raw, Mapping):
         return raw, []
     if not any(key in raw for key in ("hostnames", "pool", "fleet")):
@@ -268,8 +277,10 @@ def resolve_hardware(raw: Any, errors: dict[str, str]) -> tuple[dict[str, Any], 
             errors["hardware.fleet"] = "the inventory has no active machine"
             return {}, []
     if pool_kind is None:
-        kinds = {m["pool__kind"] for m in machines if m["pool__kind"]}
-        pool_kind = "shared" if "shared" in kinds else "dedicated"
+        kinds = {m["hostname"]: m["pool__kind"] or "dedicated" for m in machines}
+        pool_kind = "shared" if "shared" in kinds.values() else "dedicated"
+        if inferred_kinds is not None:
+            inferred_kinds.update(kinds)
     free = raw.get("free_gpus") or {}
     if not isinstance(free, Mapping):
         errors["hardware.free_gpus"] = "must map hostnames to free GPU counts"
@@ -297,8 +308,9 @@ def resolve_spec(spec: Mapping[str, Any]) -> ResolvedSpec:
         engine_input["pinned_layout"] = spec["pinned"]
     engine_input["model"], slug = resolve_model(spec.get("model"), errors)
     hostnames: list[str] = []
+    kinds: dict[str, str] = {}
     if "hardware" in spec:
-        engine_input["hardware"], hostnames = resolve_hardware(spec["hardware"], errors)
+        engine_input["hardware"], hostnames = resolve_hardware(spec["hardware"], errors, kinds)
     if errors:
         raise SpecError(errors)
     hw = engine_input.get("hardware")
@@ -308,6 +320,7 @@ def resolve_spec(spec: Mapping[str, Any]) -> ResolvedSpec:
         model_slug=slug,
         hostnames=[h for h in hostnames if h],
         pool_kind=str(pool_kind or "dedicated"),
+        pool_kind_by_host=kinds,
     )
 
 

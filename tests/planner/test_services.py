@@ -170,3 +170,37 @@ def test_ownership_prefill_for_decision_records(demo_fleet, planner, s1_spec):
     assert data["executor_backend"] == "mp"
     assert data["hostnames"] == ["a800-01", "a800-02"]
     assert data["suggested_sentence"].startswith("Keep mp")
+
+
+def test_s1_on_the_real_demo_fleet_uses_the_dedicated_a800s(db, planner):
+    """`make run`'s demo fleet: A800s in a dedicated pool beside shared A100s."""
+    from inventory.demo import load_demo
+    from inventory.services import catalog_load
+
+    catalog_load()
+    load_demo()
+    spec = {
+        "model": "llama-3.1-70b",
+        "weight_dtype": "int8",
+        "max_model_len": 8192,
+        "workload": {"concurrency": 32},
+        "hardware": {"fleet": True},
+    }
+
+    plan = plan_create(spec=spec, author=planner)
+
+    assert plan.route == "A"
+    assert plan.pool_kind == "dedicated"  # the chosen machines' pool, not the shared A100s
+    assert plan.hostnames == ["a800-node-1", "a800-node-2"]
+    assert plan.executor_backend == "mp"
+
+    shared = plan_evaluate(
+        spec={
+            **spec,
+            "model": "qwen2.5-32b",
+            "weight_dtype": "bf16",
+            "hardware": {"pool": "a100-shared"},
+        }
+    )
+    assert shared.resolved.pool_kind == "shared"
+    assert shared.result["placement"]["required"] is True
