@@ -7,17 +7,27 @@ row by row for the preview, and applied all-or-nothing on confirmation.
 import csv
 import io
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 import yaml
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
+from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from inventory import services
 from inventory.forms import MACHINE_FIELDS, MachineForm
-from inventory.models import GpuType, ImportFormat, Machine, NetworkInterface, Pool, PoolKind
+from inventory.models import (
+    GpuType,
+    ImportFormat,
+    Machine,
+    MachineImportBatch,
+    NetworkInterface,
+    Pool,
+    PoolKind,
+)
 
 CSV_COLUMNS = [*MACHINE_FIELDS, "nics"]
 NIC_KEYS = ("name", "speed_gbps", "kind", "role")
@@ -118,6 +128,26 @@ def parse_file(data: bytes | str, file_format: str) -> list[dict[str, Any]]:
     if not rows:
         raise ImportFileError(_("The file holds no machines."))
     return rows
+
+
+def store_upload(
+    *,
+    rows: list[dict[str, Any]],
+    file_format: str,
+    filename: str,
+    update_existing: bool,
+    actor: Any,
+) -> MachineImportBatch:
+    """Keep parsed rows server-side until confirmed; forget unconfirmed uploads after a day."""
+    stale = timezone.now() - timedelta(days=1)
+    MachineImportBatch.objects.filter(applied_at__isnull=True, created_at__lt=stale).delete()
+    return MachineImportBatch.objects.create(
+        created_by=actor if getattr(actor, "is_authenticated", False) else None,
+        filename=filename[:255],
+        file_format=file_format,
+        update_existing=update_existing,
+        rows=rows,
+    )
 
 
 # Validation --------------------------------------------------------------------------------

@@ -68,8 +68,8 @@ def _delete(obj: models.Model, *, actor: Any | None) -> None:
 
 @transaction.atomic
 def gpu_type_create(*, actor: Any | None = None, **fields: Any) -> GpuType:
-    """Create a GPU type."""
-    return _save(_assign(GpuType(), fields), actor=actor)
+    """Create a GPU type; a user's row is never overwritten by load_catalog."""
+    return _save(_assign(GpuType(user_modified=True), fields), actor=actor)
 
 
 @transaction.atomic
@@ -274,8 +274,8 @@ def _with_parameter_counts(spec: ModelSpec) -> ModelSpec:
 
 @transaction.atomic
 def model_spec_create(*, actor: Any | None = None, **fields: Any) -> ModelSpec:
-    """Create a model spec; its parameter counts are computed from the architecture."""
-    spec = _assign(ModelSpec(), fields)
+    """Create a model spec (parameters computed); load_catalog never overwrites it."""
+    spec = _assign(ModelSpec(user_modified=True), fields)
     if not spec.slug and spec.name:
         spec.slug = model_slugify(spec.name)
     return _save(_with_parameter_counts(spec), actor=actor)

@@ -36,12 +36,12 @@ class MachineImportView(PlannerRequiredMixin, View):
             except bulk.ImportFileError as exc:
                 form.add_error("file", str(exc))
             else:
-                batch = MachineImportBatch.objects.create(
-                    created_by=request.user,
-                    filename=upload.name[:255],
-                    file_format=data["file_format"],
-                    update_existing=data["update_existing"],
+                batch = bulk.store_upload(
                     rows=rows,
+                    file_format=data["file_format"],
+                    filename=upload.name,
+                    update_existing=data["update_existing"],
+                    actor=request.user,
                 )
                 return HttpResponseRedirect(
                     reverse("inventory:machine-import-preview", kwargs={"token": batch.token})

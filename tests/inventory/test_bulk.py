@@ -352,3 +352,19 @@ def test_a_200_machine_csv_imports_in_one_go(planner_client, gpus):
     assert NetworkInterface.objects.count() == 600
     summary = planner_client.get(confirm["Location"])
     assert summary.context["summary"].gpus == 1600
+
+
+def test_unconfirmed_uploads_are_forgotten_after_a_day(planner_client, gpus):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    old = MachineImportBatch.objects.create(file_format="csv", rows=[])
+    MachineImportBatch.objects.filter(pk=old.pk).update(
+        created_at=timezone.now() - timedelta(days=2)
+    )
+
+    upload(planner_client, make_csv(csv_line("gpu-01")))
+
+    assert not MachineImportBatch.objects.filter(pk=old.pk).exists()
+    assert MachineImportBatch.objects.count() == 1

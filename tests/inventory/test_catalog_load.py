@@ -158,3 +158,18 @@ def test_load_demo_builds_the_demo_fleet_once():
         assert data.name in {"eth1", "ens3"}
         assert machine.nics.filter(role="management").exists()
     assert NetworkInterface.objects.filter(role="data").count() == 5
+
+
+def test_rows_created_by_a_user_are_never_overwritten_by_the_catalog():
+    services.gpu_type_create(
+        slug="l4",
+        name="Our L4",
+        memory_gib=24,
+        hbm_bandwidth_gbs=250,
+        bf16_dense_tflops=100,
+        form_factor="pcie",
+    )
+
+    run("load_catalog")
+
+    assert GpuType.objects.get(slug="l4").name == "Our L4"
