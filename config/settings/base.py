@@ -177,6 +177,15 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # Several models have a "kind" or "source" with different choices: name each enum.
+    "ENUM_NAME_OVERRIDES": {
+        "PoolKindEnum": "inventory.models.hardware.PoolKind",
+        "NicKindEnum": "inventory.models.hardware.NicKind",
+        "TargetKindEnum": "monitoring.models.TargetKind",
+        "ResponsibilityKindEnum": "planner.decisions.guidance.ResponsibilityKind",
+        "EvidenceKindEnum": "planner.decisions.guidance.EvidenceKind",
+        "EvidenceSourceEnum": "planner.decisions.models.EvidenceSource",
+    },
 }
 
 # Celery. Without REDIS_URL the broker is kombu's filesystem transport under var/, so the
