@@ -22,6 +22,13 @@ KIND_LABELS: dict[str, Any] = {
 }
 
 
+def _num(value: Any, digits: int) -> str:
+    try:
+        return f"{float(value):.{digits}f}"
+    except (TypeError, ValueError):
+        return "—"
+
+
 def candidate_rows(result: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Return every candidate, the recommendation first, with why it was rejected or ranked."""
     best = best_candidate(result)
@@ -61,6 +68,16 @@ def candidate_rows(result: Mapping[str, Any]) -> list[dict[str, Any]]:
                 "is_best": is_best,
                 "why": why,
                 "kind_label": str(KIND_LABELS.get(c.get("kind", ""), c.get("kind", ""))),
+                # Pre-formatted: floatformat on ~50 rows × 7 columns dominated the page's time.
+                "fmt": {
+                    "weights": _num((c.get("memory") or {}).get("weights_gib"), 1),
+                    "seqs": _num(c.get("max_concurrency_total"), 1),
+                    "comm": _num(c.get("comm_per_decode_step_ms"), 2),
+                    "tok": _num(c.get("output_throughput_tok_s"), 0),
+                    "ttft": _num(c.get("ttft_ms"), 0),
+                    "itl": _num(c.get("itl_ms"), 1),
+                    "score": _num(c.get("score"), 1),
+                },
             }
         )
     rows.sort(key=lambda r: (not r["is_best"], not r.get("fits"), -float(r.get("score") or 0)))
