@@ -206,7 +206,6 @@ def recover_params(template: str, english: str) -> dict[str, str]:
 
 # --- rule citations ---------------------------------------------------------------------------
 
-_OWN = re.compile(r"§(\d+)((?:\s+Route\s+[ABC])|(?:\s+S\d[a-z]?))?")
 _SOURCE = re.compile(r"^(\d{3})(?:\s+§([\d.–-]+))?$")
 
 
@@ -221,39 +220,65 @@ def rule_label(label: Any) -> str:
     return text
 
 
-def cite(rule: Any) -> str:
-    """Return an engine rule citation in the reader's language.
-
-    "§3 Route A (000 §2, 002 §3)" reads "DOMAIN §3 Route A (sources: article 000 §2,
-    article 002 §3)" in English and, in Chinese,
-    "DOMAIN §3 路线 A（依据：文章 000 第 2 节、文章 002 第 3 节）".
-    """
+def _split_rule(rule: Any) -> tuple[list[str], list[str]]:
+    """Return (DOMAIN.md parts, article references) of "§2, §3 Route B (000 §2.2, 002 §5)"."""
     text = str(rule or "").strip()
-    if not text:
-        return ""
     own, _, rest = text.partition("(")
-    sources_text = rest.rsplit(")", 1)[0] if rest else ""
-    sep = gettext(", ")
-    own_parts = []
-    for part in [p.strip() for p in own.split(",") if p.strip()]:
-        own_parts.append(rule_label(part))
-    sources = []
-    for ref in [r.strip() for r in sources_text.split(",") if r.strip()]:
+    inner = rest.rsplit(")", 1)[0] if rest else ""
+    return (
+        [p.strip() for p in own.split(",") if p.strip()],
+        [r.strip() for r in inner.split(",") if r.strip()],
+    )
+
+
+def sources(rule: Any) -> str:
+    """Return the source articles a rule cites, in the reader's language ("" when none).
+
+    "§3 Route A (000 §2, 002 §3)" gives "sources: article 000 §2, article 002 §3", in Chinese
+    "依据：文章 000 第 2 节、文章 002 第 3 节".
+    """
+    refs = []
+    for ref in _split_rule(rule)[1]:
         match = _SOURCE.match(ref)
         if not match:
-            sources.append(ref)
+            refs.append(ref)
         elif match.group(2):
-            sources.append(
+            refs.append(
                 gettext("article {article} §{section}").format(
                     article=match.group(1), section=match.group(2)
                 )
             )
         else:
-            sources.append(gettext("article {article}").format(article=match.group(1)))
-    rules = gettext("DOMAIN {rules}").format(rules=sep.join(own_parts)) if own_parts else ""
-    if not sources:
+            refs.append(gettext("article {article}").format(article=match.group(1)))
+    return gettext("sources: {sources}").format(sources=gettext(", ").join(refs)) if refs else ""
+
+
+def cite(rule: Any) -> str:
+    """Return a whole rule citation in the reader's language (English keeps the engine's form).
+
+    "§3 Route A (000 §2, 002 §3)" reads, in Chinese,
+    "DOMAIN §3 路线 A（依据：文章 000 第 2 节、文章 002 第 3 节）".
+    """
+    text = str(rule or "").strip()
+    if not text or _english():
+        return text
+    own, _refs = _split_rule(text)
+    rules = (
+        gettext("DOMAIN {rules}").format(rules=gettext(", ").join(rule_label(p) for p in own))
+        if own
+        else ""
+    )
+    cited = sources(text)
+    if not cited:
         return rules
-    cited = gettext("sources: {sources}").format(sources=sep.join(sources))
     if not rules:
         return cited
     return gettext("{rules} ({sources})").format(rules=rules, sources=cited)
+
+
+def cite_after(rule: Any) -> str:
+    """Return a citation to append to a sentence: " (§3 (000 §2))" in English, translated else."""
+    text = str(rule or "").strip()
+    if not text:
+        return ""
+    return f" ({text})" if _english() else gettext(" — {citation}").format(citation=cite(text))

@@ -13,8 +13,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from django.utils.translation import get_language
+from django.utils.translation import get_language, override
 from django.utils.translation import gettext_lazy as _
+
+from planner import engine_texts_i18n as engine_i18n
 
 # Engine message id -> translated template (python-brace-format, params of the engine).
 MESSAGES: dict[str, Any] = {
@@ -429,9 +431,18 @@ def _format(template: Any, params: Mapping[str, Any], english: str) -> str:
         if english and (get_language() or "en").split("-")[0] == "en":
             # Same language as the engine: its own text is authoritative, so wording never drifts.
             return english
-        return str(template).format(**params)
+        # Params the engine used but did not send (an action's image tag) are read back from its
+        # English; English phrases inside params are translated too (planner/engine_texts_i18n).
+        values = {**engine_i18n.recover_params(_source(template), english), **params}
+        return str(template).format(**engine_i18n.localize_params(values))
     except (KeyError, IndexError, ValueError, AttributeError):
         return english
+
+
+def _source(template: Any) -> str:
+    """Return the English msgid of a lazily translated template."""
+    with override("en"):
+        return str(template)
 
 
 def render_text(msg_id: str, params: Mapping[str, Any] | None, english: str = "") -> str:

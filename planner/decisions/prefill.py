@@ -12,6 +12,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from planner.decisions.guidance import EvidenceKind, PoolKind
+from planner.engine_texts_i18n import cite_after
 from planner.models import Plan, Route
 from planner.texts import render_action, render_text
 
@@ -128,7 +129,7 @@ def _context(plan: Plan, result: Mapping[str, Any], hosts: list[str]) -> str:
     reasons = [_dict(r) for r in _list(rec.get("reasons"))]
     if reasons:
         lines += ["", _("The plan's reasons:"), ""]
-        lines += [f"- {_text(r)}" + (f" ({r['rule']})" if r.get("rule") else "") for r in reasons]
+        lines += [f"- {_text(r)}" + cite_after(r.get("rule")) for r in reasons]
     return "\n".join(lines)
 
 

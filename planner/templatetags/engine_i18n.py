@@ -1,6 +1,7 @@
 """Template filters that show the engine's English phrases and rule citations translated.
 
-{% load engine_i18n %} then {{ reason.rule|cite }}, {{ ref.label|rule_label }},
+{% load engine_i18n %} then {{ reason.rule|cite }}, {{ reason.rule|cite_sources }},
+{{ ref.label|rule_label }},
 {{ bundle.reason|engine_phrase }}, {{ link_kind|engine_word }}.
 """
 
@@ -17,6 +18,12 @@ register = template.Library()
 def cite(rule: Any) -> str:
     """Return a rule citation ("§3 Route A (000 §2)") in the reader's language."""
     return i18n.cite(rule)
+
+
+@register.filter
+def cite_sources(rule: Any) -> str:
+    """Return the source articles a rule cites ("sources: article 000 §2"), translated."""
+    return i18n.sources(rule)
 
 
 @register.filter
