@@ -103,7 +103,7 @@ def _login(page, live_server, username: str) -> None:
     assert "/accounts/login/" in page.url
     page.fill("input[name=username]", username)
     page.fill("input[name=password]", PASSWORD)
-    page.click("button[type=submit], input[type=submit]")
+    page.press("input[name=password]", "Enter")
     page.wait_for_url("**/plans/new/model/")
 
 
@@ -274,3 +274,30 @@ def test_wizard_s2b_72b_at_64k_context(page, live_server, planner):
 def _next_expect_error(page, selector: str) -> None:
     page.click("button.primary[name=action]")
     page.wait_for_selector(selector)
+
+
+def test_wizard_works_without_javascript(browser, live_server, planner, fleet):
+    """Progressive enhancement: every step is a plain form; only the live refresh needs JS."""
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    try:
+        _login(page, live_server, planner.username)
+        # Without JS every fieldset shows, and the side panel is rendered by the server.
+        assert page.is_visible("#id_config_json")
+        assert "Weights per GPU" in page.inner_text("#side-panel")
+        page.select_option("#id_model", "llama-3.1-70b")
+        _next(page, "precision")
+        page.check("input[name=weight_dtype][value=int8]")
+        # "Update the live check" re-renders the step with the new answers.
+        page.click("button[name=action][value=refresh]")
+        assert "8.5 GiB" in page.inner_text("#side-panel")
+        _next(page, "load")
+        _next(page, "machines")
+        page.check("input[name=source][value=pool]")
+        page.select_option("#id_pool", "a800-pool")
+        _next(page, "operations")
+        page.click("button.primary[name=action][value=finish]")
+        page.wait_for_url("**/plans/*-*-*-*-*/")
+        assert "Route A" in page.inner_text("[data-testid=recommendation]")
+    finally:
+        context.close()
