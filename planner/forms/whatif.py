@@ -39,6 +39,11 @@ class WhatIfForm(forms.Form):
         min_value=16,
         error_messages={"min_value": _("Enter at least 16 tokens.")},
     )
+    rope_scaling_factor = forms.ChoiceField(
+        label=_("Extend the context with YaRN"),
+        required=False,
+        choices=UNCHANGED + [("1", _("no")), ("2", "×2"), ("4", "×4"), ("8", "×8")],
+    )
     concurrency = forms.IntegerField(
         label=_("Concurrent sequences"),
         required=False,
@@ -69,6 +74,8 @@ class WhatIfForm(forms.Form):
         for key in ("weight_dtype", "kv_cache_dtype", "max_model_len"):
             if d.get(key):
                 new[key] = d[key]
+        if d.get("rope_scaling_factor"):
+            new["rope_scaling_factor"] = float(d["rope_scaling_factor"])
         if d.get("weight_dtype"):
             new["pre_quantized"] = d["weight_dtype"] in {"int8", "int4"}
         if d.get("concurrency"):

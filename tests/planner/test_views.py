@@ -421,3 +421,16 @@ def test_hypothetical_machines_and_a_pinned_layout(demo_fleet, planner_client):
     assert plan.pool_kind == "shared"
     page = planner_client.get(plan.get_absolute_url()).content.decode()
     assert "yours" in page  # the pinned layout is in the table
+
+
+def test_what_if_context_8k_to_64k_with_yarn(planner_client, demo_fleet, planner, s2a_spec):
+    plan = plan_create(spec={**s2a_spec, "model": "qwen2.5-72b"}, author=planner)
+    refused = planner_client.get(f"/plans/{plan.public_id}/what-if/", {"max_model_len": 65536})
+    assert refused.status_code == 400
+    assert "rope_scaling_factor" in refused.content.decode()
+    response = planner_client.get(
+        f"/plans/{plan.public_id}/what-if/", {"max_model_len": 65536, "rope_scaling_factor": "4"}
+    )
+    assert response.status_code == 200
+    rows = {r.key: r for r in response.context["comparison"].figures}
+    assert rows["max_concurrency_total"].changed
