@@ -199,9 +199,10 @@ ALLOWED_WORDS = {
     "decode", "prefill", "token", "Worker", "Actor", "bundle", "stage", "pending", "rank",
     "Dashboard", "Webhook", "Bearer", "Markdown", "Agent", "Hopper", "Ada", "Slurm", "Bundle",
     "torch", "Graph", "YaRN", "RoPE", "auto",
-    "mp", "ray", "bf16", "fp16", "fp8", "int8", "int4", "awq", "gptq", "yarn",
+    "mp", "ray", "vllm", "bf16", "fp16", "fp8", "int8", "int4", "awq", "gptq", "yarn",
     "least_conn", "round_robin", "p50", "p95", "p99",
 }  # fmt: skip
+COMMANDS = {"vllm", "ray", "docker", "nginx", "systemctl", "make"}
 # Only letters (and an inner apostrophe): identifiers, hosts, versions, paths contain other
 # characters and are not prose.
 _WORD = re.compile(r"^[A-Za-z]+(?:'[a-z]+)?$")
@@ -212,7 +213,11 @@ def english_words(text: str) -> list[str]:
     """Return the words of `text` (markers already removed) that look like English prose."""
     found = []
     after_flag = False
+    previous = ""
     for raw in text.split():
+        command, previous = previous in COMMANDS, raw
+        if command and raw.islower():  # a subcommand: "ray start", "vllm serve"
+            continue
         if after_flag and not raw.startswith("-"):  # the value of --flag value
             after_flag = False
             continue
