@@ -95,3 +95,10 @@ def pytest_runtest_makereport(item, call):
     ):
         report.outcome = "failed"
         report.longrepr = f"skipped in CI although it needs a real service: {report.longrepr}"
+
+
+@pytest.fixture(autouse=True)
+def _allow_orm_setup_in_browser_tests(request, monkeypatch):
+    """Playwright's sync API runs an event loop in the test thread; let test setup use the ORM."""
+    if request.node.get_closest_marker("browser"):
+        monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")

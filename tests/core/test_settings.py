@@ -9,7 +9,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _manage(*args: str, **env_overrides: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("SECRET_KEY", "DATABASE_URL")}
+    # A deployment has none of these; browser tests set the async one for their own process.
+    unset = ("SECRET_KEY", "DATABASE_URL", "DJANGO_ALLOW_ASYNC_UNSAFE")
+    env = {k: v for k, v in os.environ.items() if k not in unset}
     env.update(DJANGO_SETTINGS_MODULE="config.settings.production", **env_overrides)
     return subprocess.run(
         [sys.executable, "manage.py", *args],
