@@ -236,6 +236,7 @@ def test_wizard_s2b_72b_at_64k_context(page, live_server, planner):
     assert "32768" in page.inner_text("#id_max_model_len_error")
     assert page.get_attribute("#id_gpu_memory_utilization", "aria-invalid") == "true"
     assert "at most 1" in page.inner_text("#id_gpu_memory_utilization_error")
+    _shot(page, "step2-precision-errors")
     page.fill("#id_gpu_memory_utilization", "0.9")
     page.select_option("#id_rope_scaling_factor", "4")
     _shot(page, "step2-precision-s2b")
