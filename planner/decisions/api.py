@@ -240,10 +240,10 @@ class DecisionRecordViewSet(
         try:
             item = services.record_evidence_measurement(
                 decision=decision,
-                item_kind=data["kind"],
+                item_kind=data["measurement"],
                 value=data["value"],
                 unit=data["unit"],
-                source=data["source"],
+                source=data["origin"],
                 window_start=data.get("window_start"),
                 window_end=data.get("window_end"),
                 note=data.get("note", ""),

@@ -19,13 +19,19 @@ from planner.decisions.models import (
 from planner.decisions.rules import readiness
 from planner.models import Plan, Route
 
+# API field names "responsibility", "measurement" and "origin" (not "kind"/"source"):
+# drf-spectacular names enum components after fields, and other apps' enums own those names.
+
 
 class ResponsibilitySerializer(serializers.ModelSerializer):
+    responsibility = serializers.ChoiceField(
+        source="kind", choices=ResponsibilityKind.choices, read_only=True
+    )
     guidance = serializers.CharField(read_only=True)
 
     class Meta:
         model = Responsibility
-        fields = ["kind", "owner", "mechanism", "guidance"]
+        fields = ["responsibility", "owner", "mechanism", "guidance"]
 
 
 class EvidenceItemSerializer(serializers.ModelSerializer):
@@ -34,19 +40,22 @@ class EvidenceItemSerializer(serializers.ModelSerializer):
     measured_by = serializers.SlugRelatedField(
         slug_field="username", read_only=True, allow_null=True
     )
-    source = serializers.ChoiceField(
+    measurement = serializers.ChoiceField(
+        source="kind", choices=EvidenceKind.choices, read_only=True
+    )
+    origin = serializers.ChoiceField(
         source="value_source", choices=EvidenceSource.choices, read_only=True, allow_blank=True
     )
 
     class Meta:
         model = EvidenceItem
         fields = [
-            "kind",
+            "measurement",
             "threshold",
             "comparison",
             "measured_value",
             "unit",
-            "source",
+            "origin",
             "window_start",
             "window_end",
             "note",
@@ -134,13 +143,13 @@ class DecisionRecordSerializer(serializers.ModelSerializer):
 
 
 class ResponsibilityInputSerializer(serializers.Serializer):
-    kind = serializers.ChoiceField(choices=ResponsibilityKind.choices)
+    responsibility = serializers.ChoiceField(choices=ResponsibilityKind.choices)
     owner = serializers.CharField(max_length=200, allow_blank=True, required=False)
     mechanism = serializers.CharField(allow_blank=True, required=False)
 
 
 class EvidenceInputSerializer(serializers.Serializer):
-    kind = serializers.ChoiceField(choices=EvidenceKind.choices)
+    measurement = serializers.ChoiceField(choices=EvidenceKind.choices)
     threshold = serializers.FloatField(allow_null=True, required=False, min_value=0)
     measured_value = serializers.FloatField(allow_null=True, required=False, min_value=0)
     note = serializers.CharField(allow_blank=True, required=False)
@@ -196,10 +205,13 @@ class DecisionWriteSerializer(serializers.Serializer):
         data.pop("version", None)
         if "responsibilities" in data:
             data["responsibilities"] = {
-                row.pop("kind"): row for row in (dict(r) for r in data["responsibilities"])
+                row.pop("responsibility"): row
+                for row in (dict(r) for r in data["responsibilities"])
             }
         if "evidence" in data:
-            data["evidence"] = {row.pop("kind"): row for row in (dict(r) for r in data["evidence"])}
+            data["evidence"] = {
+                row.pop("measurement"): row for row in (dict(r) for r in data["evidence"])
+            }
         return data
 
 
@@ -223,10 +235,10 @@ class SupersedeSerializer(VersionSerializer):
 
 
 class MeasurementSerializer(VersionSerializer):
-    kind = serializers.ChoiceField(choices=EvidenceKind.choices)
+    measurement = serializers.ChoiceField(choices=EvidenceKind.choices)
     value = serializers.FloatField(min_value=0)
     unit = serializers.ChoiceField(choices=["s", "ms", "%", "ratio"])
-    source = serializers.ChoiceField(choices=EvidenceSource.choices, default="typed")
+    origin = serializers.ChoiceField(choices=EvidenceSource.choices, default="typed")
     window_start = serializers.DateTimeField(required=False, allow_null=True)
     window_end = serializers.DateTimeField(required=False, allow_null=True)
     note = serializers.CharField(allow_blank=True, required=False, default="")

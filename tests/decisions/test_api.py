@@ -18,8 +18,8 @@ def _body(**extra):
         "route": "A",
         "executor_backend": "mp",
         "verifiable_sentence": "Keep mp, because the platform reserves both nodes.",
-        "responsibilities": [{"kind": k, **v} for k, v in OWNED.items()],
-        "evidence": [{"kind": k, "threshold": v} for k, v in THRESHOLDS.items()],
+        "responsibilities": [{"responsibility": k, **v} for k, v in OWNED.items()],
+        "evidence": [{"measurement": k, "threshold": v} for k, v in THRESHOLDS.items()],
     }
     body.update(extra)
     return body
@@ -32,7 +32,7 @@ def test_create_retrieve_and_list(planner_api, viewer_api):
     assert data["label"] == "DR-0001"
     assert data["status"] == "proposed"
     assert data["version"] == 1
-    assert [r["kind"] for r in data["responsibilities"]] == list(OWNED)
+    assert [r["responsibility"] for r in data["responsibilities"]] == list(OWNED)
     assert data["responsibilities"][0]["guidance"].startswith("The existing platform")
     assert data["readiness"]["blocking"] == []
     assert len(data["readiness"]["open_evidence"]) == 6
@@ -50,7 +50,7 @@ def test_create_from_plan(planner_api, s3_static_plan):
     )
 
     assert response.status_code == 201
-    rows = {r["kind"]: r for r in response.json()["responsibilities"]}
+    rows = {r["responsibility"]: r for r in response.json()["responsibilities"]}
     assert rows["allocation"]["owner"] == "Ray placement group"
     assert response.json()["plan"] == str(s3_static_plan.public_id)
 
@@ -61,7 +61,7 @@ def test_update_with_version_then_accept_and_measure(planner_api):
         f"{BASE}{number}/",
         {
             "version": 1,
-            "evidence": [{"kind": k, "measured_value": v} for k, v in PASSING.items()],
+            "evidence": [{"measurement": k, "measured_value": v} for k, v in PASSING.items()],
         },
         format="json",
     )
@@ -75,10 +75,10 @@ def test_update_with_version_then_accept_and_measure(planner_api):
     measured = planner_api.post(
         f"{BASE}{number}/evidence/",
         {
-            "kind": "ttft_p95",
+            "measurement": "ttft_p95",
             "value": 0.9,
             "unit": "s",
-            "source": "monitoring",
+            "origin": "monitoring",
             "window_start": "2026-11-30T08:00:00Z",
             "window_end": "2026-11-30T09:00:00Z",
         },
@@ -151,7 +151,7 @@ def test_records_are_never_deleted(admin_user, planner):
         ("put", "{n}/", {"title": "x", "version": 1}),
         ("post", "{n}/accept/", {}),
         ("post", "{n}/reject/", {}),
-        ("post", "{n}/evidence/", {"kind": "ttft_p95", "value": 1, "unit": "ms"}),
+        ("post", "{n}/evidence/", {"measurement": "ttft_p95", "value": 1, "unit": "ms"}),
         ("post", "from-plan/", {}),
     ],
 )
