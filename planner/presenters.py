@@ -48,19 +48,19 @@ def candidate_rows(result: Mapping[str, Any]) -> list[dict[str, Any]]:
             }
         elif not c.get("serves_load"):
             why = _("Fits, but does not serve the target load (%(n)s sequences at most).") % {
-                "n": c.get("max_concurrency_total")
+                "n": _num(c.get("max_concurrency_total"), 1)
             }
         else:
             why = _(
                 "Ranked lower: score %(score)s vs %(best)s; %(tok)s tok/s vs %(best_tok)s; "
                 "TTFT %(ttft)s ms vs %(best_ttft)s ms."
             ) % {
-                "score": c.get("score"),
-                "best": best_score,
-                "tok": c.get("output_throughput_tok_s"),
-                "best_tok": best.get("output_throughput_tok_s"),
-                "ttft": c.get("ttft_ms"),
-                "best_ttft": best.get("ttft_ms"),
+                "score": _num(c.get("score"), 1),
+                "best": _num(best_score, 1),
+                "tok": _num(c.get("output_throughput_tok_s"), 0),
+                "best_tok": _num(best.get("output_throughput_tok_s"), 0),
+                "ttft": _num(c.get("ttft_ms"), 0),
+                "best_ttft": _num(best.get("ttft_ms"), 0),
             }
         rows.append(
             {
