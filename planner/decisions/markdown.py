@@ -45,31 +45,37 @@ def export_markdown(decision: DecisionRecord) -> str:
     status = decision.get_status_display()
     if decision.accepted_with_open_evidence:
         status += " — " + _("accepted with open evidence")
-    lines.append(f"- {_('Status')}: {status}")
-    lines.append(f"- {_('Date')}: {decision.created_at.date().isoformat()}")
+    lines.append("- " + _("Status") + f": {status}")
+    lines.append("- " + _("Date") + f": {decision.created_at.date().isoformat()}")
     if decision.decided_at:
-        lines.append(f"- {_('Decided')}: {decision.decided_at.date().isoformat()}")
+        lines.append("- " + _("Decided") + f": {decision.decided_at.date().isoformat()}")
     authors = ", ".join(sorted(u.get_username() for u in decision.authors.all()))
-    lines.append(f"- {_('Authors')}: {authors or '—'}")
-    lines.append(f"- {_('Pool')}: {decision.get_pool_kind_display()}")
+    lines.append("- " + _("Authors") + f": {authors or '—'}")
+    lines.append("- " + _("Pool") + f": {decision.get_pool_kind_display()}")
     if decision.plan_id:
         plan = decision.plan
         lines.append(
-            f"- {_('Plan')}: {plan.title} ({plan.public_id}, {_('engine')} {plan.engine_version})"
+            "- "
+            + _("Plan")
+            + f": {plan.title} ({plan.public_id}, "
+            + _("engine")
+            + f" {plan.engine_version})"
         )
     supersedes = sorted(format_number(d.number) for d in decision.supersedes.all())
     if supersedes:
-        lines.append(f"- {_('Supersedes')}: {', '.join(supersedes)}")
+        lines.append("- " + _("Supersedes") + f": {', '.join(supersedes)}")
     if decision.superseded_by_id:
-        lines.append(f"- {_('Superseded by')}: {format_number(decision.superseded_by.number)}")
-    lines += ["", f"## {_('Context')}", "", decision.context.strip() or "—", ""]
+        lines.append(
+            "- " + _("Superseded by") + f": {format_number(decision.superseded_by.number)}"
+        )
+    lines += ["", ("## " + _("Context")), "", decision.context.strip() or "—", ""]
 
-    lines += [f"## {_('Decision')}", ""]
+    lines += [("## " + _("Decision")), ""]
     chosen = [
-        f"{_('Model')}: {decision.model_name or '—'}",
-        f"{_('Route')}: {decision.get_route_display() or '—'}",
-        f"{_('Executor backend')}: {decision.executor_backend or '—'}",
-        f"{_('Layout')}: {decision.layout or '—'}",
+        (_("Model") + f": {decision.model_name or '—'}"),
+        (_("Route") + f": {decision.get_route_display() or '—'}"),
+        (_("Executor backend") + f": {decision.executor_backend or '—'}"),
+        (_("Layout") + f": {decision.layout or '—'}"),
     ]
     lines += [f"- {item}" for item in chosen]
     lines.append("")
@@ -79,9 +85,9 @@ def export_markdown(decision: DecisionRecord) -> str:
     lines += [f"> {sentence}", ""]
 
     lines += [
-        f"## {_('Ownership')}",
+        ("## " + _("Ownership")),
         "",
-        f"| {_('Responsibility')} | {_('Owner')} | {_('Mechanism')} |",
+        ("| " + _("Responsibility") + " | " + _("Owner") + " | " + _("Mechanism") + " |"),
         "|---|---|---|",
     ]
     for row in decision.ordered_responsibilities():
@@ -92,10 +98,23 @@ def export_markdown(decision: DecisionRecord) -> str:
 
     estimates = plan_estimates(decision.plan if decision.plan_id else None)
     lines += [
-        f"## {_('Evidence')}",
+        ("## " + _("Evidence")),
         "",
-        f"| {_('Measurement')} | {_('Threshold')} | {_('Measured')} | {_('Plan estimate')} "
-        f"| {_('Source')} | {_('Result')} |",
+        (
+            "| "
+            + _("Measurement")
+            + " | "
+            + _("Threshold")
+            + " | "
+            + _("Measured")
+            + " | "
+            + _("Plan estimate")
+            + " | "
+            + _("Source")
+            + " | "
+            + _("Result")
+            + " |"
+        ),
         "|---|---|---|---|---|---|",
     ]
     for item in decision.ordered_evidence():
@@ -121,8 +140,8 @@ def export_markdown(decision: DecisionRecord) -> str:
     if decision.status == Status.ACCEPTED and state.open_evidence:
         lines += [_("Open evidence:"), "", *[f"- {p}" for p in state.open_evidence], ""]
 
-    lines += [f"## {_('Alternatives considered')}", "", decision.alternatives.strip() or "—", ""]
-    lines += [f"## {_('Consequences')}", "", decision.consequences.strip() or "—", ""]
+    lines += [("## " + _("Alternatives considered")), "", decision.alternatives.strip() or "—", ""]
+    lines += [("## " + _("Consequences")), "", decision.consequences.strip() or "—", ""]
     return "\n".join(lines)
 
 

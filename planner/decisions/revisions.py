@@ -106,9 +106,9 @@ def flatten(data: Mapping[str, Any]) -> dict[str, tuple[str, Any]]:
     responsibilities = data.get("responsibilities") or {}
     for kind, label in ResponsibilityKind.choices:
         row = responsibilities.get(kind) or {}
-        out[f"responsibilities.{kind}.owner"] = (f"{label} — {_('owner')}", row.get("owner", ""))
+        out[f"responsibilities.{kind}.owner"] = ((f"{label} — " + _("owner")), row.get("owner", ""))
         out[f"responsibilities.{kind}.mechanism"] = (
-            f"{label} — {_('mechanism')}",
+            (f"{label} — " + _("mechanism")),
             row.get("mechanism", ""),
         )
     evidence = data.get("evidence") or {}
