@@ -97,6 +97,24 @@ def _text(message: Mapping[str, Any]) -> str:
     ) or str(message.get("id", ""))
 
 
+CANDIDATE_KINDS = {
+    "single-gpu": gettext_lazy("one GPU"),
+    "intra-node": gettext_lazy("inside one node"),
+    "cross-node-tp": gettext_lazy("tensor parallel across nodes"),
+    "cross-node-pp": gettext_lazy("pipeline stages across nodes"),
+}
+
+
+def _kind_label(kind: str) -> str:
+    return str(CANDIDATE_KINDS.get(kind, kind))
+
+
+def _unplaceable_reason(single: Mapping[str, Any]) -> str:
+    """Say why one bundle cannot be placed: a bundle must fit on ONE node (DOMAIN.md §5)."""
+    gpus = _dict(single.get("resources")).get("GPU", "?")
+    return _("a bundle must fit on one node and no node has %(gpus)s free GPUs") % {"gpus": gpus}
+
+
 SEVERITIES = {"high": gettext_lazy("high"), "medium": gettext_lazy("medium")}
 
 
@@ -148,7 +166,7 @@ def _alternatives(result: Mapping[str, Any], best: Mapping[str, Any]) -> str:
                 "score": _num(c.get("score", "?")),
                 "tok_s": _rounded(c.get("output_throughput_tok_s")),
             }
-        kind = f" ({c['kind']})" if c.get("kind") else ""
+        kind = f" ({_kind_label(str(c['kind']))})" if c.get("kind") else ""
         lines.append(f"- **{label}**{kind}: {why}")
         if len(lines) >= MAX_ALTERNATIVES:
             break
@@ -159,7 +177,7 @@ def _alternatives(result: Mapping[str, Any], best: Mapping[str, Any]) -> str:
             + _("One %(bundle)s placement-group bundle: unplaceable, %(reason)s.")
             % {
                 "bundle": _bundle_text(_dict(single.get("resources"))),
-                "reason": single.get("reason") or _("no node holds it"),
+                "reason": _unplaceable_reason(single),
             }
         )
     return "\n".join(lines)
@@ -218,7 +236,7 @@ def proposal_from_plan(plan: Plan, *, author_name: str) -> dict[str, Any]:
         if single.get("placeable") is False:
             mechanism += " " + _("A single %(bundle)s bundle is unplaceable: %(reason)s.") % {
                 "bundle": _bundle_text(_dict(single.get("resources"))),
-                "reason": single.get("reason") or _("no node holds it"),
+                "reason": _unplaceable_reason(single),
             }
         resp["allocation"] = {"owner": _("Ray placement group"), "mechanism": mechanism}
     else:
