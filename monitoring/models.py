@@ -149,11 +149,13 @@ class Sample(models.Model):
         verbose_name_plural = _("samples")
         constraints = [
             # A redelivered poll writes nothing twice (bulk_create ignore_conflicts).
+            # Column order: the index also serves (target, series, ts range) reads of every label
+            # set; `labels` last only completes the identity.
             models.UniqueConstraint(
-                fields=["target", "series", "labels", "ts"], name="monitoring_sample_unique"
+                fields=["target", "series", "ts", "labels"], name="monitoring_sample_key"
             ),
         ]
-        # The unique index serves (target, series[, labels], ts range) reads; `ts` serves retention.
+        # `ts` alone serves retention and rollups (time ranges across targets).
         indexes = [models.Index(fields=["ts"], name="monitoring_sample_ts")]
 
     def __str__(self) -> str:
@@ -178,7 +180,7 @@ class Rollup(models.Model):
         verbose_name_plural = _("rollups")
         constraints = [
             models.UniqueConstraint(
-                fields=["target", "series", "labels", "minute"], name="monitoring_rollup_unique"
+                fields=["target", "series", "minute", "labels"], name="monitoring_rollup_key"
             ),
         ]
         indexes = [models.Index(fields=["minute"], name="monitoring_rollup_minute")]

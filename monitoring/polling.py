@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 import httpx
+from django.db import transaction
 
 from core.crypto import SecretUnreadable
 from monitoring import conf
@@ -81,28 +83,35 @@ def scrape_target(target: Target, *, previous: dict | None = None) -> ScrapeResu
     )
 
 
+OnStored = Callable[["PollReport"], None]
+
+
 def poll(
-    target: Target, *, slot: int | None = None, record_transport_errors: bool = True
+    target: Target,
+    *,
+    slot: int | None = None,
+    record_transport_errors: bool = True,
+    on_stored: OnStored | None = None,
 ) -> PollReport:
     """Poll `target` once and store the outcome; never raises for what the target does.
 
-    With `record_transport_errors=False` a connect/timeout/DNS failure is returned without being
-    stored, so that the caller can retry within the slot before counting a failed poll.
+    The fetch runs outside any transaction; the storage and `on_stored` (alert evaluation) run
+    in one transaction, so a poll costs one commit. With `record_transport_errors=False` a
+    connect/timeout/DNS failure is returned unstored, for the caller to retry within its slot.
     """
     started = time.monotonic()
     snapshot = TargetSnapshot.objects.filter(target_id=target.pk).values_list("data", flat=True)
     previous = next(iter(snapshot), None)
     try:
-        token_ok = True
-        result = scrape_target(target, previous=previous)
+        result: ScrapeResult | None = scrape_target(target, previous=previous)
+        message = ""
     except SecretUnreadable as exc:  # the token's key was rotated away: enter it again
-        token_ok = False
         result = None
         message = str(exc)
     duration_ms = (time.monotonic() - started) * 1000.0
     if result is None or not result.ok:
         if result is None:
-            kind, ts = ("token" if not token_ok else "error"), to_datetime(time.time())
+            kind, ts = "token", to_datetime(time.time())
         else:
             first = result.errors[0] if result.errors else None
             kind = first.kind if first else "error"
@@ -116,27 +125,11 @@ def poll(
             values={},
             error_kind=kind,
             error=message,
+            duration_ms=duration_ms,
         )
         if report.transport_error and not record_transport_errors:
             return report
-        stored = poll_record_failure(
-            target=target,
-            ts=ts,
-            error_kind=kind,
-            message=message,
-            duration_ms=duration_ms,
-            slot=slot,
-        )
-        values = {"poll.up": 0.0, "poll.consecutive_failures": float(target.consecutive_failures)}
-        return PollReport(
-            target_id=target.pk,
-            ok=False,
-            stored=stored,
-            ts=ts,
-            values=values,
-            error_kind=kind,
-            error=message,
-        )
+        return record_failure(target, report, slot=slot, on_stored=on_stored)
     ts = to_datetime(result.ts)
     info = dict(result.info)
     if result.errors:  # a partial Ray poll: some exporters or dashboard endpoints failed
@@ -149,7 +142,6 @@ def poll(
         warnings=result.warnings,
         duration_ms=duration_ms,
     )
-    count = poll_record_success(target=target, ts=ts, outcome=outcome, slot=slot)
     values: dict[str, float] = {}
     for sample in result.samples:
         sid = sample.series_id
@@ -158,6 +150,41 @@ def poll(
         if sid != sample.key:
             values[sample.key] = max(values.get(sample.key, sample.value), sample.value)
     values.update({"poll.up": 1.0, "poll.consecutive_failures": 0.0})
-    return PollReport(
-        target_id=target.pk, ok=True, stored=count > 0, ts=ts, values=values, samples=count
-    )
+    with transaction.atomic():
+        count = poll_record_success(target=target, ts=ts, outcome=outcome, slot=slot)
+        report = PollReport(
+            target_id=target.pk,
+            ok=True,
+            stored=count > 0,
+            ts=ts,
+            values=values,
+            samples=count,
+            duration_ms=duration_ms,
+        )
+        if report.stored and on_stored is not None:
+            on_stored(report)
+    return report
+
+
+def record_failure(
+    target: Target,
+    report: PollReport,
+    *,
+    slot: int | None = None,
+    on_stored: OnStored | None = None,
+) -> PollReport:
+    """Store a failed poll's error on the target (earlier samples stay), then `on_stored`."""
+    with transaction.atomic():
+        stored = poll_record_failure(
+            target=target,
+            ts=report.ts,
+            error_kind=report.error_kind,
+            message=report.error,
+            duration_ms=report.duration_ms,
+            slot=slot,
+        )
+        values = {"poll.up": 0.0, "poll.consecutive_failures": float(target.consecutive_failures)}
+        report = replace(report, stored=stored, values=values)
+        if stored and on_stored is not None:
+            on_stored(report)
+    return report

@@ -91,7 +91,7 @@ def rollup_run(*, now: datetime | None = None) -> int:
                 Rollup.objects.bulk_create(
                     rollups,
                     update_conflicts=True,
-                    unique_fields=["target", "series", "labels", "minute"],
+                    unique_fields=["target", "series", "minute", "labels"],
                     update_fields=["count", "min", "avg", "max", "last"],
                     batch_size=1000,
                 )

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, F, Func, IntegerField, Q, QuerySet, Sum
 from django.utils import timezone
 
 from monitoring import conf
@@ -228,6 +228,7 @@ def series_query(
 
     raw_limit = timedelta(hours=float(conf.get("MONITORING_RAW_QUERY_MAX_H")))
     bucket_s = _bucket_s(start, end, max_points)
+    start_s = start.timestamp()
     acc: dict[tuple[int, str, str], dict[int, list[float]]] = defaultdict(dict)
     raw_from = start
     source = "raw"
@@ -243,28 +244,27 @@ def series_query(
                     minute__gte=start,
                     minute__lt=raw_from,
                 )
+                .annotate(bucket=_bucket("minute", start_s, bucket_s))
                 .order_by()
-                .values_list("target_id", "series", "labels", "minute", "avg", "count")
+                .values_list("target_id", "series", "labels", "bucket")
+                .annotate(total=Sum(F("avg") * F("count")), n=Sum("count"))
             )
-            start_s = start.timestamp()
-            for target_id, key, labels, minute, avg, count in rows.iterator(chunk_size=5000):
-                if not wanted(key, labels):
-                    continue
-                bucket = int((minute.timestamp() - start_s) // bucket_s)
-                _add(acc[(target_id, key, labels)], bucket, avg * count, count)
+            for target_id, key, labels, bucket, total, count in rows:
+                if wanted(key, labels):
+                    _add(acc[(target_id, key, labels)], int(bucket), total, count)
+    # Downsampled in the database: one row per series and time bucket, whatever the range.
     rows = (
         Sample.objects.filter(
             target_id__in=target_ids, series__in=keys, ts__gte=raw_from, ts__lte=end
         )
+        .annotate(bucket=_bucket("ts", start_s, bucket_s))
         .order_by()
-        .values_list("target_id", "series", "labels", "ts", "value")
+        .values_list("target_id", "series", "labels", "bucket")
+        .annotate(total=Sum("value"), n=Count("id"))
     )
-    start_s = start.timestamp()
-    for target_id, key, labels, ts, value in rows.iterator(chunk_size=5000):
-        if not wanted(key, labels):
-            continue
-        bucket = int((ts.timestamp() - start_s) // bucket_s)
-        _add(acc[(target_id, key, labels)], bucket, value, 1)
+    for target_id, key, labels, bucket, total, count in rows:
+        if wanted(key, labels):
+            _add(acc[(target_id, key, labels)], int(bucket), total, count)
     out = []
     start_ms = _ms(start)
     for (target_id, key, labels), buckets in sorted(acc.items()):
@@ -286,6 +286,46 @@ def series_query(
         "source": source,
         "series": out,
     }
+
+
+class TimeBucket(Func):
+    """The index of the `width_s`-wide time bucket of a datetime column, counted from `start_s`.
+
+    Computed by the database (no per-row Python): SQLite parses its UTC text with julianday(),
+    PostgreSQL extracts the epoch. Rows are never before `start_s`, so truncation is floor.
+    """
+
+    output_field = IntegerField()
+
+    def __init__(self, column: str, start_s: float, width_s: float) -> None:
+        super().__init__(F(column))
+        self.start_s = float(start_s)
+        self.width_s = float(width_s)
+
+    def _sql(self, compiler: Any, connection: Any, epoch: str, cast: str) -> Any:
+        column, params = compiler.compile(self.source_expressions[0])
+        sql = cast.format(f"(({epoch.format(column)}) - %s) / %s")
+        return sql, (*params, self.start_s, self.width_s)
+
+    def as_sqlite(self, compiler: Any, connection: Any, **extra: Any) -> Any:
+        return self._sql(
+            compiler, connection, "(julianday({}) - 2440587.5) * 86400.0", "CAST({} AS INTEGER)"
+        )
+
+    def as_postgresql(self, compiler: Any, connection: Any, **extra: Any) -> Any:
+        return self._sql(
+            compiler,
+            connection,
+            "EXTRACT(EPOCH FROM {})::double precision",
+            "FLOOR({})::bigint",
+        )
+
+    def as_sql(self, compiler: Any, connection: Any, **extra: Any) -> Any:
+        return self._sql(compiler, connection, "UNIX_TIMESTAMP({})", "FLOOR({})")
+
+
+def _bucket(column: str, start_s: float, bucket_s: float) -> TimeBucket:
+    return TimeBucket(column, start_s, bucket_s)
 
 
 def _add(buckets: dict[int, list[float]], bucket: int, total: float, count: float) -> None:

@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -24,7 +23,7 @@ from django.utils import timezone
 from monitoring import conf
 from monitoring.alerting import alerts_evaluate, event_payload
 from monitoring.models import AlertEvent, Target
-from monitoring.polling import poll
+from monitoring.polling import PollReport, poll, record_failure
 from monitoring.retention import retention_run, rollup_run
 from monitoring.scrape.errors import ScrapeError
 from monitoring.scrape.fetch import check_url, guard
@@ -96,41 +95,8 @@ def poll_target(self, *, target_id: int, slot: int | None = None) -> None:
     target = Target.objects.defer("token").filter(pk=target_id, enabled=True).first()
     if target is None:
         return
-    try:
-        report = poll(target, slot=slot, record_transport_errors=False)
-    except SoftTimeLimitExceeded:
-        poll_record_failure(
-            target=target,
-            ts=timezone.now(),
-            error_kind="timeout",
-            message=f"the poll exceeded its time limit of {POLL_SOFT_TIME_LIMIT_S} s",
-            slot=slot,
-        )
-        return
-    except OperationalError as exc:  # e.g. SQLite "database is locked": storage transport
-        if self.request.retries < self.max_retries:
-            raise self.retry(countdown=2**self.request.retries, exc=exc) from None
-        raise
-    if report.transport_error and not report.stored:
-        backoff_s = 2**self.request.retries
-        left = _seconds_left(self.request.expires)
-        fits = backoff_s < target.poll_interval_s / 2 and (left is None or backoff_s < left - 1)
-        if self.request.retries < self.max_retries and fits:
-            raise self.retry(countdown=backoff_s)
-        stored = poll_record_failure(
-            target=target,
-            ts=report.ts,
-            error_kind=report.error_kind,
-            message=report.error,
-            duration_ms=report.duration_ms,
-            slot=slot,
-        )
-        values = {
-            "poll.up": 0.0,
-            "poll.consecutive_failures": float(target.consecutive_failures),
-        }
-        report = replace(report, stored=stored, values=values)
-    if report.stored:
+
+    def evaluate(report: PollReport) -> None:
         alerts_evaluate(
             target=target,
             values=report.values,
@@ -139,6 +105,28 @@ def poll_target(self, *, target_id: int, slot: int | None = None) -> None:
                 event_id=event.pk, transition=what
             ),
         )
+
+    try:
+        report = poll(target, slot=slot, record_transport_errors=False, on_stored=evaluate)
+        if report.transport_error and not report.stored:
+            backoff_s = 2**self.request.retries
+            left = _seconds_left(self.request.expires)
+            fits = backoff_s < target.poll_interval_s / 2 and (left is None or backoff_s < left - 1)
+            if self.request.retries < self.max_retries and fits:
+                raise self.retry(countdown=backoff_s)
+            record_failure(target, report, slot=slot, on_stored=evaluate)
+    except SoftTimeLimitExceeded:
+        poll_record_failure(
+            target=target,
+            ts=timezone.now(),
+            error_kind="timeout",
+            message=f"the poll exceeded its time limit of {POLL_SOFT_TIME_LIMIT_S} s",
+            slot=slot,
+        )
+    except OperationalError as exc:  # e.g. SQLite "database is locked": storage transport
+        if self.request.retries < self.max_retries:
+            raise self.retry(countdown=2**self.request.retries, exc=exc) from None
+        raise
 
 
 @shared_task(name=MAINTAIN, ignore_result=True, acks_late=True, soft_time_limit=50)

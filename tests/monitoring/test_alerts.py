@@ -150,21 +150,29 @@ def test_the_webhook_receives_the_event_as_json(make_target, http_server):
     assert (payload["type"], payload["target"]["name"]) == ("alert.opened", target.name)
 
 
-def test_opening_an_event_after_a_poll_queues_its_webhook(
+@pytest.mark.enable_socket
+def test_a_third_failed_poll_opens_the_down_alert_and_queues_its_webhook(
     make_target, django_capture_on_commit_callbacks
 ):
+    import socket
     from unittest import mock
 
     from monitoring import tasks
+    from monitoring.models import Target
 
-    target = make_target()
-    report = mock.Mock(stored=True, values={"poll.consecutive_failures": 3.0}, ts=at(0))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    target = make_target(base_url=f"http://127.0.0.1:{port}")
+    Target.objects.filter(pk=target.pk).update(consecutive_failures=2)
+
     with (
-        mock.patch("monitoring.tasks.poll", return_value=report),
         mock.patch.object(tasks.deliver_webhook, "delay") as delay,
         django_capture_on_commit_callbacks(execute=True),
     ):
         tasks.poll_target.apply(kwargs={"target_id": target.pk})
 
     event = AlertEvent.objects.get(target=target)
+    assert event.rule.series == "poll.consecutive_failures"
+    assert event.value == 3
     delay.assert_called_once_with(event_id=event.pk, transition="opened")
