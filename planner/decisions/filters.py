@@ -1,6 +1,7 @@
 """One FilterSet for the decision list page and the API."""
 
 import django_filters as filters
+from django import forms
 from django.db.models import Q, QuerySet
 from django.utils.translation import gettext_lazy as _
 
@@ -20,7 +21,9 @@ class DecisionRecordFilterSet(filters.FilterSet):
         choices=ExecutorBackend.choices, label=_("Executor backend")
     )
     open_evidence = filters.BooleanFilter(
-        field_name="accepted_with_open_evidence", label=_("Accepted with open evidence")
+        field_name="accepted_with_open_evidence",
+        label=_("Accepted with open evidence"),
+        widget=forms.Select(choices=[("", _("Any")), ("true", _("Yes")), ("false", _("No"))]),
     )
     ordering = filters.OrderingFilter(
         fields=(("number", "number"), ("updated_at", "updated_at"), ("title", "title")),
@@ -37,7 +40,7 @@ class DecisionRecordFilterSet(filters.FilterSet):
 
     class Meta:
         model = DecisionRecord
-        fields = ["status", "route", "pool_kind", "executor_backend"]
+        fields: list[str] = []  # every filter is declared above, in display order
 
     def search(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
         condition = Q()

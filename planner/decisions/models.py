@@ -171,6 +171,14 @@ class DecisionRecord(models.Model):
         order = {k: i for i, k in enumerate(ResponsibilityKind.values)}
         return sorted(self.responsibilities.all(), key=lambda r: order.get(r.kind, 99))
 
+    def owner_names(self) -> list[str]:
+        """Return the distinct owners of the ownership table, in row order."""
+        seen: dict[str, None] = {}
+        for row in self.ordered_responsibilities():
+            if row.owner.strip():
+                seen.setdefault(row.owner.strip(), None)
+        return list(seen)
+
     def ordered_evidence(self) -> list["EvidenceItem"]:
         """Return the evidence items in template order (uses a prefetch when there is one)."""
         order = {k: i for i, k in enumerate(EvidenceKind.values)}

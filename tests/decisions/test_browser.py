@@ -140,6 +140,13 @@ def test_record_a_decision_from_a_plan_and_accept_it(page, live_server, planner_
     assert page.locator(".dr-status-accepted").first.is_visible()
     assert page.locator(".dr-banner.dr-open").is_visible()
     _shot(page, "detail-accepted")
+    # The printable view and the list show the same record, also without script errors.
+    page.goto(f"{live_server.url}/decisions/1/print/")
+    assert page.locator("#dr-title").inner_text().startswith("Serve ")
+    _shot(page, "print")
+    page.goto(f"{live_server.url}/decisions/?status=accepted")
+    assert page.locator("table.dr-list tbody tr").count() == 1
+    _shot(page, "list")
     decision = DecisionRecord.objects.get(number=1)
     assert decision.status == "accepted"
     assert decision.accepted_with_open_evidence

@@ -298,3 +298,15 @@ def test_admin_pages_render(admin_client_, planner):
         == 200
     )
     assert admin_client_.get("/admin/decisions/decisionrevision/").status_code == 200
+
+
+def test_list_shows_each_owner_once_and_filters_open_evidence(viewer_client, planner):
+    accepted = complete_decision(planner, measured={**PASSING, "ttft_p95": 999})
+    services.decision_accept(decision=accepted, user=planner, with_open_evidence=True)
+    make_decision(planner, title="Other")
+
+    body = viewer_client.get("/decisions/").content.decode()
+    flagged = viewer_client.get("/decisions/?open_evidence=true").context["decisions"]
+
+    assert body.count('<span class="dr-owner">Existing platform</span>') == 1
+    assert [d.title for d in flagged] == [accepted.title]
