@@ -33,7 +33,11 @@ def document_context(decision: DecisionRecord) -> dict[str, Any]:
         "decision": decision,
         "html": {name: render_markdown(getattr(decision, name)) for name in TEXT_FIELDS},
         "ownership": [
-            {"row": row, "guidance": guidance_for(row.kind, decision.pool_kind)}
+            {
+                "row": row,
+                "guidance": guidance_for(row.kind, decision.pool_kind),
+                "mechanism": render_markdown(row.mechanism),
+            }
             for row in decision.ordered_responsibilities()
         ],
         "evidence": [
