@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import uuid
 from typing import Any
 
 from django.contrib import messages
+from django.contrib.auth.mixins import LoginRequiredMixin
+from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -28,24 +29,13 @@ from planner.texts import RULES
 PAGE_SIZE = 25
 
 
-class LoginRequired(View):
-    """Every planner page needs a signed-in user (viewers read, planners write)."""
-
-    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if not request.user.is_authenticated:
-            from django.contrib.auth.views import redirect_to_login
-
-            return redirect_to_login(request.get_full_path())
-        return super().dispatch(request, *args, **kwargs)
-
-
 def _plan(public_id: Any) -> Plan:
     return get_object_or_404(
         Plan.objects.with_author().select_related("rerun_of"), public_id=public_id
     )
 
 
-class PlanListView(LoginRequired):
+class PlanListView(LoginRequiredMixin, View):
     def get(self, request: HttpRequest) -> HttpResponse:
         qs = Plan.objects.with_author().defer("spec", "engine_input", "result")
         filterset = PlanFilterSet(request.GET or None, queryset=qs)
@@ -64,7 +54,7 @@ class PlanListView(LoginRequired):
         )
 
 
-class PlanDetailView(LoginRequired):
+class PlanDetailView(LoginRequiredMixin, View):
     def get(self, request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
         plan = _plan(public_id)
         context = {
@@ -77,7 +67,7 @@ class PlanDetailView(LoginRequired):
         return render(request, "planner/plan_detail.html", context)
 
 
-class PlanWhatIfView(LoginRequired):
+class PlanWhatIfView(LoginRequiredMixin, View):
     """GET: evaluate the plan with the changed answers, beside the original. POST: save it."""
 
     def _evaluate(self, request: HttpRequest, plan: Plan, data: Any) -> Any:
@@ -123,7 +113,7 @@ class PlanWhatIfView(LoginRequired):
 
     def post(self, request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
         if not is_planner(request.user):
-            raise PermissionDenied403()
+            raise PermissionDenied(_("Saving plans requires the planner role."))
         plan = _plan(public_id)
         form, _spec, evaluation = self._evaluate(request, plan, request.POST)
         if evaluation is None:
@@ -134,12 +124,6 @@ class PlanWhatIfView(LoginRequired):
         new = plan_save(evaluation=evaluation, author=request.user, title=title[:200])
         messages.success(request, _("Saved the changed plan."))
         return redirect(new.get_absolute_url())
-
-
-def PermissionDenied403() -> Exception:  # noqa: N802 - reads like the exception it returns
-    from django.core.exceptions import PermissionDenied
-
-    return PermissionDenied(_("Saving plans requires the planner role."))
 
 
 class PlanRerunView(PlannerRequiredMixin, View):
@@ -157,7 +141,7 @@ class PlanRerunView(PlannerRequiredMixin, View):
         return redirect(f"/plans/compare/?a={plan.public_id}&b={new.public_id}")
 
 
-class PlanCompareView(LoginRequired):
+class PlanCompareView(LoginRequiredMixin, View):
     def get(self, request: HttpRequest) -> HttpResponse:
         ids = [v for v in request.GET.getlist("plan") if v] or [
             request.GET.get("a", ""),
@@ -179,7 +163,7 @@ class PlanCompareView(LoginRequired):
         return render(request, "planner/compare.html", context)
 
 
-class PlanExportView(LoginRequired):
+class PlanExportView(LoginRequiredMixin, View):
     def get(self, request: HttpRequest, public_id: uuid.UUID, fmt: str) -> HttpResponse:
         plan = _plan(public_id)
         if fmt == "md":
@@ -204,7 +188,7 @@ class PlanExportView(LoginRequired):
         return response
 
 
-class RulesView(LoginRequired, TemplateView):
+class RulesView(LoginRequiredMixin, TemplateView):
     template_name = "planner/rules.html"
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
@@ -214,6 +198,3 @@ class RulesView(LoginRequired, TemplateView):
             for anchor, (heading, text) in RULES.items()
         ]
         return context
-
-
-__all__ = ["json"]
