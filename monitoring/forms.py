@@ -29,8 +29,8 @@ class TargetForm(forms.ModelForm):
             "kind",
             "base_url",
             "machines",
-            "plan_id",
-            "decision_id",
+            "plan",
+            "decision",
             "poll_interval_s",
             "enabled",
         ]

@@ -46,9 +46,24 @@ class Target(models.Model):
         related_name="monitoring_targets",
         help_text=_("The inventory machines this server or cluster runs on."),
     )
-    # Planner models are built concurrently; plain ids until they can become foreign keys.
-    plan_id = models.PositiveBigIntegerField(_("plan"), null=True, blank=True)
-    decision_id = models.PositiveBigIntegerField(_("decision"), null=True, blank=True)
+    plan = models.ForeignKey(
+        "planner.Plan",
+        verbose_name=_("plan"),
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="monitoring_targets",
+        help_text=_("The saved plan this server implements: shown as plan vs reality."),
+    )
+    decision = models.ForeignKey(
+        "decisions.DecisionRecord",
+        verbose_name=_("decision"),
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="monitoring_targets",
+        help_text=_("The decision record whose evidence this target's metrics can fill."),
+    )
     poll_interval_s = models.PositiveIntegerField(
         _("poll interval (s)"),
         default=DEFAULT_POLL_INTERVAL_S,

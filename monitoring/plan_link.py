@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from django.apps import apps
 from django.utils.translation import gettext_lazy as _
 
 from monitoring.models import Target
@@ -68,13 +67,7 @@ def find_number(result: Any, key: str) -> float | None:
 
 def linked_plan(target: Target) -> Any | None:
     """Return the saved plan the target implements, or None."""
-    if not target.plan_id:
-        return None
-    try:
-        plan_model = apps.get_model("planner", "Plan")
-    except LookupError:
-        return None
-    return plan_model.objects.filter(pk=target.plan_id).first()
+    return target.plan if target.plan_id else None
 
 
 def plan_vs_reality(target: Target) -> dict[str, Any] | None:

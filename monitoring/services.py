@@ -53,7 +53,7 @@ def validate_monitored_url(url: str, *, field_name: str = "base_url") -> None:
 # --- targets --------------------------------------------------------------------------------
 
 
-TARGET_FIELDS = ("name", "kind", "base_url", "poll_interval_s", "enabled", "plan_id", "decision_id")
+TARGET_FIELDS = ("name", "kind", "base_url", "poll_interval_s", "enabled", "plan", "decision")
 
 
 def target_create(
@@ -64,8 +64,8 @@ def target_create(
     poll_interval_s: int | None = None,
     enabled: bool = True,
     token: str = "",
-    plan_id: int | None = None,
-    decision_id: int | None = None,
+    plan: Any | None = None,
+    decision: Any | None = None,
     machines: Iterable[Any] = (),
 ) -> Target:
     """Create a target with its default alert rules; it is polled at the next scheduler tick."""
@@ -75,8 +75,8 @@ def target_create(
         base_url=base_url.rstrip("/"),
         poll_interval_s=poll_interval_s or int(conf.get("MONITORING_DEFAULT_POLL_INTERVAL_S")),
         enabled=enabled,
-        plan_id=plan_id,
-        decision_id=decision_id,
+        plan=plan,
+        decision=decision,
     )
     with transaction.atomic():
         target.full_clean()
@@ -119,7 +119,19 @@ def target_update(
         target.save()
         if machines is not None and hasattr(target, "machines"):
             target.machines.set(list(machines))
+        if "decision" in changes:
+            ttft_rule_sync(target=target)
     return target
+
+
+def ttft_rule_sync(*, target: Target) -> None:
+    """Set the default TTFT p95 rule's threshold from the linked decision (or the default)."""
+    ttft = decision_ttft_threshold_s(target) or float(
+        conf.get("MONITORING_DEFAULT_TTFT_P95_THRESHOLD_S")
+    )
+    AlertRule.objects.filter(target=target, is_default=True, series="vllm.ttft_seconds.p95").update(
+        threshold=ttft, name=f"TTFT p95 above {ttft:g} s"
+    )
 
 
 def target_delete(*, target: Target) -> None:
@@ -140,8 +152,29 @@ class RuleSpec:
     duration_s: int
 
 
-def default_rule_specs(kind: str) -> list[RuleSpec]:
-    """Return the rules every new target gets (English names: rules are data, not UI text)."""
+def decision_ttft_threshold_s(target: Target) -> float | None:
+    """Return the TTFT p95 threshold of the target's decision record, in seconds, if any."""
+    if target.decision_id is None:
+        return None
+    from django.apps import apps
+
+    item_model = apps.get_model("decisions", "EvidenceItem")
+    threshold = (
+        item_model.objects.filter(decision_id=target.decision_id, kind="ttft_p95")
+        .values_list("threshold", "unit")
+        .first()
+    )
+    if not threshold or threshold[0] is None:
+        return None
+    value, unit = threshold
+    return value / 1000.0 if unit == "ms" else float(value)
+
+
+def default_rule_specs(kind: str, *, ttft_threshold_s: float | None = None) -> list[RuleSpec]:
+    """Return the rules every new target gets (English names: rules are data, not UI text).
+
+    The TTFT p95 rule uses the linked decision's threshold when there is one.
+    """
     down = RuleSpec("Target down for 3 polls", "poll.consecutive_failures", Comparison.GE, 3, 0)
     if kind == TargetKind.RAY:
         return [
@@ -154,7 +187,7 @@ def default_rule_specs(kind: str) -> list[RuleSpec]:
                 300,
             ),
         ]
-    ttft = float(conf.get("MONITORING_DEFAULT_TTFT_P95_THRESHOLD_S"))
+    ttft = ttft_threshold_s or float(conf.get("MONITORING_DEFAULT_TTFT_P95_THRESHOLD_S"))
     return [
         down,
         RuleSpec(
@@ -181,7 +214,9 @@ def default_rules_create(*, target: Target) -> list[AlertRule]:
             duration_s=spec.duration_s,
             is_default=True,
         )
-        for spec in default_rule_specs(target.kind)
+        for spec in default_rule_specs(
+            target.kind, ttft_threshold_s=decision_ttft_threshold_s(target)
+        )
         if spec.series not in existing
     ]
     return AlertRule.objects.bulk_create(rules)

@@ -15,5 +15,6 @@ urlpatterns = [
     path("targets/<int:pk>/edit/", pages.TargetFormView.as_view(), name="target-edit"),
     path("targets/<int:pk>/delete/", pages.TargetDeleteView.as_view(), name="target-delete"),
     path("targets/<int:pk>/panels/", pages.TargetPanelsView.as_view(), name="target-panels"),
+    path("targets/<int:pk>/evidence/", pages.TargetEvidenceView.as_view(), name="target-evidence"),
     path("events/", pages.EventListView.as_view(), name="event-list"),
 ]

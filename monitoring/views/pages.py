@@ -19,10 +19,12 @@ from django_filters.views import FilterView
 from core.mixins import PlannerRequiredMixin
 from core.roles import is_planner
 from monitoring import charts, selectors, services
+from monitoring.evidence import evidence_fill
 from monitoring.filters import AlertEventFilter, TargetFilter
 from monitoring.forms import TargetForm
 from monitoring.models import AlertEvent, AlertRule, Target, TargetKind
 from monitoring.plan_link import plan_vs_reality
+from planner.decisions.services import DecisionError
 
 OVERVIEW_REFRESH_MS = 5000
 
@@ -132,7 +134,9 @@ def _target_context(request: HttpRequest, target: Target) -> dict[str, Any]:
 
 class TargetDetailView(View):
     def get(self, request: HttpRequest, pk: int) -> HttpResponse:
-        target = get_object_or_404(Target.objects.defer("token"), pk=pk)
+        target = get_object_or_404(
+            Target.objects.defer("token").select_related("plan", "decision"), pk=pk
+        )
         template = (
             "monitoring/ray_target.html"
             if target.kind == TargetKind.RAY
@@ -164,11 +168,42 @@ class TargetPanelsView(View):
     """The target page's status and tables alone, re-fetched by its script."""
 
     def get(self, request: HttpRequest, pk: int) -> HttpResponse:
-        target = get_object_or_404(Target.objects.defer("token"), pk=pk)
+        target = get_object_or_404(
+            Target.objects.defer("token").select_related("plan", "decision"), pk=pk
+        )
         context = _target_context(request, target)
         if target.kind == TargetKind.RAY:
             context["ray"] = selectors.ray_state(target)
         return render(request, "monitoring/partials/target_panels.html", context)
+
+
+class TargetEvidenceView(PlannerRequiredMixin, View):
+    """Fill the linked decision's evidence from the target's samples over the chosen range."""
+
+    def post(self, request: HttpRequest, pk: int) -> HttpResponse:
+        target = get_object_or_404(Target.objects.defer("token").select_related("decision"), pk=pk)
+        if target.decision_id is None:
+            messages.error(request, _("This target is not linked to a decision record."))
+            return HttpResponseRedirect(target.get_absolute_url())
+        range_name = request.POST.get("range", selectors.DEFAULT_RANGE)
+        start, end = selectors.resolve_range(range_name)
+        try:
+            measured = evidence_fill(target=target, start=start, end=end, user=request.user)
+        except (ValidationError, DecisionError) as exc:
+            messages.error(request, _("The decision record refused the values: %s") % exc)
+            return HttpResponseRedirect(target.get_absolute_url())
+        if measured:
+            messages.success(
+                request,
+                _("Filled %(n)d evidence item(s) of the decision from the last %(range)s.")
+                % {"n": len(measured), "range": range_name},
+            )
+        else:
+            messages.warning(
+                request,
+                _("No latency or completion data in that window: nothing was filled."),
+            )
+        return HttpResponseRedirect(target.get_absolute_url())
 
 
 class EventListView(FilterView):
