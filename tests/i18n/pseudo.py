@@ -199,7 +199,7 @@ ALLOWED_WORDS = {
     "decode", "prefill", "token", "Worker", "Actor", "bundle", "stage", "pending", "rank",
     "Dashboard", "Webhook", "Bearer", "Markdown", "Agent", "Hopper", "Ada", "Slurm", "Bundle",
     "torch", "Graph", "YaRN", "RoPE", "auto",
-    "mp", "ray", "vllm", "bf16", "fp16", "fp8", "int8", "int4", "awq", "gptq", "yarn",
+    "mp", "ray", "vllm", "dtype", "bf16", "fp16", "fp8", "int8", "int4", "awq", "gptq", "yarn",
     "least_conn", "round_robin", "p50", "p95", "p99",
 }  # fmt: skip
 COMMANDS = {"vllm", "ray", "docker", "nginx", "systemctl", "make"}

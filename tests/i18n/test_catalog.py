@@ -121,3 +121,32 @@ def test_catalog_is_up_to_date_with_the_code(tmp_path, monkeypatch):
         f"`manage.py makemessages -l zh_Hans --ignore=.venv --ignore=var --ignore=tests` and "
         f"translate them: {missing[:30]}"
     )
+
+
+GETTEXT_NAMES = {
+    "_", "gettext", "gettext_lazy", "ngettext", "ngettext_lazy", "pgettext", "pgettext_lazy",
+    "npgettext", "gettext_noop",
+}  # fmt: skip
+
+
+def test_no_gettext_call_hides_inside_an_f_string():
+    """xgettext (GNU gettext 0.21, as in CI) skips calls inside f-strings: the msgid is never
+    extracted, so the text stays English in every language. Concatenate instead."""
+    import ast
+
+    root = Path(settings.BASE_DIR)
+    hidden = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root)
+        if rel.parts[0] in IGNORED or rel.parts[:2] == ("planner", "engine"):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.JoinedStr):
+                continue
+            for inner in ast.walk(node):
+                func = getattr(inner, "func", None)
+                name = getattr(func, "id", None) or getattr(func, "attr", None)
+                if isinstance(inner, ast.Call) and name in GETTEXT_NAMES:
+                    hidden.append(f"{rel}:{inner.lineno}")
+    assert hidden == [], f"gettext calls inside f-strings (not extracted): {hidden}"

@@ -36,6 +36,7 @@ NOT_PAGES = {
     "decisions:reject": "POST-only",
     "decisions:successor": "POST-only, redirects",
     "decisions:export-markdown": "checked by test_exports_are_translated",
+    "monitoring:target-evidence": "POST-only, redirects to the target page",
     "planner:wizard-start": "redirects to the first step (rendered as wizard-step)",
     "login": "anonymous page: checked by test_login_page_is_marked",
     "monitoring:overview-tiles": "fragment of the overview (rendered inside it)",
