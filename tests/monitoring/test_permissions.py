@@ -111,3 +111,13 @@ def test_the_form_names_the_field_and_range(planner_client):
 
     assert response.status_code == 400
     assert b"greater than or equal to 5" in response.content
+
+
+def test_the_admin_lists_targets_without_their_token(admin_client_, make_target):
+    target = make_target(token="sk-admin-must-not-see")
+
+    listing = admin_client_.get("/admin/monitoring/target/")
+    change = admin_client_.get(f"/admin/monitoring/target/{target.pk}/change/")
+
+    assert listing.status_code == change.status_code == 200
+    assert b"sk-admin-must-not-see" not in listing.content + change.content

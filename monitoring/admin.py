@@ -1,0 +1,40 @@
+"""Admin for monitoring targets, alert rules and events (the token is never shown)."""
+
+from django.contrib import admin
+
+from monitoring.models import AlertEvent, AlertRule, Target
+
+
+@admin.register(Target)
+class TargetAdmin(admin.ModelAdmin):
+    list_display = ("name", "kind", "base_url", "enabled", "last_status", "last_poll_at")
+    list_filter = ("kind", "enabled", "last_status")
+    search_fields = ("name", "base_url")
+    readonly_fields = (
+        "last_poll_at",
+        "last_success_at",
+        "last_status",
+        "last_error",
+        "last_error_kind",
+        "last_error_at",
+        "consecutive_failures",
+        "discovered_exporters",
+    )
+    exclude = ("token",)
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).defer("token")
+
+
+@admin.register(AlertRule)
+class AlertRuleAdmin(admin.ModelAdmin):
+    list_display = ("name", "target", "series", "comparison", "threshold", "duration_s", "enabled")
+    list_filter = ("enabled", "is_default")
+    search_fields = ("name", "series")
+
+
+@admin.register(AlertEvent)
+class AlertEventAdmin(admin.ModelAdmin):
+    list_display = ("message", "target", "opened_at", "resolved_at")
+    list_filter = ("resolved_at",)
+    list_select_related = ("target", "rule")
