@@ -8,6 +8,7 @@ from core import account_views, audit_views, views
 urlpatterns = [
     path("", views.HomeView.as_view(), name="home"),
     path("healthz", views.healthz, name="healthz"),
+    path("favicon.ico", views.favicon, name="favicon"),
     path("metrics", views.ops_metrics, name="ops-metrics"),
     path("vendor/plotly.min.js", views.plotly_js, name="plotly-js"),
     path(

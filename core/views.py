@@ -7,7 +7,15 @@ from typing import Any
 import plotly
 from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import (
+    FileResponse,
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponsePermanentRedirect,
+    JsonResponse,
+)
+from django.templatetags.static import static
 from django.utils import translation
 from django.utils.cache import patch_cache_control
 from django.views import i18n as i18n_views
@@ -50,6 +58,13 @@ def ops_metrics(request: HttpRequest) -> HttpResponse:
         if not hmac.compare_digest(given.encode(), f"Bearer {expected}".encode()):
             return HttpResponse("missing or wrong bearer token\n", status=401)
     return HttpResponse(opsmetrics.render(), content_type=CONTENT_TYPE_LATEST)
+
+
+@login_not_required
+@require_GET
+def favicon(request: HttpRequest) -> HttpResponse:
+    """Send browsers that ask for /favicon.ico to the static icon."""
+    return HttpResponsePermanentRedirect(static("favicon.svg"))
 
 
 class HomeView(TemplateView):

@@ -14,7 +14,8 @@ from core.models import ApiToken
 def _user_in(role: str | None, username: str):
     user = get_user_model().objects.create_user(username=username, password="pw-for-tests-1")
     if role:
-        user.groups.add(Group.objects.get(name=role))
+        # get_or_create: a transactional test that flushed the database also removed the groups.
+        user.groups.add(Group.objects.get_or_create(name=role)[0])
     return user
 
 

@@ -23,18 +23,15 @@ from planner.services.resolve import ResolvedSpec, resolve_spec, user_error_keys
 
 @cache
 def engine_version() -> str:
-    """Return the engine's declared version, or a digest of its source when it declares none."""
+    """Return the engine version with a digest of its source, e.g. "1.0.0+3fa2c91b0d4e"."""
     import planner.engine as engine
 
-    declared = getattr(engine, "ENGINE_VERSION", None) or getattr(engine, "__version__", None)
-    if declared:
-        return str(declared)
     digest = hashlib.sha256()
     root = Path(engine.__file__).resolve().parent
     for path in sorted(root.rglob("*.py")):
         digest.update(path.relative_to(root).as_posix().encode())
         digest.update(path.read_bytes())
-    return f"src-{digest.hexdigest()[:12]}"
+    return f"{engine.ENGINE_VERSION}+{digest.hexdigest()[:12]}"
 
 
 def _plan_function() -> Any:

@@ -47,3 +47,31 @@ def test_audit_log_is_for_admins_only(request, client_name):
 
     assert client.get("/audit/").status_code == 403
     assert client.get("/audit.csv").status_code == 403
+
+
+def test_saved_plans_appear_as_creations(admin_client_, planner):
+
+    from planner.models import Plan
+
+    plan = Plan.objects.create(
+        title="S1 on the A800 pair",
+        author=planner,
+        spec={},
+        engine_input={},
+        result={},
+        engine_version="1.0.0+test",
+        model_name="Llama",
+        route="A",
+        tp=8,
+        pp=1,
+        replicas=2,
+        executor_backend="mp",
+        pool_kind="dedicated",
+    )
+
+    response = admin_client_.get("/audit/", {"source": "planner.plan"})
+
+    rows = response.context["rows"]
+    assert [(r["audit_label"], r["history_type"], r["user"]) for r in rows] == [
+        (plan.title, "+", planner.username)
+    ]
