@@ -27,7 +27,7 @@ COLUMNS = (
 @dataclass(frozen=True, slots=True)
 class AuditSource:
     key: str  # "app_label.model_name"
-    verbose_name: str
+    verbose_name: Any  # lazy: rendered in the reader's language
     queryset: Any  # callable returning a values() queryset with COLUMNS
 
 
@@ -52,7 +52,7 @@ def _history_source(model: Any) -> AuditSource:
             .values(*COLUMNS)
         )
 
-    return AuditSource(key=key, verbose_name=str(model._meta.verbose_name), queryset=queryset)
+    return AuditSource(key=key, verbose_name=model._meta.verbose_name, queryset=queryset)
 
 
 _snapshot_sources: list[AuditSource] = []
@@ -80,7 +80,7 @@ def register_snapshot_source(model: Any, *, date_field: str, user_field: str) ->
         )
 
     _snapshot_sources.append(
-        AuditSource(key=key, verbose_name=str(model._meta.verbose_name), queryset=queryset)
+        AuditSource(key=key, verbose_name=model._meta.verbose_name, queryset=queryset)
     )
 
 

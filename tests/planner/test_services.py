@@ -204,3 +204,14 @@ def test_s1_on_the_real_demo_fleet_uses_the_dedicated_a800s(db, planner):
     )
     assert shared.resolved.pool_kind == "shared"
     assert shared.result["placement"]["required"] is True
+
+
+def test_a_model_spec_used_by_a_saved_plan_cannot_be_deleted(demo_fleet, planner, s1_spec):
+    from inventory.selectors import model_spec_get, object_usages
+    from planner.services import plan_create
+
+    plan = plan_create(spec=s1_spec, author=planner, title="S1 for the usage check")
+
+    usages = object_usages(model_spec_get(slug=plan.model_slug))
+
+    assert f"plan: {plan.title}" in usages
