@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.db import connection
 from django.db.models import Count, F, Func, IntegerField, Q, QuerySet, Sum
 from django.utils import timezone
 
@@ -222,6 +222,7 @@ def series_query(
         return {"start": _ms(start), "end": _ms(end), "source": "raw", "series": []}
     exact = {(r.key, r.labels) for r in requests if r.labels is not None}
     whole = {r.key for r in requests if r.labels is None}
+    # Keys asked for with labels: filter their rows by label set (whole keys need no check).
 
     def wanted(key: str, labels: str) -> bool:
         return key in whole or (key, labels) in exact
@@ -229,7 +230,7 @@ def series_query(
     raw_limit = timedelta(hours=float(conf.get("MONITORING_RAW_QUERY_MAX_H")))
     bucket_s = _bucket_s(start, end, max_points)
     start_s = start.timestamp()
-    acc: dict[tuple[int, str, str], dict[int, list[float]]] = defaultdict(dict)
+    queries = []
     raw_from = start
     source = "raw"
     if end - start > raw_limit:
@@ -237,46 +238,56 @@ def series_query(
         if cursor is not None and cursor > start:
             source = "rollup"
             raw_from = min(cursor, end)
-            rows = (
+            queries.append(
                 Rollup.objects.filter(
                     target_id__in=target_ids,
                     series__in=keys,
                     minute__gte=start,
                     minute__lt=raw_from,
                 )
-                .annotate(bucket=_bucket("minute", start_s, bucket_s))
-                .order_by()
+                .annotate(bucket=TimeBucket("minute", start_s, bucket_s))
                 .values_list("target_id", "series", "labels", "bucket")
                 .annotate(total=Sum(F("avg") * F("count")), n=Sum("count"))
+                .order_by("target_id", "series", "labels", "bucket")
             )
-            for target_id, key, labels, bucket, total, count in rows:
-                if wanted(key, labels):
-                    _add(acc[(target_id, key, labels)], int(bucket), total, count)
     # Downsampled in the database: one row per series and time bucket, whatever the range.
-    rows = (
+    queries.append(
         Sample.objects.filter(
             target_id__in=target_ids, series__in=keys, ts__gte=raw_from, ts__lte=end
         )
-        .annotate(bucket=_bucket("ts", start_s, bucket_s))
-        .order_by()
+        .annotate(bucket=TimeBucket("ts", start_s, bucket_s))
         .values_list("target_id", "series", "labels", "bucket")
         .annotate(total=Sum("value"), n=Count("id"))
+        .order_by("target_id", "series", "labels", "bucket")
     )
-    for target_id, key, labels, bucket, total, count in rows:
-        if wanted(key, labels):
-            _add(acc[(target_id, key, labels)], int(bucket), total, count)
+    acc: dict[tuple[int, str, str], tuple[list[int], list[float], list[float]]] = {}
+    for query in queries:  # rollups first, then raw: buckets arrive in time order per series
+        for target_id, key, labels, bucket, total, count in _fetch(query):
+            if exact and not wanted(key, labels):
+                continue
+            entry = acc.get((target_id, key, labels))
+            if entry is None:
+                entry = acc[(target_id, key, labels)] = ([], [], [])
+            buckets, totals, counts = entry
+            if buckets and buckets[-1] == bucket:  # the bucket where rollups meet raw
+                totals[-1] += total
+                counts[-1] += count
+            else:
+                buckets.append(bucket)
+                totals.append(total)
+                counts.append(count)
     out = []
     start_ms = _ms(start)
-    for (target_id, key, labels), buckets in sorted(acc.items()):
-        ordered = sorted(buckets.items())
+    width_ms = bucket_s * 1000
+    for (target_id, key, labels), (buckets, totals, counts) in sorted(acc.items()):
         out.append(
             {
                 "target": target_id,
                 "key": key,
                 "labels": dict(parse_series_id("x" + labels)[1]) if labels else {},
                 "id": key + labels,
-                "t": [start_ms + int((b + 0.5) * bucket_s * 1000) for b, _ in ordered],
-                "v": [_round(total / count) for _, (total, count) in ordered],
+                "t": [start_ms + int((b + 0.5) * width_ms) for b in buckets],
+                "v": [round(t / c, 6) for t, c in zip(totals, counts, strict=True)],
             }
         )
     return {
@@ -286,6 +297,18 @@ def series_query(
         "source": source,
         "series": out,
     }
+
+
+def _fetch(query: QuerySet) -> list[tuple[Any, ...]]:
+    """Run an aggregate query and return its rows as the database gives them.
+
+    The rows hold only ints, floats and strings: skipping the ORM's per-row converters matters
+    for the ~17,000 rows of a dashboard (17 series x 1,000 points).
+    """
+    sql, params = query.query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
 
 
 class TimeBucket(Func):
@@ -324,25 +347,6 @@ class TimeBucket(Func):
         return self._sql(compiler, connection, "UNIX_TIMESTAMP({})", "FLOOR({})")
 
 
-def _bucket(column: str, start_s: float, bucket_s: float) -> TimeBucket:
-    return TimeBucket(column, start_s, bucket_s)
-
-
-def _add(buckets: dict[int, list[float]], bucket: int, total: float, count: float) -> None:
-    entry = buckets.get(bucket)
-    if entry is None:
-        buckets[bucket] = [total, count]
-    else:
-        entry[0] += total
-        entry[1] += count
-
-
-def _round(value: float) -> float | None:
-    if not math.isfinite(value):
-        return None
-    return float(f"{value:.6g}")
-
-
 def fleet_series(
     *, key: str, start: datetime, end: datetime, max_points: int | None = None
 ) -> dict[str, Any]:
@@ -368,7 +372,7 @@ def fleet_series(
             "labels": {},
             "id": key,
             "t": [t for t, _ in ordered],
-            "v": [_round(v) for _, v in ordered],
+            "v": [round(v, 6) for _, v in ordered],
         }
     ]
     return data
