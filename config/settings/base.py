@@ -181,6 +181,8 @@ SPECTACULAR_SETTINGS = {
     ),
     "VERSION": SERVEPLAN_VERSION,
     "SERVE_INCLUDE_SCHEMA": False,
+    # The schema and Swagger UI describe the fleet's API: signed-in users only, like the rest.
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",

@@ -1,5 +1,6 @@
 """Shared pieces of the inventory pages: filtered lists, service-backed forms, history."""
 
+from abc import ABCMeta, abstractmethod
 from typing import Any
 
 from django.contrib import messages
@@ -108,15 +109,19 @@ class ServiceFormView(PlannerRequiredMixin, View):
         return render(request, self.template_name, self.context(form, obj), status=400)
 
 
-class ServiceDeleteView(PlannerRequiredMixin, View):
-    """Confirm, then delete through a service; an object in use is refused with its users."""
+class ServiceDeleteView(PlannerRequiredMixin, View, metaclass=ABCMeta):
+    """Confirm, then delete through a service; an object in use is refused with its users.
+
+    The hook is perform_delete(), not delete(): View dispatches HTTP DELETE to delete().
+    """
 
     model: type[models.Model]
     template_name = "inventory/confirm_delete.html"
     success_url_name = ""
 
-    def delete(self, obj: Any) -> None:
-        raise NotImplementedError
+    @abstractmethod
+    def perform_delete(self, obj: Any) -> None:
+        """Delete `obj` through its service (raises InUseError when something uses it)."""
 
     def usages(self, obj: Any) -> list[str]:
         from inventory.selectors import object_usages
@@ -135,7 +140,7 @@ class ServiceDeleteView(PlannerRequiredMixin, View):
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         obj = get_object_or_404(self.model, pk=kwargs["pk"])
         try:
-            self.delete(obj)
+            self.perform_delete(obj)
         except InUseError as exc:
             messages.error(
                 request,

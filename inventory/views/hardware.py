@@ -60,7 +60,7 @@ class GpuTypeDeleteView(ServiceDeleteView):
     model = GpuType
     success_url_name = "inventory:gputype-list"
 
-    def delete(self, obj: Any) -> None:
+    def perform_delete(self, obj: Any) -> None:
         services.gpu_type_delete(gpu_type=obj, actor=self.request.user)
 
 
@@ -108,7 +108,7 @@ class PoolDeleteView(ServiceDeleteView):
         # Shown as "Machines → no pool: host, host": these machines stay, without a pool.
         return list(obj.machines.values_list("hostname", flat=True))
 
-    def delete(self, obj: Any) -> None:
+    def perform_delete(self, obj: Any) -> None:
         services.pool_delete(pool=obj, actor=self.request.user)
 
 
@@ -206,5 +206,5 @@ class MachineDeleteView(ServiceDeleteView):
     model = Machine
     success_url_name = "inventory:machine-list"
 
-    def delete(self, obj: Any) -> None:
+    def perform_delete(self, obj: Any) -> None:
         services.machine_delete(machine=obj, actor=self.request.user)

@@ -73,7 +73,7 @@ class ModelSpecDeleteView(ServiceDeleteView):
     model = ModelSpec
     success_url_name = "inventory:modelspec-list"
 
-    def delete(self, obj: Any) -> None:
+    def perform_delete(self, obj: Any) -> None:
         services.model_spec_delete(model_spec=obj, actor=self.request.user)
 
 
