@@ -136,6 +136,11 @@ SECURE_CSP = {
     "form-action": [CSP.SELF],
 }
 
+# Monitoring (defaults and the other knobs: monitoring/conf.py).
+MONITORING_URL_ALLOWLIST = env.list("MONITORING_URL_ALLOWLIST", default=[])
+MONITORING_RAW_RETENTION_H = env.int("MONITORING_RAW_RETENTION_H", default=48)
+MONITORING_ROLLUP_RETENTION_D = env.int("MONITORING_ROLLUP_RETENTION_D", default=30)
+
 # When set, GET /metrics (ServePlan's own Prometheus metrics) requires "Bearer <token>".
 METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
 
