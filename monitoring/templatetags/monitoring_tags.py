@@ -20,6 +20,30 @@ STATE_LABELS = {
     "disabled": (_("disabled"), ""),
 }
 
+# The stable kinds of monitoring.scrape.errors, as a reader sees them. The error message beside
+# a kind is the raw diagnostic (often the operating system's) and is shown as it was recorded.
+ERROR_KIND_LABELS = {
+    "error": _("error"),
+    "fetch": _("fetch failed"),
+    "connect": _("connection failed"),
+    "tls": _("TLS error"),
+    "timeout": _("timed out"),
+    "http_status": _("HTTP error status"),
+    "too_large": _("response too large"),
+    "redirect": _("redirect refused"),
+    "forbidden_address": _("address not allowed"),
+    "dns": _("name not resolved"),
+    "invalid_url": _("invalid URL"),
+    "parse": _("unreadable metrics"),
+    "source": _("unexpected answer"),
+}
+
+
+@register.filter
+def error_kind(kind: Any) -> str:
+    """Return a poll error kind ("connect", "timeout", ...) in the reader's language."""
+    return str(ERROR_KIND_LABELS.get(str(kind), kind))
+
 
 @register.filter
 def num(value: Any, digits: int = 1) -> str:

@@ -28,6 +28,7 @@ NOT_PAGES = {
     "healthz": "JSON health check for load balancers",
     "ops-metrics": "Prometheus text exposition for scrapers",
     "plotly-js": "vendored JavaScript",
+    "favicon": "an icon",
     "audit-log-csv": "CSV download of the audit log (data, not interface)",
     "inventory:machine-export": "CSV/YAML download of machines (data, not interface)",
     "planner:plan-export": "checked by test_exports_are_translated",
@@ -126,6 +127,7 @@ def _pages(world: dict[str, Any]) -> dict[str, list[str]]:
         "monitoring:target-detail": [
             reverse("monitoring:target-detail", args=[vt.pk]),
             reverse("monitoring:target-detail", args=[rt.pk]),
+            reverse("monitoring:target-detail", args=[world["down_target"].pk]),
         ],
         "monitoring:target-edit": [reverse("monitoring:target-edit", args=[vt.pk])],
         "monitoring:target-delete": [reverse("monitoring:target-delete", args=[vt.pk])],
@@ -201,7 +203,7 @@ def _pages_stub() -> dict[str, list[str]]:
     try:
         return _pages(dict.fromkeys(
             ("machine", "gpu_type", "pool", "plan", "plan_b", "decision", "vllm_target",
-             "ray_target", "modelspec"), Any_()))  # fmt: skip
+             "ray_target", "down_target", "modelspec"), Any_()))  # fmt: skip
     except Exception:  # pragma: no cover - reverse() of a renamed URL
         raise
 

@@ -42,6 +42,17 @@ def build_world(admin_user: Any) -> dict[str, Any]:
     decision = decision_create_from_plan(plan=plan, user=admin_user, title="d-q32")
     vllm = target_create(name="vllm-01", kind="vllm", base_url="http://127.0.0.1:9/v1")
     ray = target_create(name="ray-01", kind="ray", base_url="http://127.0.0.1:9/ray")
+    # A target whose last polls failed: its error kind, message and partial errors show too.
+    down = target_create(name="vllm-02", kind="vllm", base_url="http://127.0.0.1:9/v2")
+    type(down).objects.filter(pk=down.pk).update(
+        last_poll_at=timezone.now(),
+        last_status="error",
+        last_error="[Errno 111] Connection refused",
+        last_error_kind="connect",
+        last_error_at=timezone.now(),
+        consecutive_failures=4,
+        info={"partial_errors": [{"where": "/metrics", "kind": "timeout", "message": "timed out"}]},
+    )
     # Default alert rule names are stored data, written in English by design
     # (monitoring/services.py); give them neutral names so they do not read as findings.
     for n, rule in enumerate(AlertRule.objects.order_by("pk"), start=1):
@@ -70,4 +81,5 @@ def build_world(admin_user: Any) -> dict[str, Any]:
         "decision": decision,
         "vllm_target": vllm,
         "ray_target": ray,
+        "down_target": down,
     }
