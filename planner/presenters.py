@@ -9,6 +9,7 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from planner import engine_texts_i18n as engine_i18n
 from planner.services.charts import result_figures
 from planner.services.compare import best_candidate
 from planner.services.exports import config_files
@@ -44,7 +45,7 @@ def candidate_rows(result: Mapping[str, Any]) -> list[dict[str, Any]]:
             why = _("Recommended.")
         elif not c.get("fits"):
             why = _("Rejected: %(reason)s.") % {
-                "reason": c.get("rejected_reason") or _("does not fit")
+                "reason": engine_i18n.phrase(c.get("rejected_reason")) or _("does not fit")
             }
         elif not c.get("serves_load"):
             why = _("Fits, but does not serve the target load (%(n)s sequences at most).") % {

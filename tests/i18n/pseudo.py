@@ -68,6 +68,9 @@ def build_pseudo_catalog(locale_dir: Path) -> Path:
                     0: pseudo(entry.msgid),
                     1: pseudo(entry.msgid_plural),
                 }
+            elif "," in entry.msgid and ", " not in entry.msgid:
+                # Choice lists such as yesno's "yes,no,maybe": each item is shown on its own.
+                kwargs["msgstr"] = ",".join(pseudo(item) for item in entry.msgid.split(","))
             else:
                 kwargs["msgstr"] = pseudo(entry.msgid)
             out.append(polib.POEntry(**kwargs))

@@ -108,14 +108,20 @@ def _pages(world: dict[str, Any]) -> dict[str, list[str]]:
             reverse("planner:plan-compare") + f"?a={plan.public_id}&b={plan_b.public_id}"
         ],
         "planner:rules": [reverse("planner:rules")],
-        "planner:plan-detail": [reverse("planner:plan-detail", kwargs=plan_id)],
+        "planner:plan-detail": [
+            reverse("planner:plan-detail", kwargs=plan_id),
+            reverse("planner:plan-detail", kwargs={"public_id": world["plan_shared"].public_id}),
+        ],
         "planner:plan-what-if": [
             reverse("planner:plan-what-if", kwargs=plan_id) + "?link=ib400&concurrency=64"
         ],
         "decisions:list": [reverse("decisions:list")],
         "decisions:create": [reverse("decisions:create")],
         "decisions:create-from-plan": [reverse("decisions:create-from-plan", kwargs=plan_id)],
-        "decisions:detail": [reverse("decisions:detail", kwargs=num)],
+        "decisions:detail": [
+            reverse("decisions:detail", kwargs=num),
+            reverse("decisions:detail", kwargs={"number": world["rejected_decision"].number}),
+        ],
         "decisions:edit": [reverse("decisions:edit", kwargs=num)],
         "decisions:supersede": [reverse("decisions:supersede", kwargs=num)],
         "decisions:revisions": [reverse("decisions:revisions", kwargs=num)],
@@ -203,7 +209,8 @@ def _pages_stub() -> dict[str, list[str]]:
     try:
         return _pages(dict.fromkeys(
             ("machine", "gpu_type", "pool", "plan", "plan_b", "decision", "vllm_target",
-             "ray_target", "down_target", "modelspec"), Any_()))  # fmt: skip
+             "ray_target", "down_target", "modelspec", "plan_shared", "rejected_decision"),
+            Any_()))  # fmt: skip
     except Exception:  # pragma: no cover - reverse() of a renamed URL
         raise
 

@@ -14,9 +14,9 @@ def build_world(admin_user: Any) -> dict[str, Any]:
     Values are hostnames, slugs and numbers: nothing of the data itself reads as English prose.
     """
     from inventory.models import GpuType, ModelSpec
-    from monitoring.models import AlertRule, Sample
+    from monitoring.models import AlertEvent, AlertRule, Sample
     from monitoring.services import target_create
-    from planner.decisions.services import decision_create_from_plan
+    from planner.decisions.services import decision_create_from_plan, decision_reject
     from planner.services.plans import plan_create
     from tests.planner.fleet import build_demo_fleet
 
@@ -37,9 +37,32 @@ def build_world(admin_user: Any) -> dict[str, Any]:
         author=admin_user,
         title="q32-a800",
     )
+    # Route B on a shared pool, one replica TP4 × PP2 (DOMAIN.md S3): placement groups, Ray.
+    plan_shared = plan_create(
+        spec={
+            "model": "qwen2.5-72b",
+            "weight_dtype": "bf16",
+            "max_model_len": 65536,
+            "rope_scaling_factor": 4.0,
+            "workload": {"concurrency": 16, "traffic_shape": "bursty"},
+            "pinned_layout": {"tp": 4, "pp": 2, "replicas": 1},
+            "operations": {"models_change_often": True},
+            "hardware": {
+                "pool_kind": "shared",
+                "node_count": 2,
+                "gpus_per_node": 4,
+                "gpu": "a100-80g-sxm",
+                "inter_node_gbps": 25,
+            },
+        },
+        author=admin_user,
+        title="q72-shared",
+    )
     # A decision's prefilled text is written in its author's language: call this inside
     # translation.override() to create it in another language.
     decision = decision_create_from_plan(plan=plan, user=admin_user, title="d-q32")
+    rejected = decision_create_from_plan(plan=plan_shared, user=admin_user, title="d-q72")
+    decision_reject(decision=rejected, user=admin_user)
     vllm = target_create(name="vllm-01", kind="vllm", base_url="http://127.0.0.1:9/v1")
     ray = target_create(name="ray-01", kind="ray", base_url="http://127.0.0.1:9/ray")
     # A target whose last polls failed: its error kind, message and partial errors show too.
@@ -71,6 +94,10 @@ def build_world(admin_user: Any) -> dict[str, Any]:
         ):
             rows.append(Sample(target=vllm, series=series, labels="", ts=ts, value=value))
     Sample.objects.bulk_create(rows)
+    rule = AlertRule.objects.filter(target=vllm).order_by("pk").first()
+    AlertEvent.objects.create(
+        rule=rule, target=vllm, opened_at=now, value=0.97, last_value=0.95, message="e-01"
+    )
     return {
         "machine": machines["a100-01"],
         "gpu_type": machines["a100-01"].gpu_type,
@@ -78,6 +105,8 @@ def build_world(admin_user: Any) -> dict[str, Any]:
         "modelspec": ModelSpec.objects.order_by("pk").first(),
         "plan": plan,
         "plan_b": plan_b,
+        "plan_shared": plan_shared,
+        "rejected_decision": rejected,
         "decision": decision,
         "vllm_target": vllm,
         "ray_target": ray,
