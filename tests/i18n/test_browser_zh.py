@@ -196,3 +196,37 @@ def test_wizard_in_chinese_end_to_end(browser, live_server, planner, fleet):
     assert "路线 A" in page.inner_text("[data-testid=recommendation]")
     assert page.errors == []
     context.close()
+
+
+def test_monitoring_charts_speak_chinese(browser, live_server, admin_user):
+    """Chart titles from the server, and Plotly's own texts: date ticks and modebar tooltips."""
+    from playwright.sync_api import expect
+
+    from tests.i18n.world import build_world
+
+    world = build_world(admin_user)
+    context, page = _context(browser)
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.select_option("#language-select", "zh-hans")
+    page.wait_for_load_state("load")
+    page.fill("input[name=username]", admin_user.username)
+    page.fill("input[name=password]", PASSWORD)
+    page.press("input[name=password]", "Enter")
+    page.wait_for_url(f"{live_server.url}/")
+    page.goto(f"{live_server.url}/monitoring/targets/{world['vllm_target'].pk}/")
+    expect(page.locator("html")).to_have_attribute("lang", "zh-hans")
+
+    drawn = page.locator("[data-chart][data-points]:not([data-points='0'])").first
+    drawn.wait_for()
+    _chinese(drawn.locator(".gtitle").first.text_content() or "")
+    ticks = " ".join(t.text_content() or "" for t in drawn.locator(".xtick text").all())
+    assert ticks
+    assert not re.search(r"\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\b", ticks), ticks
+    drawn.hover()
+    buttons = drawn.locator(".modebar-btn[data-title]")
+    assert buttons.count() > 0
+    titles = [buttons.nth(i).get_attribute("data-title") for i in range(buttons.count())]
+    assert all(CJK.search(t or "") for t in titles), titles
+    _shot(page, "monitoring-vllm")
+    assert page.errors == []
+    context.close()
