@@ -152,7 +152,10 @@ class MachineFilterSet(SearchFilterSet):
 class NetworkInterfaceFilterSet(SearchFilterSet):
     search_fields = ("name", "machine__hostname")
 
-    machine = filters.NumberFilter(field_name="machine_id", label=_("Machine id"))
+    # Bounded to the id column's range: SQLite cannot bind a larger integer (500, not 400).
+    machine = filters.NumberFilter(
+        field_name="machine_id", min_value=1, max_value=2**63 - 1, label=_("Machine id")
+    )
     hostname = filters.CharFilter(field_name="machine__hostname", label=_("Hostname"))
     kind = filters.ChoiceFilter(choices=NicKind.choices, label=_("Kind"))
     role = filters.ChoiceFilter(choices=NicRole.choices, label=_("Role"))

@@ -149,9 +149,18 @@ class NetworkInterfaceSerializer(ServiceSerializer):
         return services.nic_update(nic=instance, actor=self._actor(), **data)
 
 
+class SlugField(serializers.SlugRelatedField):
+    """A lookup by slug that refuses NUL: PostgreSQL text cannot hold it (400, not 500)."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, str) and "\x00" in data:
+            self.fail("does_not_exist", slug_name=self.slug_field, value=data.replace("\x00", ""))
+        return super().to_internal_value(data)
+
+
 class MachineSerializer(ServiceSerializer):
-    gpu_type = serializers.SlugRelatedField(slug_field="slug", queryset=GpuType.objects.all())
-    pool = serializers.SlugRelatedField(
+    gpu_type = SlugField(slug_field="slug", queryset=GpuType.objects.all())
+    pool = SlugField(
         slug_field="name", queryset=Pool.objects.all(), allow_null=True, required=False
     )
     nics = MachineNicSerializer(many=True, required=False)

@@ -256,11 +256,11 @@ def resolve_hardware(
         machines.sort(key=lambda m: order[m["hostname"]])
     elif raw.get("pool"):
         key = raw["pool"]
-        pool = (
-            Pool.objects.filter(pk=key).first()
-            if isinstance(key, int)
-            else Pool.objects.filter(name=str(key)).first()
-        )
+        if isinstance(key, int):
+            # Bounded to the id column's range: SQLite cannot bind a larger integer.
+            pool = Pool.objects.filter(pk=key).first() if 0 < key < 2**63 else None
+        else:
+            pool = Pool.objects.filter(name=str(key)).first()
         if pool is None:
             errors["hardware.pool"] = f"unknown pool {key!r}"
             return {}, []
@@ -292,6 +292,23 @@ def resolve_hardware(
     return {"nodes": nodes, "pool_kind": pool_kind}, [m["hostname"] for m in machines]
 
 
+def _nul_paths(value: Any, where: str = "") -> list[str]:
+    """Return the dotted paths of the strings (keys or values) in `value` that contain NUL."""
+    if isinstance(value, str):
+        return [where or "spec"] if "\x00" in value else []
+    found: list[str] = []
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            path = f"{where}.{key}" if where else str(key)
+            if isinstance(key, str) and "\x00" in key:
+                found.append(path)
+            found.extend(_nul_paths(item, path))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            found.extend(_nul_paths(item, f"{where}[{i}]"))
+    return found
+
+
 def resolve_spec(spec: Mapping[str, Any]) -> ResolvedSpec:
     """Return the engine input for a user spec; raise SpecError naming every bad field.
 
@@ -303,6 +320,10 @@ def resolve_spec(spec: Mapping[str, Any]) -> ResolvedSpec:
     if not isinstance(spec, Mapping):
         raise SpecError({"spec": "must be a JSON object"})
     errors: dict[str, str] = {}
+    for where in _nul_paths(spec):  # PostgreSQL text cannot hold NUL: refuse it by name
+        errors[where] = "must not contain NUL (\\x00) characters"
+    if errors:
+        raise SpecError(errors)
     engine_input = {k: v for k, v in spec.items() if k not in {"title", "pinned"}}
     if "pinned" in spec and "pinned_layout" not in spec:
         engine_input["pinned_layout"] = spec["pinned"]

@@ -1,0 +1,344 @@
+"""The workers survive a Redis restart and a PostgreSQL restart mid-run.
+
+A real stack, as production runs it: a `celery worker` and a separate `celery beat` (the
+DatabaseScheduler) polling simulated vLLM servers every 5 s through Redis into a PostgreSQL
+database of our own (the worker is another process: it cannot see pytest's transaction). Then
+the service is killed and started again, and the stored samples must show that
+
+- polling resumed: every target has a successful poll within about one interval after the service
+  is back (the slack covers the worker's reconnect back-off and the 5 s beat tick),
+- nothing was written twice: no duplicate (target, series, labels, ts) row, and no two stored
+  polls of a target closer than half an interval (a redelivered poll of a stored slot is skipped),
+- and polling then keeps its cadence.
+
+These tests stop the machine's shared Redis and PostgreSQL; `finally` blocks always start them
+again (CI and everyone else on the machine depend on them).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DATABASE_URL = os.environ.get("DATABASE_URL", "")
+REDIS_URL = os.environ.get("REDIS_URL", "")
+REDIS_DB = 12  # a database index of our own on REDIS_URL's server
+TARGETS = 8
+INTERVAL_S = 5
+# The first poll after the service is back may wait for the worker's reconnect back-off (kombu
+# retries after 2, 4, 6 ... s) and the next 5 s beat tick, on top of one interval.
+RECOVERY_SLACK_S = 10.0
+BASELINE_S = 20.0
+REDIS_DOWN_S = 8.0
+AFTER_S = 35.0
+REDIS_START = [
+    "redis-server", "--daemonize", "yes", "--bind", "127.0.0.1", "-::1", "--port", "6379",
+    "--save", "", "--appendonly", "no", "--dir", "/var/lib/redis",
+    "--logfile", "/var/log/redis/ci.log",
+]  # fmt: skip
+
+pytestmark = [pytest.mark.integration, pytest.mark.enable_socket]
+
+
+# --- the shared services -------------------------------------------------------------------
+
+
+def redis_up() -> bool:
+    done = subprocess.run(
+        ["redis-cli", "-p", "6379", "ping"], capture_output=True, text=True, check=False
+    )
+    return done.returncode == 0 and "PONG" in done.stdout
+
+
+def wait_for(check, timeout_s: float, what: str) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} did not happen within {timeout_s:g} s")
+        time.sleep(0.2)
+
+
+def redis_start() -> None:
+    """Start the machine's Redis exactly as CI does (no-op when it answers)."""
+    if redis_up():
+        return
+    Path("/var/lib/redis").mkdir(parents=True, exist_ok=True)
+    Path("/var/log/redis").mkdir(parents=True, exist_ok=True)
+    subprocess.run(REDIS_START, check=False)
+    wait_for(redis_up, 30, "Redis answering")
+
+
+def pg_cluster() -> str:
+    return sorted(os.listdir("/etc/postgresql"))[0]
+
+
+def pg_up() -> bool:
+    done = subprocess.run(
+        ["pg_isready", "-q", "-h", "127.0.0.1", "-p", "5432"], capture_output=True, check=False
+    )
+    return done.returncode == 0
+
+
+def pg_ctl(action: str) -> None:
+    subprocess.run(
+        ["pg_ctlcluster", "--skip-systemctl-redirect", pg_cluster(), "main", action],
+        capture_output=True,
+        check=False,
+        timeout=120,
+    )
+
+
+def pg_start() -> None:
+    """Start the machine's PostgreSQL cluster (no-op when it answers)."""
+    if pg_up():
+        return
+    pg_ctl("start")
+    wait_for(pg_up, 60, "PostgreSQL accepting connections")
+
+
+# --- the stack under test ------------------------------------------------------------------
+
+
+def _with_path(url: str, path: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc, path, parts.query, parts.fragment))
+
+
+def _pg_connect(url: str):
+    import psycopg
+
+    return psycopg.connect(url.replace("postgres://", "postgresql://", 1), autocommit=True)
+
+
+@dataclass
+class Stack:
+    db_url: str
+    env: dict[str, str]
+    logs: Path
+    procs: dict[str, subprocess.Popen] = field(default_factory=dict)
+
+    def query(self, sql: str, *params: object) -> list[tuple]:
+        """Run `sql` on the stack's database with a fresh connection (survives restarts)."""
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with _pg_connect(self.db_url) as conn:
+                    return conn.execute(sql, params).fetchall()
+            except Exception:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
+
+    def successful_polls(self) -> dict[int, list[datetime]]:
+        rows = self.query(
+            "SELECT target_id, ts FROM monitoring_sample "
+            "WHERE series = 'poll.up' AND value = 1 ORDER BY target_id, ts"
+        )
+        polls: dict[int, list[datetime]] = {}
+        for target_id, ts in rows:
+            polls.setdefault(target_id, []).append(ts)
+        return polls
+
+    def duplicates(self) -> list[tuple]:
+        return self.query(
+            "SELECT target_id, series, labels, ts, COUNT(*) FROM monitoring_sample "
+            "GROUP BY target_id, series, labels, ts HAVING COUNT(*) > 1 LIMIT 5"
+        )
+
+    def failed_polls(self) -> int:
+        return self.query(
+            "SELECT COUNT(*) FROM monitoring_sample WHERE series = 'poll.up' AND value = 0"
+        )[0][0]
+
+    def log_count(self, name: str, text: str) -> int:
+        return (self.logs / f"{name}.log").read_text(errors="replace").count(text)
+
+    def log_tail(self) -> str:
+        out = []
+        for path in sorted(self.logs.glob("*.log")):
+            out.append(f"--- {path.name}\n{path.read_text(errors='replace')[-2500:]}")
+        return "\n".join(out)
+
+    def alive(self) -> None:
+        for name, proc in self.procs.items():
+            assert proc.poll() is None, f"{name} exited ({proc.returncode})\n{self.log_tail()}"
+
+
+def _manage(env: dict[str, str], *args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+def _spawn(stack: Stack, name: str, args: list[str]) -> None:
+    log = (stack.logs / f"{name}.log").open("w")
+    stack.procs[name] = subprocess.Popen(
+        args, cwd=ROOT, env=stack.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+    )
+    log.close()
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory) -> Iterator[Stack]:
+    """Simulator, migrated database of our own, targets, then a worker and a beat process."""
+    if not REDIS_URL or not DATABASE_URL.startswith(("postgres://", "postgresql://")):
+        pytest.fail("REDIS_URL and a PostgreSQL DATABASE_URL are needed (CI sets both).")
+    redis_start()
+    pg_start()
+    tmp = tmp_path_factory.mktemp("restarts")
+    name = f"serveplan_restarts_{uuid.uuid4().hex[:8]}"
+    admin_url = _with_path(DATABASE_URL, "/postgres")
+    with _pg_connect(admin_url) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    db_url = _with_path(DATABASE_URL, f"/{name}")
+    env = dict(
+        os.environ,
+        DJANGO_SETTINGS_MODULE="config.settings.local",
+        DATABASE_URL=db_url,
+        REDIS_URL=_with_path(REDIS_URL, f"/{REDIS_DB}"),
+        SERVEPLAN_VAR_DIR=str(tmp / "var"),
+        SECRET_KEY="restart-test-secret",
+        DEBUG="false",
+        LOG_LEVEL="INFO",
+    )
+    stack = Stack(db_url=db_url, env=env, logs=tmp)
+    try:
+        subprocess.run(
+            ["redis-cli", "-n", str(REDIS_DB), "flushdb"], capture_output=True, check=False
+        )
+        sim = subprocess.Popen(
+            [sys.executable, "-m", "monitoring.simulator", "--port", "0", "--no-ray",
+             "--no-faults", "--vllm", str(TARGETS)],
+            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+            start_new_session=True,
+        )  # fmt: skip
+        stack.procs["simulator"] = sim
+        assert sim.stdout is not None
+        targets = json.loads(sim.stdout.readline())
+        _manage(env, "migrate", "--noinput")
+        script = "from monitoring.services import target_create\n" + "".join(
+            f"target_create(name={t['name']!r}, kind={t['kind']!r}, base_url={t['base_url']!r},"
+            f" poll_interval_s={INTERVAL_S})\n"
+            for t in targets
+        )
+        _manage(env, "shell", "-c", script)
+        celery = [sys.executable, "-m", "celery", "-A", "config"]
+        _spawn(stack, "worker", [*celery, "worker", "--concurrency", "2", "--loglevel", "INFO",
+                                 "-n", f"restarts-{uuid.uuid4().hex[:6]}@%h"])  # fmt: skip
+        _spawn(stack, "beat", [*celery, "beat", "--loglevel", "INFO",
+                               "--pidfile", str(tmp / "beat.pid")])  # fmt: skip
+        # Every target polled at least twice: the stack is up.
+        wait_for(
+            lambda: sum(len(v) >= 2 for v in stack.successful_polls().values()) == TARGETS,
+            90,
+            f"two successful polls of each target\n{stack.log_tail()}",
+        )
+        yield stack
+    finally:
+        for proc in stack.procs.values():
+            _stop(proc)
+        redis_start()
+        pg_start()
+        with _pg_connect(admin_url) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        subprocess.run(
+            ["redis-cli", "-n", str(REDIS_DB), "flushdb"], capture_output=True, check=False
+        )
+
+
+# --- the checks ----------------------------------------------------------------------------
+
+
+def assert_recovered(stack: Stack, *, back_at: datetime, until: datetime) -> dict[str, float]:
+    """Check resumption, no double write and the cadence after `back_at`; return figures."""
+    stack.alive()
+    assert stack.duplicates() == [], "a sample was written twice"
+    polls = stack.successful_polls()
+    assert len(polls) == TARGETS, polls.keys()
+    first_after: dict[int, float] = {}
+    for target_id, times in polls.items():
+        gaps = [(b - a).total_seconds() for a, b in zip(times, times[1:], strict=False)]
+        # Two stored polls of one slot would be (much) closer than an interval.
+        assert min(gaps) >= INTERVAL_S / 2, (target_id, min(gaps), times)
+        after = [t for t in times if t >= back_at]
+        assert after, f"target {target_id} never polled after the restart\n{stack.log_tail()}"
+        first_after[target_id] = (after[0] - back_at).total_seconds()
+        steady = [t for t in after if t <= until]
+        steady_gaps = [(b - a).total_seconds() for a, b in zip(steady, steady[1:], strict=False)]
+        assert steady_gaps, (target_id, steady)
+        assert max(steady_gaps) <= INTERVAL_S * 1.6, (target_id, steady_gaps)
+    worst = max(first_after.values())
+    assert worst <= INTERVAL_S + RECOVERY_SLACK_S, (first_after, stack.log_tail())
+    # The simulated servers never failed: a restart must not record them as down.
+    assert stack.failed_polls() == 0, stack.log_tail()
+    return {
+        "first_poll_after_back_s_max": round(worst, 1),
+        "polls_stored": sum(len(t) for t in polls.values()),
+        "broker_lost_logged": stack.log_count("worker", "Connection to broker lost"),
+        "db_errors_logged": stack.log_count("worker", "OperationalError"),
+    }
+
+
+def test_polling_survives_a_redis_restart(stack: Stack):
+    time.sleep(BASELINE_S)
+    stack.alive()
+    try:
+        subprocess.run(["redis-cli", "-p", "6379", "shutdown", "nosave"], check=False)
+        wait_for(lambda: not redis_up(), 30, "Redis stopping")
+        time.sleep(REDIS_DOWN_S)
+    finally:
+        redis_start()
+    back_at = datetime.now(UTC)
+    time.sleep(AFTER_S)
+    figures = assert_recovered(stack, back_at=back_at, until=datetime.now(UTC))
+    print(f"redis restart: {figures}")
+
+
+def test_polling_survives_a_postgresql_restart(stack: Stack):
+    time.sleep(BASELINE_S)
+    stack.alive()
+    try:
+        pg_ctl("restart")
+    finally:
+        pg_start()
+    back_at = datetime.now(UTC)
+    time.sleep(AFTER_S)
+    figures = assert_recovered(
+        stack, back_at=back_at - timedelta(seconds=0), until=datetime.now(UTC)
+    )
+    print(f"postgresql restart: {figures}")
