@@ -218,10 +218,13 @@ else:
         "data_folder_in": str(CELERY_DATA_DIR / "queue"),
         "data_folder_out": str(CELERY_DATA_DIR / "queue"),
         "processed_folder": str(CELERY_DATA_DIR / "processed"),
+        # Broadcast exchanges (worker control); kombu's default is "control" in the cwd.
+        "control_folder": str(CELERY_DATA_DIR / "control"),
         "store_processed": False,
     }
     CELERY_RESULT_BACKEND = None
-    (CELERY_DATA_DIR / "queue").mkdir(parents=True, exist_ok=True)
+    for _folder in ("queue", "control"):
+        (CELERY_DATA_DIR / _folder).mkdir(parents=True, exist_ok=True)
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
