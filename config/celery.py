@@ -15,15 +15,16 @@ app.autodiscover_tasks()
 # where operators can change intervals from the admin.
 app.conf.beat_schedule = {
     "core.heartbeat": {"task": "core.heartbeat", "schedule": 30.0, "options": {"expires": 25}},
+    # `expires` for celery's own scheduler; django-celery-beat reads only `expire_seconds`.
     "monitoring.schedule_polls": {
         "task": "monitoring.schedule_polls",
         "schedule": 5.0,
-        "options": {"expires": 4},
+        "options": {"expires": 4, "expire_seconds": 4},
     },
     "monitoring.maintain": {
         "task": "monitoring.maintain",
         "schedule": 60.0,
-        "options": {"expires": 55},
+        "options": {"expires": 55, "expire_seconds": 55},
     },
 }
 

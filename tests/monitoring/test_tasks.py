@@ -29,7 +29,20 @@ def test_beat_runs_the_scheduler_every_5_s_and_maintenance_every_minute():
     assert schedule["monitoring.schedule_polls"]["task"] == "monitoring.schedule_polls"
     assert schedule["monitoring.schedule_polls"]["schedule"] == 5.0
     assert schedule["monitoring.schedule_polls"]["options"]["expires"] < 5
+    # django-celery-beat's DatabaseScheduler (the default here) reads `expire_seconds` only.
+    assert schedule["monitoring.schedule_polls"]["options"]["expire_seconds"] < 5
     assert schedule["monitoring.maintain"]["task"] == "monitoring.maintain"
+
+
+def test_the_database_scheduler_keeps_the_expiry_of_scheduler_ticks():
+    from django_celery_beat.models import PeriodicTask
+    from django_celery_beat.schedulers import DatabaseScheduler
+
+    DatabaseScheduler(app=app, lazy=True).update_from_dict(
+        {"monitoring.schedule_polls": app.conf.beat_schedule["monitoring.schedule_polls"]}
+    )
+
+    assert PeriodicTask.objects.get(name="monitoring.schedule_polls").expire_seconds == 4
 
 
 def test_poll_policy_is_acks_late_with_a_soft_time_limit():
