@@ -30,6 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 ROUNDS = 30
+ORIGINAL_DB_NAME: str | None = None  # set when a throw-away PostgreSQL database is created
 
 
 def setup() -> None:
@@ -45,6 +46,8 @@ def setup() -> None:
     from django.db import connection
 
     if connection.vendor != "sqlite":
+        global ORIGINAL_DB_NAME
+        ORIGINAL_DB_NAME = connection.settings_dict["NAME"]
         connection.settings_dict.setdefault("TEST", {})["NAME"] = "serveplan_bench_monitoring"
         connection.creation.create_test_db(verbosity=0, autoclobber=True)
     else:
@@ -279,7 +282,11 @@ def main() -> None:
     print("fleet overview:")
     bench_overview()
     print("polling:")
-    bench_polling()
+    try:
+        bench_polling()
+    finally:
+        if ORIGINAL_DB_NAME is not None:
+            connection.creation.destroy_test_db(ORIGINAL_DB_NAME, verbosity=0)
 
 
 if __name__ == "__main__":
