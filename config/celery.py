@@ -12,10 +12,14 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
 # Static entries; django-celery-beat's DatabaseScheduler copies them into its tables on start,
-# where operators can change intervals from the admin.
+# where operators can change intervals from the admin. `expires` is for celery's own scheduler;
+# django-celery-beat reads only `expire_seconds`.
 app.conf.beat_schedule = {
-    "core.heartbeat": {"task": "core.heartbeat", "schedule": 30.0, "options": {"expires": 25}},
-    # `expires` for celery's own scheduler; django-celery-beat reads only `expire_seconds`.
+    "core.heartbeat": {
+        "task": "core.heartbeat",
+        "schedule": 30.0,
+        "options": {"expires": 25, "expire_seconds": 25},
+    },
     "monitoring.schedule_polls": {
         "task": "monitoring.schedule_polls",
         "schedule": 5.0,
