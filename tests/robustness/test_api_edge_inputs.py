@@ -44,3 +44,10 @@ def test_plan_spec_with_unstorable_values_is_a_400(demo_fleet, planner_api, chan
 
     assert response.status_code == 400, response.content[:300]
     assert field in response.content.decode()
+
+
+def test_a_limit_beyond_bigint_is_capped(demo_fleet, planner_api):
+    response = planner_api.get("/api/v1/inventory/gpu-types/?limit=43480364806418217304064")
+
+    assert response.status_code == 200
+    assert len(response.json()["results"]) == response.json()["count"]
