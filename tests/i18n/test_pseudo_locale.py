@@ -328,3 +328,23 @@ def test_the_detector_finds_unmarked_text():
         "p: 'Unmarked words' -> ['Unmarked', 'words']",
         "input[value]: 'Save' -> ['Save']",
     ]
+
+
+def test_error_pages_are_marked(client, viewer, pseudo_locale):
+    from django.conf import settings
+    from django.template.loader import render_to_string
+
+    client.force_login(viewer)
+    client.cookies[settings.LANGUAGE_COOKIE_NAME] = pseudo_locale
+    client.raise_request_exception = False
+
+    not_found = client.get("/no-such-page/")
+    forbidden = client.get(reverse("inventory:machine-create"))
+    with translation.override(pseudo_locale):
+        server_error = render_to_string("500.html")
+
+    assert not_found.status_code == 404
+    assert forbidden.status_code == 403
+    for html in (not_found.content.decode(), forbidden.content.decode(), server_error):
+        assert "⟦" in html
+        assert _findings(html) == []
