@@ -1,12 +1,13 @@
 """Load benchmark (issue 8): 50 browser users against the production stack, figures printed.
 
-Skipped unless SERVEPLAN_BENCH_LOAD=1 (it takes about four minutes and needs PostgreSQL and
+Skipped unless SERVEPLAN_BENCH_LOAD=1 (it takes about six minutes and needs PostgreSQL and
 Redis); `make bench` runs it then. What runs, all on this machine, loopback only:
 
 - PostgreSQL (a database of our own, `serveplan_bench_load`, created and dropped) and Redis
   (database 11 of the server, flushed before and after), from DATABASE_URL / REDIS_URL or the
   local defaults postgres://postgres@127.0.0.1:5432 and redis://127.0.0.1:6379;
-- the simulator with 199 vLLM servers and one Ray cluster (200 targets, polled every 15 s);
+- the simulator with 199 vLLM servers and one Ray cluster (200 targets, polled every 15 s),
+  with LOAD_HISTORY_MIN (60) minutes of history copied back, since the dashboards read 1 h;
 - `celery worker` (4 processes) and a separate `celery beat`, as in production;
 - gunicorn with 4 sync workers and config.settings.production (behind a pretend TLS proxy);
 - locust, headless, LOAD_USERS users (50) for LOAD_DURATION_S seconds (120): see
@@ -192,7 +193,7 @@ def prepare_data(sim_targets: list[dict[str, str]]) -> dict[str, object]:
 
 
 def backfill_history(db_url: str, minutes: int) -> int:
-    """Copy each target's first poll back over the last `minutes` at the poll interval.
+    """Copy each target's latest poll back over the `minutes` before its first poll.
 
     The dashboards ask for the last hour: without history their queries would read a few
     minutes of rows instead of 200 targets x 240 polls x ~45 series.
@@ -203,11 +204,12 @@ def backfill_history(db_url: str, minutes: int) -> int:
         conn.execute(
             """
             INSERT INTO monitoring_sample (target_id, series, labels, ts, value)
-            SELECT s.target_id, s.series, s.labels, s.ts - make_interval(secs => %s * k),
+            SELECT s.target_id, s.series, s.labels, polls.first - make_interval(secs => %s * k),
                    s.value * (0.8 + 0.4 * random())
             FROM monitoring_sample s
-            JOIN (SELECT target_id, MIN(ts) AS ts FROM monitoring_sample GROUP BY target_id)
-                 first_poll ON first_poll.target_id = s.target_id AND first_poll.ts = s.ts
+            JOIN (SELECT target_id, MIN(ts) AS first, MAX(ts) AS last
+                  FROM monitoring_sample GROUP BY target_id) polls
+                 ON polls.target_id = s.target_id AND polls.last = s.ts
             CROSS JOIN generate_series(1, %s) AS k
             """,
             (POLL_INTERVAL_S, minutes * 60 // POLL_INTERVAL_S),
@@ -284,7 +286,11 @@ class CpuMeter:
     def _read(self) -> dict[str, float]:
         import psutil
 
-        out = {name: self._tree(p.pid) for name, p in self.stack.procs.items()}
+        out = {
+            name: self._tree(p.pid)
+            for name, p in self.stack.procs.items()
+            if p.poll() is None and name != "locust"  # locust has exited when this is read
+        }
         t = psutil.cpu_times()
         out["machine"] = t.user + t.system + getattr(t, "nice", 0.0)
         return out
@@ -351,8 +357,11 @@ def report_requests(samples_file: Path, duration_s: float) -> dict[str, dict[str
 
 def main() -> int:
     if os.environ.get("SERVEPLAN_BENCH_LOAD") != "1":
-        print("  skipped: set SERVEPLAN_BENCH_LOAD=1 to run it (about 4 min; PostgreSQL + Redis)")
+        print("  skipped: set SERVEPLAN_BENCH_LOAD=1 to run it (about 6 min; PostgreSQL + Redis)")
         return 0
+    if not (BIN / "locust").exists():
+        print("  locust is missing: .venv/bin/pip install -e '.[dev,bench]'")
+        return 1
     database_url = os.environ.get("DATABASE_URL", "")
     if not database_url.startswith(("postgres://", "postgresql://")):
         database_url = "postgres://postgres@127.0.0.1:5432/postgres"
@@ -436,6 +445,8 @@ def main() -> int:
             "a first successful poll of every target",
             stack,
         )
+        # A second poll has the rates too (they need the previous snapshot): copy that one.
+        time.sleep(POLL_INTERVAL_S + 2)
         if HISTORY_MIN:
             started = time.monotonic()
             total = backfill_history(db_url, HISTORY_MIN)
