@@ -218,6 +218,15 @@ def backfill_history(db_url: str, minutes: int) -> int:
         return conn.execute("SELECT COUNT(*) FROM monitoring_sample").fetchone()[0]
 
 
+def min_polls(db_url: str) -> int:
+    """Return the fewest successful polls stored for any target."""
+    with _pg(db_url) as conn:
+        return conn.execute(
+            "SELECT COALESCE(MIN(n), 0) FROM (SELECT target_id, COUNT(*) AS n FROM "
+            "monitoring_sample WHERE series = 'poll.up' AND value = 1 GROUP BY target_id) p"
+        ).fetchone()[0]
+
+
 def db_figures(db_url: str) -> dict[str, int]:
     with _pg(db_url) as conn:
         samples = conn.execute("SELECT COUNT(*) FROM monitoring_sample").fetchone()[0]
@@ -446,7 +455,9 @@ def main() -> int:
             stack,
         )
         # A second poll has the rates too (they need the previous snapshot): copy that one.
-        time.sleep(POLL_INTERVAL_S + 2)
+        wait_for(
+            lambda: min_polls(db_url) >= 2, 3 * POLL_INTERVAL_S, "a second poll of every target"
+        )
         if HISTORY_MIN:
             started = time.monotonic()
             total = backfill_history(db_url, HISTORY_MIN)
@@ -470,6 +481,12 @@ def main() -> int:
         t1 = datetime.now(UTC)
         load_s = (t1 - t0).total_seconds()
         cpu = meter.report(load_s)
+        for name in ("simulator", "worker", "beat", "gunicorn"):
+            proc = stack.procs[name]
+            if proc.poll() is not None:
+                raise RuntimeError(
+                    f"{name} exited ({proc.returncode}) during the load:\n{stack.log(name)[-3000:]}"
+                )
         # Let every queued poll finish: no new ones after beat stops, then at most one interval.
         stack.stop("beat")
         time.sleep(POLL_INTERVAL_S + 5)
