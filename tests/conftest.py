@@ -103,3 +103,11 @@ def _allow_orm_setup_in_browser_tests(request, monkeypatch):
     """Playwright's sync API runs an event loop in the test thread; let test setup use the ORM."""
     if request.node.get_closest_marker("browser"):
         monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+
+@pytest.fixture(autouse=True)
+def _empty_cache():
+    """Start every test with an empty cache."""
+    from django.core.cache import cache
+
+    cache.clear()

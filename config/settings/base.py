@@ -137,6 +137,8 @@ SECURE_CSP = {
 }
 
 # Monitoring (defaults and the other knobs: monitoring/conf.py).
+# Seconds one computation of the fleet-wide sums serves every user's dashboard.
+MONITORING_FLEET_SERIES_CACHE_S = env.int("MONITORING_FLEET_SERIES_CACHE_S", default=5)
 MONITORING_URL_ALLOWLIST = env.list("MONITORING_URL_ALLOWLIST", default=[])
 MONITORING_RAW_RETENTION_H = env.int("MONITORING_RAW_RETENTION_H", default=48)
 MONITORING_ROLLUP_RETENTION_D = env.int("MONITORING_ROLLUP_RETENTION_D", default=30)
@@ -235,6 +237,18 @@ CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# One cache shared by every web worker: Redis when there is one, else a folder under var/.
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+        if REDIS_URL
+        else {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": str(VAR_DIR / "cache"),
+        }
+    )
+}
+
 HEARTBEAT_INTERVAL_S = 30
 # /healthz reports the worker unhealthy when its last beat is older than this.
 HEARTBEAT_MAX_AGE_S = env.int("HEARTBEAT_MAX_AGE_S", default=120)

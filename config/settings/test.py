@@ -15,3 +15,6 @@ STORAGES = {
 
 # Lockout is tested explicitly (tests/core/test_security.py); elsewhere tests log in freely.
 AXES_ENABLED = False
+
+# Per-process and emptied between tests (tests/conftest.py), so no answer leaks across tests.
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}

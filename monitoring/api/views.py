@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
+from django.conf import settings
+from django.core.cache import cache
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import Exists, OuterRef
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -190,12 +193,27 @@ class FleetSeriesView(APIView):
     def get(self, request: Request) -> Response:
         query = SeriesQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
-        start, end = selectors.resolve_range(query.validated_data["range"])
+        # Summing every target's samples is the heaviest query of the dashboards and every
+        # open overview asks for it every few seconds: compute it once per few seconds for all
+        # users (shared through the cache by every web worker), well within one poll interval.
+        cache_key = (
+            "monitoring:fleet-series:"
+            + hashlib.sha256(repr(sorted(query.validated_data.items())).encode()).hexdigest()
+        )
+        out = cache.get(cache_key)
+        if out is None:
+            out = self._compute(query.validated_data)
+            cache.set(cache_key, out, timeout=settings.MONITORING_FLEET_SERIES_CACHE_S)
+        return Response(out)
+
+    @staticmethod
+    def _compute(params: dict[str, Any]) -> dict[str, Any]:
+        start, end = selectors.resolve_range(params["range"])
         out: dict[str, Any] = {"series": []}
-        for key in query.validated_data["series"][:10]:
+        for key in params["series"][:10]:
             data = selectors.fleet_series(
-                key=key, start=start, end=end, max_points=query.validated_data.get("max_points")
+                key=key, start=start, end=end, max_points=params.get("max_points")
             )
             out.update({k: v for k, v in data.items() if k != "series"})
             out["series"].extend(data["series"])
-        return Response(out)
+        return out

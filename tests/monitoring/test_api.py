@@ -153,3 +153,24 @@ def test_an_unlinked_target_explains_the_empty_plan_panel(viewer_client, make_ta
     response = viewer_client.get(make_target().get_absolute_url())
 
     assert b"not linked to a plan" in response.content
+
+
+def test_fleet_sums_are_computed_once_per_cache_window(viewer_api, make_target, settings):
+    settings.MONITORING_FLEET_SERIES_CACHE_S = 60
+    now = timezone.now().replace(microsecond=0)
+    for target in (make_target(), make_target()):
+        write_series(
+            target, "vllm.requests_running", start=now - timezone.timedelta(minutes=5),
+            step_s=15, count=10, value=lambda i: 2.0,
+        )  # fmt: skip
+    query = {"series": "vllm.requests_running", "range": "15m"}
+
+    first = viewer_api.get("/api/v1/monitoring/fleet-series/", query).json()
+    write_series(
+        make_target(), "vllm.requests_running", start=now - timezone.timedelta(minutes=5),
+        step_s=15, count=10, value=lambda i: 2.0,
+    )  # fmt: skip
+    cached = viewer_api.get("/api/v1/monitoring/fleet-series/", query).json()
+
+    assert first["series"][0]["v"][0] == 4.0
+    assert cached == first  # the third target shows up when the window ends, not before
