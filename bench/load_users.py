@@ -34,6 +34,8 @@ _records: list[tuple[str, str, float, bool]] = []
 
 WIZARD_SHARE = 0.15
 PLAN_PAGE_SHARE = 0.25
+# Share of dashboard opens that go to the fleet overview (the rest: 6 vLLM pages to 1 Ray page).
+OVERVIEW_SHARE = float(os.environ.get("LOAD_OVERVIEW_SHARE", "0.3"))
 
 
 @events.request.add_listener
@@ -200,9 +202,9 @@ class DashboardUser(HttpUser):
     # --- what a tab does ---
     def open_dashboard(self) -> None:
         kind = random.random()
-        if kind < 0.3:
+        if kind < OVERVIEW_SHARE:
             url, name = "/monitoring/", "page:overview"
-        elif kind < 0.9:
+        elif kind < OVERVIEW_SHARE + (1 - OVERVIEW_SHARE) * 6 / 7:
             url, name = f"/monitoring/targets/{random.choice(CONFIG['vllm_ids'])}/", "page:vllm"
         else:
             url, name = f"/monitoring/targets/{random.choice(CONFIG['ray_ids'])}/", "page:ray"
