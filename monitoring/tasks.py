@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,6 +21,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.db import OperationalError
 from django.utils import timezone
 
+from core import opsmetrics
 from monitoring import conf
 from monitoring.alerting import alerts_evaluate, event_payload
 from monitoring.models import AlertEvent, Target
@@ -95,15 +97,15 @@ def poll_target(self, *, target_id: int, slot: int | None = None) -> None:
     target = Target.objects.defer("token").filter(pk=target_id, enabled=True).first()
     if target is None:
         return
+    started = time.monotonic()
+
+    def on_transition(event: AlertEvent, what: str) -> None:
+        opsmetrics.increment("serveplan_alert_events", {"transition": what})
+        deliver_webhook.delay(event_id=event.pk, transition=what)
 
     def evaluate(report: PollReport) -> None:
         alerts_evaluate(
-            target=target,
-            values=report.values,
-            now=report.ts,
-            on_transition=lambda event, what: deliver_webhook.delay(
-                event_id=event.pk, transition=what
-            ),
+            target=target, values=report.values, now=report.ts, on_transition=on_transition
         )
 
     try:
@@ -115,6 +117,7 @@ def poll_target(self, *, target_id: int, slot: int | None = None) -> None:
             if self.request.retries < self.max_retries and fits:
                 raise self.retry(countdown=backoff_s)
             record_failure(target, report, slot=slot, on_stored=evaluate)
+        _count_poll(target, outcome="ok" if report.ok else report.error_kind, started=started)
     except SoftTimeLimitExceeded:
         poll_record_failure(
             target=target,
@@ -123,10 +126,18 @@ def poll_target(self, *, target_id: int, slot: int | None = None) -> None:
             message=f"the poll exceeded its time limit of {POLL_SOFT_TIME_LIMIT_S} s",
             slot=slot,
         )
+        _count_poll(target, outcome="timeout", started=started)
     except OperationalError as exc:  # e.g. SQLite "database is locked": storage transport
         if self.request.retries < self.max_retries:
             raise self.retry(countdown=2**self.request.retries, exc=exc) from None
         raise
+
+
+def _count_poll(target: Target, *, outcome: str, started: float) -> None:
+    """Add a finished poll to ServePlan's own /metrics (retried attempts are not counted)."""
+    labels = {"kind": target.kind}
+    opsmetrics.increment("serveplan_polls", {**labels, "outcome": outcome or "error"})
+    opsmetrics.observe("serveplan_poll_duration_seconds", time.monotonic() - started, labels)
 
 
 @shared_task(name=MAINTAIN, ignore_result=True, acks_late=True, soft_time_limit=50)

@@ -160,3 +160,39 @@ def test_maintenance_rolls_up_then_enforces_retention(make_target):
 
     rollup.assert_called_once()
     retention.assert_called_once()
+
+
+@pytest.mark.enable_socket
+def test_polls_are_counted_on_serveplans_own_metrics(make_target, http_server, client):
+    from prometheus_client.parser import text_string_to_metric_families
+
+    base, script = http_server
+    script.route = lambda path: (500, {}, [b"boom"])
+    target = make_target(base_url=f"{base}/v", poll_interval_s=60)
+    Target.objects.filter(pk=target.pk).update(next_poll_at=timezone.now() - timedelta(seconds=30))
+
+    tasks.poll_target.apply(kwargs={"target_id": target.pk, "slot": 1})
+    families = {
+        f.name: f for f in text_string_to_metric_families(client.get("/metrics").content.decode())
+    }
+
+    polls = {
+        (s.labels["kind"], s.labels["outcome"]): s.value
+        for s in families["serveplan_polls"].samples
+    }
+    assert polls == {("vllm", "http_status"): 1.0}
+    durations = families["serveplan_poll_duration_seconds"].samples
+    assert any(s.name.endswith("_count") and s.value == 1.0 for s in durations)
+    assert families["serveplan_scheduler_lag_seconds"].samples[0].value >= 0
+    assert families["serveplan_alerts_open"].samples[0].value >= 0
+
+
+def test_queue_length_reads_the_local_broker_folder(tmp_path, monkeypatch):
+    from monitoring.ops_gauges import queue_length
+
+    for name in ("1_a.celery.msg", "2_b.celery.msg", "3_c.other.msg"):
+        (tmp_path / name).write_text("{}")
+    monkeypatch.setattr(app.conf, "broker_url", "filesystem://")
+    monkeypatch.setitem(app.conf, "broker_transport_options", {"data_folder_in": str(tmp_path)})
+
+    assert queue_length() == 2
