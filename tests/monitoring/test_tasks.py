@@ -34,6 +34,9 @@ def test_beat_runs_the_scheduler_every_5_s_and_maintenance_every_minute():
     assert schedule["monitoring.maintain"]["task"] == "monitoring.maintain"
 
 
+# django-celery-beat's scheduler closes the database connection it used; inside a test
+# transaction that connection could not be reopened, so this test commits for real.
+@pytest.mark.django_db(transaction=True)
 def test_the_database_scheduler_keeps_the_expiry_of_scheduler_ticks():
     from django_celery_beat.models import PeriodicTask
     from django_celery_beat.schedulers import DatabaseScheduler
