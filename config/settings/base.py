@@ -88,11 +88,13 @@ DATABASES = {
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # The default laptop setup has web and worker writing one file: take the write lock at
-    # BEGIN (no upgrade deadlocks), let readers proceed during writes (WAL), and wait for it.
+    # BEGIN (no lock-upgrade deadlocks) and wait for it. WAL mode, which lets readers proceed
+    # during a write, is switched on once by `manage.py prepare` (it persists in the file;
+    # switching it on every connection makes concurrent connections fail).
     DATABASES["default"]["OPTIONS"] = {
         "transaction_mode": "IMMEDIATE",
         "timeout": 20,
-        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        **DATABASES["default"].get("OPTIONS", {}),
     }
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=60)
 # Check a reused connection before the request uses it: after a database restart the first

@@ -4,6 +4,7 @@ from typing import Any
 
 from django.core.management import call_command, get_commands
 from django.core.management.base import BaseCommand
+from django.db import connection
 
 # Run when the app that provides them is installed; each is idempotent.
 OPTIONAL_STEPS = ("load_catalog", "load_demo", "register_simulator_targets")
@@ -23,3 +24,7 @@ class Command(BaseCommand):
         for name, kwargs in steps:
             self.stdout.write(self.style.MIGRATE_HEADING(f"==> {name}"))
             call_command(name, stdout=self.stdout, stderr=self.stderr, **kwargs)
+        if connection.vendor == "sqlite":
+            # Readers need not wait for the worker's writes; the mode stays with the file.
+            with connection.cursor() as cursor:
+                cursor.execute("PRAGMA journal_mode=WAL")

@@ -49,9 +49,10 @@ def test_a_real_ray_cluster_is_polled_into_stored_series_and_its_page(
 
     report = _poll_until(
         target,
+        # Ray exports a reservation some seconds after it happens (0 until then): wait for it.
         lambda v: (
             'ray.placement_groups{state="PENDING"}' in v
-            and 'ray.cluster.resources_used{resource="GPU"}' in v
+            and v.get('ray.cluster.resources_used{resource="GPU"}', 0) >= 2
             and "ray.actors" in v
         ),
         METRICS_DEADLINE_S,

@@ -36,6 +36,24 @@ def _cert(tmp: Path) -> tuple[Path, Path, Path]:
         .not_valid_before(now - dt.timedelta(hours=1))
         .not_valid_after(now + dt.timedelta(hours=1))
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        # Python 3.13 verifies strictly (VERIFY_X509_STRICT): key identifiers and usage.
+        .add_extension(
+            x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False
+        )
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=True,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                key_cert_sign=True,
+                crl_sign=True,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
         .sign(ca_key, hashes.SHA256())
     )
     key = ec.generate_private_key(ec.SECP256R1())
@@ -49,6 +67,10 @@ def _cert(tmp: Path) -> tuple[Path, Path, Path]:
         .not_valid_after(now + dt.timedelta(hours=1))
         .add_extension(
             x509.SubjectAlternativeName([x509.DNSName("metrics.internal")]), critical=False
+        )
+        .add_extension(
+            x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()),
+            critical=False,
         )
         .sign(ca_key, hashes.SHA256())
     )
