@@ -242,6 +242,10 @@ CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# When the broker connection drops, cancel the acks_late tasks still running instead of acking
+# them later on the dead channel (kombu's Redis transport then crashes the worker). Polls are
+# idempotent, so the redelivered ones write nothing twice.
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
 # One cache shared by every web worker: Redis when there is one, else a folder under var/.
 CACHES = {
     "default": (
