@@ -46,10 +46,12 @@ class ServiceSerializer(RangeMessagesMixin, serializers.ModelSerializer):
         return getattr(request, "user", None)
 
     def service_create(self, data: dict[str, Any]) -> Any:
-        raise NotImplementedError
+        """Create the object through its service (each subclass names its service)."""
+        raise TypeError(f"{type(self).__name__} must define service_create()")
 
     def service_update(self, instance: Any, data: dict[str, Any]) -> Any:
-        raise NotImplementedError
+        """Change the object through its service (each subclass names its service)."""
+        raise TypeError(f"{type(self).__name__} must define service_update()")
 
     def create(self, validated_data: dict[str, Any]) -> Any:
         try:

@@ -52,7 +52,8 @@ class InventoryViewSet(viewsets.ModelViewSet):
     filter_backends = [DjangoFilterBackend]
 
     def delete_object(self, obj: Any, actor: Any) -> None:
-        raise NotImplementedError
+        """Delete through the model's service (each viewset names its service)."""
+        raise TypeError(f"{type(self).__name__} must define delete_object()")
 
     def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return _destroy(self.delete_object, self.get_object(), request)

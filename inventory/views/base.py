@@ -86,7 +86,8 @@ class ServiceFormView(PlannerRequiredMixin, View):
         return self.form_class(data=data, files=files, instance=obj)
 
     def save(self, form: Any, obj: models.Model | None) -> models.Model:
-        raise NotImplementedError
+        """Save the valid form through the model's service (each view names its service)."""
+        raise TypeError(f"{type(self).__name__} must define save()")
 
     def context(self, form: Any, obj: models.Model | None, **extra: Any) -> dict[str, Any]:
         return {"form": form, "object": obj, "title": self.title, **extra}
