@@ -5,7 +5,10 @@ import os
 from celery import Celery
 from celery.signals import worker_ready
 
+from config import kombu_redis_fix
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
+kombu_redis_fix.install()
 
 app = Celery("serveplan")
 app.config_from_object("django.conf:settings", namespace="CELERY")
