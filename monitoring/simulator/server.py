@@ -239,11 +239,15 @@ class Simulator:
             if p.slow_probability:
                 note += f"; {p.slow_probability:.0%} of scrapes take {p.slow_delay_s:g} s"
             out.append(SimTarget("vllm", f"http://{self.host}:{self.port}/vllm/{name}", name, note))
-        if self.ray is not None:
+        # Before start() a fixed base port already says where the dashboard will be (P + 1).
+        dashboard_port = self.ray.dashboard_port if self.ray is not None else None
+        if dashboard_port is None and self.with_ray and self.port:
+            dashboard_port = self.port + 1
+        if dashboard_port is not None:
             out.append(
                 SimTarget(
                     "ray",
-                    f"http://{self.host}:{self.ray.dashboard_port}",
+                    f"http://{self.host}:{dashboard_port}",
                     "sim-ray",
                     "two nodes x 4 GPUs, Ray Serve app 'llm'",
                 )

@@ -8,8 +8,7 @@ from django.core.management.base import BaseCommand, CommandParser
 
 from monitoring.models import Target
 from monitoring.services import target_create, target_update
-from monitoring.simulator import DEFAULT_PORT
-from monitoring.simulator_targets import simulator_targets
+from monitoring.simulator import DEFAULT_PORT, Simulator
 
 
 class Command(BaseCommand):
@@ -22,9 +21,10 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         created = updated = 0
-        for sim in simulator_targets(
+        simulator = Simulator(
             port=options["port"], vllm_count=options["vllm"], ray=not options["no_ray"]
-        ):
+        )
+        for sim in simulator.targets():
             name = f"sim-{sim.name}" if not sim.name.startswith("sim-") else sim.name
             existing = Target.objects.defer("token").filter(name=name).first()
             if existing is None:
