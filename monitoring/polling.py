@@ -58,15 +58,6 @@ def to_datetime(ts: float) -> datetime:
     return datetime.fromtimestamp(round(ts, 3), tz=UTC)
 
 
-def exporters_of(result: ScrapeResult) -> list[str] | None:
-    """Return the Ray exporters a poll saw (answering nodes plus failed exporter URLs)."""
-    if result.kind != "ray":
-        return None
-    nodes = {dict(s.labels)["node"] for s in result.samples if s.key.startswith("ray.node.")}
-    failed = {e.where for e in result.errors if e.where.endswith("/metrics")}
-    return sorted(nodes | failed)
-
-
 def scrape_target(target: Target, *, previous: dict | None = None) -> ScrapeResult:
     """Scrape `target` with its token and the configured limits (no storage).
 
@@ -138,7 +129,7 @@ def poll(
         samples=result.samples,
         snapshot=result.raw.to_json() if result.raw is not None else None,
         info=info,
-        exporters=exporters_of(result),
+        exporters=result.exporters if result.kind == "ray" else None,
         warnings=result.warnings,
         duration_ms=duration_ms,
     )

@@ -51,6 +51,9 @@ class ScrapeResult:
     errors: list[PollError] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     info: dict[str, Any] = field(default_factory=dict)
+    # Ray: every exporter this poll asked (host:port), answering or not; discovery re-runs
+    # on every poll, so this is the cluster's current set of nodes.
+    exporters: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -62,6 +65,7 @@ class ScrapeResult:
             "errors": [e.as_dict() for e in self.errors],
             "warnings": list(self.warnings),
             "info": self.info,
+            "exporters": self.exporters,
             "raw": self.raw.to_json() if self.raw is not None else None,
         }
 
@@ -243,12 +247,15 @@ def _scrape_ray(
                     parts.append(outcome)
                     payload += size
     ts = clock()
+    asked = sorted(node for _url, node in exporters)
     if single is None and parts:
         extra.extend(_dashboard_state(base, policy, token, client, errors, info))
     if not parts:
         if not errors:
             errors.append(PollError("source", "no metrics exporter found", source))
-        return ScrapeResult(kind="ray", source=source, ts=ts, ok=False, errors=errors, info=info)
+        return ScrapeResult(
+            kind="ray", source=source, ts=ts, ok=False, errors=errors, info=info, exporters=asked
+        )
     merged = ray.merge(parts, ts)
     prev = _previous(previous)
     samples = [*merged.gauges, *ray.derive(prev, merged.raw), *extra]
@@ -269,6 +276,7 @@ def _scrape_ray(
         errors=errors,
         warnings=merged.warnings,
         info=info,
+        exporters=asked,
     )
 
 
