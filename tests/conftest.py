@@ -99,15 +99,31 @@ def pytest_runtest_makereport(item, call):
 
 
 @pytest.fixture(autouse=True)
-def _allow_orm_setup_in_browser_tests(request, monkeypatch):
-    """Playwright's sync API runs an event loop in the test thread; let test setup use the ORM."""
-    if request.node.get_closest_marker("browser"):
-        monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-
-
-@pytest.fixture(autouse=True)
 def _empty_cache():
     """Start every test with an empty cache."""
     from django.core.cache import cache
 
     cache.clear()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Headless Chromium for one test module (module scope: Playwright's sync API runs an event
+    loop in this thread, which must not outlive the module's browser tests)."""
+    from pathlib import Path
+
+    from tests.browser import CHROMIUM, CHROMIUM_ARGS
+
+    sync_api = pytest.importorskip("playwright.sync_api")
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"Chromium is not installed at {CHROMIUM}")
+    # While Playwright's loop runs in this thread, Django sees an async context: let the tests'
+    # synchronous setup use the ORM for exactly that long.
+    with (
+        pytest.MonkeyPatch.context() as patch,
+        sync_api.sync_playwright() as pw,
+    ):
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        launched = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield launched
+        launched.close()

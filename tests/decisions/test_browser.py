@@ -5,34 +5,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.browser import CSP_PROBE
 from tests.decisions.conftest import S1_ENGINE_SPEC, THRESHOLDS, engine_result, plan_from_result
-
-# Playwright's sync API runs an event loop in this thread; the ORM calls here are test setup.
-os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-CHROMIUM = "/usr/bin/chromium"
 SCREENSHOTS = os.environ.get("SERVEPLAN_SCREENSHOTS", "")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 PASSWORD = "pw-for-tests-1"
-CSP_PROBE = """
-window.__cspViolations = [];
-document.addEventListener('securitypolicyviolation', function (e) {
-  window.__cspViolations.push(e.violatedDirective + ' ' + e.blockedURI);
-});
-"""
-
-
-@pytest.fixture(scope="module")
-def browser():
-    sync_api = pytest.importorskip("playwright.sync_api")
-    if not Path(CHROMIUM).exists():
-        pytest.skip("Chromium is not installed at /usr/bin/chromium")
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture

@@ -7,44 +7,16 @@ from pathlib import Path
 
 import pytest
 
+from tests.browser import CSP_PROBE
 from tests.planner.fleet import build_demo_fleet
-
-# Playwright's sync API runs an event loop in this thread; the ORM calls here are test setup.
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.django_db(transaction=True),
 ]
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 SCREENSHOTS = Path(os.environ.get("SERVEPLAN_SCREENSHOTS", "/tmp/serveplan-wizard"))
 PASSWORD = "pw-for-tests-1"
-CSP_PROBE = """
-window.__cspViolations = [];
-document.addEventListener('securitypolicyviolation', function (e) {
-  window.__cspViolations.push(e.violatedDirective + ' ' + e.blockedURI);
-});
-"""
-
-
-@pytest.fixture(scope="module")
-def browser():
-    sync_api = pytest.importorskip("playwright.sync_api")
-    if not Path(CHROMIUM).exists():
-        pytest.skip("Chromium is not installed at /usr/bin/chromium")
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture(autouse=True)

@@ -16,32 +16,22 @@ pytestmark = [
     pytest.mark.django_db(transaction=True),
 ]
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-
 
 @pytest.fixture
-def browser_page(live_server, planner, monkeypatch):
-    # Playwright's sync API runs an event loop in this thread; the ORM calls of the test (polls)
-    # are still synchronous and sequential.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    from playwright.sync_api import sync_playwright
-
+def browser_page(browser, live_server, planner):
     client = Client()
     client.force_login(planner)
     session = client.cookies["sessionid"].value
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        context = browser.new_context()
-        context.add_cookies([{"name": "sessionid", "value": session, "url": live_server.url}])
-        page = context.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-        page.on("console", lambda msg: _console(msg, errors))
-        # Failed requests are checked by URL (the site has no /favicon.ico: not ours).
-        page.on("response", lambda response: _response(response, errors))
-        yield page, errors
-        browser.close()
+    context = browser.new_context()
+    context.add_cookies([{"name": "sessionid", "value": session, "url": live_server.url}])
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda msg: _console(msg, errors))
+    # Failed requests are checked by URL (the site has no /favicon.ico: not ours).
+    page.on("response", lambda response: _response(response, errors))
+    yield page, errors
+    context.close()
 
 
 def _console(msg, errors: list[str]) -> None:
