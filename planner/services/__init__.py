@@ -6,7 +6,6 @@ from planner.services.plans import (
     engine_version,
     plan_create,
     plan_evaluate,
-    plan_ownership_prefill,
     plan_rerun,
     plan_save,
 )
@@ -21,7 +20,6 @@ __all__ = [
     "engine_version",
     "plan_create",
     "plan_evaluate",
-    "plan_ownership_prefill",
     "plan_rerun",
     "plan_save",
     "resolve_spec",

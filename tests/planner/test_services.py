@@ -13,7 +13,6 @@ from planner.services import (
     compare_plans,
     plan_create,
     plan_evaluate,
-    plan_ownership_prefill,
     plan_rerun,
     resolve_spec,
 )
@@ -160,16 +159,6 @@ def test_compare_highlights_what_changed(demo_fleet, planner, s1_spec, s2a_spec)
     spec_changed = {row.key for row in diff.spec if row.changed}
     assert {"model", "weight_dtype"} <= spec_changed
     assert compare_plans(a, a).changed_count == 0
-
-
-def test_ownership_prefill_for_decision_records(demo_fleet, planner, s1_spec):
-    plan = plan_create(spec=s1_spec, author=planner)
-    data = plan_ownership_prefill(plan=plan)
-    assert data["plan_public_id"] == str(plan.public_id)
-    assert data["pool_kind"] == "dedicated"
-    assert data["executor_backend"] == "mp"
-    assert data["hostnames"] == ["a800-01", "a800-02"]
-    assert data["suggested_sentence"].startswith("Keep mp")
 
 
 def test_s1_on_the_real_demo_fleet_uses_the_dedicated_a800s(db, planner):

@@ -396,9 +396,7 @@ def _client(role: str, world: dict[str, Any]) -> Client:
 
 def _is_login_redirect(response: Any) -> bool:
     """Return whether the page sent an anonymous user to sign in (logout's redirect is not)."""
-    return response.status_code == 302 and response["Location"].startswith(
-        "/accounts/login/?next="
-    )
+    return response.status_code == 302 and response["Location"].startswith("/accounts/login/?next=")
 
 
 @pytest.mark.parametrize("route", ROUTES, ids=lambda r: r.name)
