@@ -38,6 +38,7 @@ PHRASES: tuple[str, ...] = (
     gettext_noop("every replica lives inside one node; multiprocessing workers, no Ray"),
     # a pinned layout's verdict (plan.py)
     gettext_noop("does not fit: {reason}"),
+    gettext_noop("does not fit at {dtype} weights: {reason}"),
     gettext_noop("fits but does not hold the target concurrency"),
     gettext_noop("fits"),
     gettext_noop("cannot be laid out on nodes of this size"),

@@ -158,14 +158,18 @@ def plan(spec: PlanSpec, assumptions: Assumptions | None = None) -> PlanResult:
     )
     pinned = None
     if spec.pinned is not None:
+        # A pinned layout keeps the weight dtype the user asked for: it is never quantized
+        # behind their back; when it does not fit at that dtype, the verdict says so and why.
         pinned_c = evaluate(
-            spec, group, spec.pinned, dtype=chosen, a=a, overlap=a.overlap_factor, pinned=True
+            spec, group, spec.pinned, dtype=requested, a=a, overlap=a.overlap_factor, pinned=True
         )
         if pinned_c is not None:
             scored = score_candidates(spec, [*cands, pinned_c])
             pinned = next(c for c in scored if c.pinned)
             verdict = (
-                "does not fit: " + pinned.rejected_reason
+                f"does not fit at {requested} weights: {pinned.rejected_reason}"
+                if not pinned.fits and requested != chosen
+                else "does not fit: " + pinned.rejected_reason
                 if not pinned.fits
                 else (
                     "fits but does not hold the target concurrency"

@@ -1,0 +1,46 @@
+"""A pinned layout keeps the weight dtype the user asked for, or is reported as not fitting."""
+
+from planner.engine import plan, spec_from_dict
+
+
+def _spec(**extra):
+    return spec_from_dict(
+        {
+            "model": "llama-3.1-70b",
+            "weight_dtype": "bf16",
+            "max_model_len": 32768,
+            "workload": {"concurrency": 8},
+            "hardware": {"nodes": [{"hostname": "a", "gpu": "h100-sxm", "gpu_count": 2}]},
+            **extra,
+        }
+    )
+
+
+def test_pinned_layout_that_needs_quantization_is_reported_as_not_fitting():
+    result = plan(_spec(pinned_layout={"tp": 2, "pp": 1, "replicas": 1}))
+    # The recommendation may quantize (nothing fits two H100s at bf16)...
+    assert result.recommendation.weight_dtype == "fp8"
+    # ...but the pinned layout is judged at the dtype the user asked for.
+    assert result.pinned is not None
+    assert result.pinned.weight_dtype == "bf16"
+    assert not result.pinned.fits
+    assert result.pinned.output_throughput_tok_s == 0.0
+    verdict = next(r for r in result.recommendation.reasons if r.id == "pinned_layout")
+    assert "does not fit at bf16 weights" in verdict.params["verdict"]
+    assert "KV cache holds" in verdict.params["verdict"]
+
+
+def test_pinned_layout_that_fits_keeps_its_dtype():
+    spec = spec_from_dict(
+        {
+            "model": "llama-3.1-8b",
+            "weight_dtype": "bf16",
+            "workload": {"concurrency": 8},
+            "hardware": {"nodes": [{"hostname": "a", "gpu": "h100-sxm", "gpu_count": 2}]},
+            "pinned_layout": {"tp": 2, "pp": 1, "replicas": 1},
+        }
+    )
+    result = plan(spec)
+    assert result.pinned is not None
+    assert result.pinned.weight_dtype == "bf16"
+    assert result.pinned.fits
