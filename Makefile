@@ -4,8 +4,10 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP_RUN := $(VENV)/.installed-run
 STAMP_DEV := $(VENV)/.installed-dev
+# One xdist worker per core; real-server tests share one worker (tests/conftest.py).
+PYTEST_PARALLEL ?= -n auto --dist loadgroup
 
-.PHONY: run test lint bench fmt integration-deps clean
+.PHONY: run test test-unit lint bench fmt integration-deps clean
 
 $(PY):
 	@py="$$(scripts/find-python)" && echo "==> Creating $(VENV) with $$py" && "$$py" -m venv $(VENV)
@@ -29,10 +31,17 @@ lint: $(STAMP_DEV)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
+# The whole suite: scripts/test-env finds or starts PostgreSQL and Redis, installs the tools and
+# the integration extra, and exports DATABASE_URL and REDIS_URL for the run.
 test: $(STAMP_DEV)
 	$(VENV)/bin/ruff check .
 	DJANGO_SETTINGS_MODULE=config.settings.test $(PY) manage.py compile_translations
-	$(VENV)/bin/pytest $(PYTEST_ARGS)
+	scripts/test-env $(VENV)/bin/pytest $(PYTEST_PARALLEL) $(PYTEST_ARGS)
+
+# The quick loop while coding: no real services, SQLite in memory, tests that need them skip.
+test-unit: $(STAMP_DEV)
+	DJANGO_SETTINGS_MODULE=config.settings.test $(PY) manage.py compile_translations
+	$(VENV)/bin/pytest -m 'not (integration or ray or vllm or browser)' $(PYTEST_ARGS)
 
 # Ray (and the vLLM CPU build, in its own venv) for the integration tests; CI runs this.
 integration-deps: $(STAMP_DEV)

@@ -82,16 +82,33 @@ def planner_token_api(planner) -> APIClient:
 
 
 REAL_SERVICE_MARKERS = ("integration", "ray", "vllm", "browser")
+# Tests that start real servers or processes run one after another on one xdist worker: two at a
+# time would fight over the machine's two cores and time out; the rest is spread over workers.
+SERIAL_MARKERS = ("integration", "ray", "vllm")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Put every real-server test in one xdist group (run with `--dist loadgroup`)."""
+    for item in items:
+        if any(item.get_closest_marker(m) for m in SERIAL_MARKERS):
+            item.add_marker(pytest.mark.xdist_group("real-servers"))
+        elif item.get_closest_marker("browser"):
+            item.add_marker(pytest.mark.xdist_group("browser"))
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
-    """In CI, a skipped test that needs a real service is a failure: it would hide a gap."""
+    """Under `make test` (scripts/test-env) and in CI, a skipped test that needs a real service is a
+    failure: every service was provided, so a skip would hide a gap."""
     outcome = yield
     report = outcome.get_result()
+    opted_out = item.get_closest_marker("destructive") and (
+        os.environ.get("SERVEPLAN_ALLOW_SERVICE_RESTARTS") != "1"
+    )
     if (
-        os.environ.get("CI")
+        (os.environ.get("CI") or os.environ.get("SERVEPLAN_REQUIRE_SERVICES"))
         and report.skipped
+        and not opted_out
         and any(item.get_closest_marker(m) for m in REAL_SERVICE_MARKERS)
     ):
         report.outcome = "failed"

@@ -144,6 +144,8 @@ SECURE_CSP = {
 # Monitoring (defaults and the other knobs: monitoring/conf.py).
 # Seconds one computation of the fleet-wide sums serves every user's dashboard.
 MONITORING_FLEET_SERIES_CACHE_S = env.int("MONITORING_FLEET_SERIES_CACHE_S", default=5)
+# Base port of the built-in metrics simulator (`make run` picks a free one when unset).
+SIMULATOR_PORT = env.int("SIMULATOR_PORT", default=9400)
 MONITORING_URL_ALLOWLIST = env.list("MONITORING_URL_ALLOWLIST", default=[])
 MONITORING_RAW_RETENTION_H = env.int("MONITORING_RAW_RETENTION_H", default=48)
 MONITORING_ROLLUP_RETENTION_D = env.int("MONITORING_ROLLUP_RETENTION_D", default=30)

@@ -13,8 +13,8 @@ the service is killed and started again, and the stored samples must show that
 
 These tests stop the machine's shared Redis and PostgreSQL; `finally` blocks always start them
 again (CI and everyone else on the machine depend on them). They run only when
-SERVEPLAN_ALLOW_SERVICE_RESTARTS=1 (CI sets it): elsewhere they skip, and in CI a skipped
-integration test fails (tests/conftest.py).
+SERVEPLAN_ALLOW_SERVICE_RESTARTS=1 (CI sets it): elsewhere they skip (marker `destructive`), and
+with it set a skip is a failure (tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ REDIS_START = [
     "--logfile", "/var/log/redis/ci.log",
 ]  # fmt: skip
 
-pytestmark = [pytest.mark.integration, pytest.mark.enable_socket]
+pytestmark = [pytest.mark.integration, pytest.mark.destructive, pytest.mark.enable_socket]
 
 
 # --- the shared services -------------------------------------------------------------------

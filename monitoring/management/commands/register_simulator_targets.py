@@ -4,18 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
 from monitoring.models import Target
 from monitoring.services import target_create, target_update
-from monitoring.simulator import DEFAULT_PORT, Simulator
+from monitoring.simulator import Simulator
 
 
 class Command(BaseCommand):
     help = "Create or update one monitoring target per simulated vLLM server and Ray cluster."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--port", type=int, default=DEFAULT_PORT, help="simulator base port")
+        parser.add_argument(
+            "--port", type=int, default=settings.SIMULATOR_PORT, help="simulator base port"
+        )
         parser.add_argument("--vllm", type=int, default=3, help="simulated vLLM servers")
         parser.add_argument("--no-ray", action="store_true")
 

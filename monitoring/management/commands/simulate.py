@@ -6,9 +6,10 @@ import signal
 import threading
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from monitoring.simulator import DEFAULT_PORT, Simulator
+from monitoring.simulator import Simulator
 
 
 class Command(BaseCommand):
@@ -18,7 +19,12 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--port", type=int, default=DEFAULT_PORT, help="base port")
+        parser.add_argument(
+            "--port",
+            type=int,
+            default=settings.SIMULATOR_PORT,
+            help="base port (setting SIMULATOR_PORT)",
+        )
         parser.add_argument("--vllm", type=int, default=3, help="simulated vLLM servers")
         parser.add_argument("--no-ray", action="store_true", help="no Ray cluster")
         parser.add_argument("--no-faults", action="store_true", help="no restarts or slow scrapes")
