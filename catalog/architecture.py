@@ -143,10 +143,21 @@ class ParameterBreakdown:
         return {name: getattr(self, name) for name in self.__slots__}
 
 
+# No real dimension comes near this; 1e308 would overflow float maths downstream.
+MAX_CONFIG_INT = 10**9
+
+
 def _int(config: Mapping[str, Any], key: str, default: int = 0) -> int:
+    """Return config[key] as a size: an integer in [0, MAX_CONFIG_INT], else ArchitectureError."""
     value = config.get(key, default)
     if value is None:
         return default
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    integral = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+    if isinstance(value, bool) or not integral or not 0 <= value <= MAX_CONFIG_INT:
+        message = f"must be an integer between 0 and {MAX_CONFIG_INT:,} (got {value!r:.40})"
+        raise ArchitectureError(f"{key}: {message}", missing=[], errors={key: message})
     return int(value)
 
 

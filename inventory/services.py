@@ -17,6 +17,7 @@ from django.utils.text import slugify
 from django.utils.translation import gettext as _
 
 from catalog import ArchitectureError, from_hf_config
+from core import json_input
 from inventory.architecture import architecture_values, parameter_counts
 from inventory.models import GpuType, Machine, MachineStatus, ModelSpec, NetworkInterface, Pool
 from inventory.selectors import object_usages
@@ -317,7 +318,15 @@ def parse_config_json(text: str | bytes) -> dict[str, Any]:
                 {"config": _("config.json is not valid JSON: the file is not UTF-8 text.")}
             ) from None
     try:
-        config = json.loads(text)
+        config = json_input.loads(text)
+    except json_input.JsonInputError as exc:
+        where = f" ({exc.path})" if exc.path else ""
+        raise ValidationError(
+            {
+                "config": _("config.json is refused%(where)s: %(error)s.")
+                % {"where": where, "error": exc}
+            }
+        ) from None
     except json.JSONDecodeError as exc:
         raise ValidationError(
             {
@@ -334,6 +343,14 @@ def parse_config_json(text: str | bytes) -> dict[str, Any]:
 
 def architecture_from_config(config: Mapping[str, Any]) -> dict[str, Any]:
     """Return ModelSpec architecture values from a config.json; errors list what is missing."""
+    nul_at = json_input.nul_paths(config)
+    if nul_at:
+        raise ValidationError(
+            {
+                "config": _("config.json must not contain NUL characters (found in %(keys)s).")
+                % {"keys": ", ".join(nul_at[:5])}
+            }
+        )
     try:
         arch = from_hf_config(config)
     except ArchitectureError as exc:

@@ -179,6 +179,12 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["core.permissions.ReadAnyWritePlanner"],
+    # DRF's JSON parser with a nesting-depth guard (a 100,000-deep body was a 500).
+    "DEFAULT_PARSER_CLASSES": [
+        "core.parsers.DepthLimitedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_FILTER_BACKENDS": [
         "django_filters.rest_framework.DjangoFilterBackend",
         "rest_framework.filters.OrderingFilter",

@@ -11,12 +11,12 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.parsers import JSONParser
 from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.serializers import as_serializer_error
 
+from core.parsers import DepthLimitedJSONParser
 from planner.decisions import selectors, services
 from planner.decisions.filters import DecisionRecordFilterSet
 from planner.decisions.markdown import export_filename, export_markdown
@@ -97,7 +97,7 @@ class DecisionRecordViewSet(
     # The FilterSet's own `ordering` (an enum shared with the list page) is the only one.
     filter_backends = [DjangoFilterBackend]
     # Nested rows (responsibilities, evidence) only make sense as JSON.
-    parser_classes = [JSONParser]
+    parser_classes = [DepthLimitedJSONParser]
     lookup_field = "number"
     lookup_value_regex = r"\d+"
 

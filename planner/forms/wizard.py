@@ -14,6 +14,7 @@ from django.utils.translation import gettext_lazy as _
 
 from catalog import ArchitectureError, from_hf_config
 from catalog.data import load_gpus, load_models
+from core import json_input
 from inventory.models import Machine, MachineStatus, ModelSpec, Pool
 
 DEFAULT_MODEL = "qwen2.5-32b"
@@ -128,7 +129,14 @@ class ModelStepForm(forms.Form):
                 self.add_error("config_json", _("Paste the model's config.json here."))
                 return data
             try:
-                config = json.loads(text)
+                config = json_input.loads(text)
+            except json_input.JsonInputError as exc:
+                self.add_error(
+                    "config_json",
+                    _("This JSON is refused: %(msg)s at %(path)s.")
+                    % {"msg": exc.message, "path": exc.path or "top level"},
+                )
+                return data
             except json.JSONDecodeError as exc:
                 self.add_error(
                     "config_json",

@@ -15,6 +15,7 @@ from django.db.models import QuerySet
 
 from catalog import Architecture, ArchitectureError, from_hf_config
 from catalog.data import load_models
+from core.json_input import nul_paths
 from inventory.models import Machine, MachineStatus, ModelSpec, NetworkInterface, Pool
 from inventory.selectors import model_spec_architecture
 from planner.engine.spec import SpecError
@@ -234,7 +235,11 @@ def resolve_hardware(
                 for n in hw["nodes"]
                 if isinstance(n, Mapping)
             ]
-        return hw, [n.get("hostname", "") for n in hw.get("nodes") or [] if isinstance(n, Mapping)]
+        nodes = hw.get("nodes")
+        if nodes is not None and not isinstance(nodes, list):
+            errors["hardware.nodes"] = "must be a list of node objects"
+            return hw, []
+        return hw, [n.get("hostname", "") for n in nodes or [] if isinstance(n, Mapping)]
 
     pool_kind = raw.get("pool_kind")
     machines: list[dict[str, Any]]
@@ -292,23 +297,6 @@ def resolve_hardware(
     return {"nodes": nodes, "pool_kind": pool_kind}, [m["hostname"] for m in machines]
 
 
-def _nul_paths(value: Any, where: str = "") -> list[str]:
-    """Return the dotted paths of the strings (keys or values) in `value` that contain NUL."""
-    if isinstance(value, str):
-        return [where or "spec"] if "\x00" in value else []
-    found: list[str] = []
-    if isinstance(value, Mapping):
-        for key, item in value.items():
-            path = f"{where}.{key}" if where else str(key)
-            if isinstance(key, str) and "\x00" in key:
-                found.append(path)
-            found.extend(_nul_paths(item, path))
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            found.extend(_nul_paths(item, f"{where}[{i}]"))
-    return found
-
-
 def resolve_spec(spec: Mapping[str, Any]) -> ResolvedSpec:
     """Return the engine input for a user spec; raise SpecError naming every bad field.
 
@@ -320,7 +308,7 @@ def resolve_spec(spec: Mapping[str, Any]) -> ResolvedSpec:
     if not isinstance(spec, Mapping):
         raise SpecError({"spec": "must be a JSON object"})
     errors: dict[str, str] = {}
-    for where in _nul_paths(spec):  # PostgreSQL text cannot hold NUL: refuse it by name
+    for where in nul_paths(spec):  # PostgreSQL text cannot hold NUL: refuse it by name
         errors[where] = "must not contain NUL (\\x00) characters"
     if errors:
         raise SpecError(errors)

@@ -1,0 +1,125 @@
+"""Read untrusted JSON: bounded nesting, no NaN/Infinity, and the paths of NUL characters.
+
+Python's json module recurses once per level, so a body nested 100,000 deep raises
+RecursionError (a 500) and anything a little shallower still reaches code that recurses again.
+Every JSON entry point (the API parser, pasted config.json files) reads through `loads`, which
+refuses such input as a ValueError naming where it happens.
+"""
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+# Plan specs nest 4 levels and real config.json files 5; 32 leaves room without inviting abuse.
+MAX_DEPTH = 32
+
+# A JSON object key, any other string, or a bracket (strings first: they may hold brackets).
+_TOKEN = re.compile(
+    r'(?P<key>"(?:[^"\\]|\\.)*")\s*:|"(?:[^"\\]|\\.)*"|(?P<open>[\[{])|(?P<close>[\]}])'
+)
+
+
+class JsonInputError(ValueError):
+    """The JSON is well-formed but refused; `path` names where (dotted, "" for the top)."""
+
+    def __init__(self, message: str, path: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = path
+
+
+def _refuse_constant(name: str) -> Any:
+    raise JsonInputError(f"{name} is not a number JSON allows", path="")
+
+
+def _join(path: str, key: object) -> str:
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    return f"{path}.{key}" if path else str(key)
+
+
+def too_deep_path(value: Any, max_depth: int = MAX_DEPTH) -> str | None:
+    """Return the path of the first container nested deeper than `max_depth`, or None.
+
+    Iterative, so that it never recurses itself.
+    """
+    stack: list[tuple[Any, str, int]] = [(value, "", 1)]
+    while stack:
+        item, path, depth = stack.pop()
+        if isinstance(item, Mapping):
+            children: Any = item.items()
+        elif isinstance(item, list):
+            children = enumerate(item)
+        else:
+            continue
+        if depth > max_depth:
+            return path
+        stack.extend((child, _join(path, key), depth + 1) for key, child in children)
+    return None
+
+
+def _too_deep_path_in_text(text: str, max_depth: int) -> str:
+    """Return the top-level key under which `text` nests too deep ("" if not in an object)."""
+    depth, key, top_key = 0, "", ""
+    for match in _TOKEN.finditer(text):
+        if match["key"] is not None:
+            if depth == 1:
+                top_key = match["key"]
+            continue
+        if match["open"]:
+            depth += 1
+            if depth > max_depth:
+                break
+        elif match["close"]:
+            depth -= 1
+    if top_key:
+        try:
+            key = json.loads(top_key)
+        except ValueError:
+            key = ""
+    return key
+
+
+def depth_message(max_depth: int = MAX_DEPTH) -> str:
+    return f"nested more than {max_depth} levels deep"
+
+
+def loads(text: str | bytes, max_depth: int = MAX_DEPTH) -> Any:
+    """Parse `text` like json.loads; raise JsonInputError when nested too deep or on NaN.
+
+    json.JSONDecodeError (malformed text) passes through unchanged for its line and column.
+    """
+    if isinstance(text, bytes):
+        text = text.decode("utf-8")
+    try:
+        value = json.loads(text, parse_constant=_refuse_constant)
+    except RecursionError:
+        raise JsonInputError(
+            depth_message(max_depth), path=_too_deep_path_in_text(text, max_depth)
+        ) from None
+    path = too_deep_path(value, max_depth)
+    if path is not None:
+        raise JsonInputError(depth_message(max_depth), path=path)
+    return value
+
+
+def nul_paths(value: Any, where: str = "") -> list[str]:
+    """Return the dotted paths of the strings (keys or values) in `value` that contain NUL.
+
+    PostgreSQL text and jsonb cannot hold NUL; finding them first turns a database error into
+    a field error. Callers bound the depth first (`loads`), so recursion is safe here.
+    """
+    if isinstance(value, str):
+        return [where] if "\x00" in value else []
+    found: list[str] = []
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            path = _join(where, key)
+            if isinstance(key, str) and "\x00" in key:
+                found.append(path)
+            found.extend(nul_paths(item, path))
+    elif isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            found.extend(nul_paths(item, _join(where, i)))
+    return found
