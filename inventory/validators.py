@@ -1,6 +1,5 @@
 """Field validators whose messages name the field and the allowed range."""
 
-import ipaddress
 import re
 from typing import Any
 
@@ -10,11 +9,8 @@ from django.utils.deconstruct import deconstructible
 from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
-# RFC 1123: labels of 1-63 letters, digits and hyphens, not starting or ending with a hyphen;
-# 253 characters at most in all.
-_HOSTNAME_LABEL = re.compile(r"^(?!-)[A-Za-z0-9-]{1,63}(?<!-)$")
-# Linux interface names: at most 15 bytes (IFNAMSIZ - 1), no slash or whitespace.
-_INTERFACE_NAME = re.compile(r"^[A-Za-z0-9_.:@-]{1,15}$")
+from catalog import identifiers
+
 _MODEL_SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]{0,99}$")
 _TAG = re.compile(r"^[\w.:/+-]{1,50}$")
 
@@ -24,11 +20,7 @@ GPU_COUNT_MAX = 64
 
 def validate_hostname(value: str) -> None:
     """Refuse a host name that is not a valid RFC 1123 name."""
-    if not value or len(value) > 253 or value.endswith("."):
-        valid = False
-    else:
-        valid = all(_HOSTNAME_LABEL.match(label) for label in value.split("."))
-    if not valid:
+    if not identifiers.is_hostname(value):
         raise ValidationError(
             _(
                 "Hostname %(value)s is not a valid RFC 1123 name: labels of 1–63 letters, digits "
@@ -41,27 +33,17 @@ def validate_hostname(value: str) -> None:
 
 def validate_address(value: str) -> None:
     """Refuse a management address that is neither an IP address nor an RFC 1123 host name."""
-    if not value:
-        return
-    try:
-        ipaddress.ip_address(value)
-    except ValueError:
-        pass
-    else:
-        return
-    try:
-        validate_hostname(value)
-    except ValidationError:
+    if value and not identifiers.is_address(value):
         raise ValidationError(
             _("Management address %(value)s must be an IPv4/IPv6 address or a host name."),
             code="invalid_address",
             params={"value": repr(value)},
-        ) from None
+        )
 
 
 def validate_interface_name(value: str) -> None:
     """Refuse a network interface name that Linux would not accept."""
-    if not _INTERFACE_NAME.match(value or ""):
+    if not identifiers.is_interface_name(value or ""):
         raise ValidationError(
             _(
                 "Interface name %(value)s must be 1–15 characters of letters, digits, '.', '_', "

@@ -10,6 +10,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from planner import engine_texts_i18n as engine_i18n
+from planner.services.bundles import allocation_rows
 from planner.services.charts import result_figures
 from planner.services.compare import best_candidate
 from planner.services.exports import config_files
@@ -93,6 +94,17 @@ def decision_url(public_id: Any) -> str | None:
         return None
 
 
+def _allocation_context(result: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the recommended bundle's allocation table, or why there is no bundle."""
+    configs = result.get("configs") or {}
+    bundle = configs.get("bundle") or {}
+    return {
+        "allocation": allocation_rows(bundle) if bundle else [],
+        "allocation_serve": (bundle.get("allocation") or {}).get("serve") or [],
+        "bundle_refused": configs.get("refused") or [],
+    }
+
+
 def result_context(result: Mapping[str, Any], *, prefix: str = "") -> dict[str, Any]:
     """Return the template context of one result (chart ids prefixed for side-by-side pages)."""
     rec = result.get("recommendation") or {}
@@ -118,6 +130,7 @@ def result_context(result: Mapping[str, Any], *, prefix: str = "") -> dict[str, 
         "pitfalls": render_messages(result.get("pitfalls")),
         "placement": result.get("placement") or {},
         "configs": result.get("configs") or {},
+        **_allocation_context(result),
         "config_files": [
             {"name": name, "text": text, "id": f"{prefix}cfg-{i}"}
             for i, (name, text) in enumerate(files.items())

@@ -27,7 +27,8 @@ from planner.engine.spec import SpecError
 from planner.filters import PlanFilterSet
 from planner.models import Plan
 from planner.services import compare_plans, plan_create, plan_evaluate, plan_rerun
-from planner.services.exports import config_archive, plan_json, plan_markdown
+from planner.services.bundles import BundleUnavailable
+from planner.services.exports import plan_archive, plan_json, plan_markdown
 
 
 def _field_errors(exc: SpecError, prefix: str = "") -> ValidationError:
@@ -156,10 +157,15 @@ class PlanViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
     @extend_schema(responses={(200, "application/zip"): OpenApiTypes.BINARY})
     @action(detail=True, methods=["get"], url_path="configs")
     def configs(self, request: Request, public_id: str) -> HttpResponse:
-        """Download the config archive (launch scripts, nginx.conf, serve.yaml, .env, README)."""
+        """Download a deployment bundle: the recommended one, or `?candidate=<id>&variant=<route-
+        backend>` for any candidate (allocation table, per-host scripts, Nginx/Serve configs,
+        README)."""
         plan = self.get_object()
-        response = HttpResponse(config_archive(plan.result), content_type="application/zip")
-        response["Content-Disposition"] = (
-            f'attachment; filename="serveplan-{plan.public_id}-configs.zip"'
-        )
+        candidate = request.query_params.get("candidate", "")
+        try:
+            archive, name = plan_archive(plan, candidate, request.query_params.get("variant", ""))
+        except BundleUnavailable as exc:
+            return Response({"candidate" if candidate else "configs": [str(exc)]}, status=400)
+        response = HttpResponse(archive, content_type="application/zip")
+        response["Content-Disposition"] = f'attachment; filename="{name}"'
         return response

@@ -7,7 +7,7 @@ from typing import Any
 
 from catalog.architecture import parameter_breakdown
 from planner.engine.assumptions import DEFAULT_ASSUMPTIONS, Assumptions
-from planner.engine.configs import build_configs
+from planner.engine.configs import build_configs, empty_configs
 from planner.engine.configs.vllm_flags import VLLM_VERSION
 from planner.engine.layouts import (
     NodeGroup,
@@ -206,13 +206,11 @@ def plan(spec: PlanSpec, assumptions: Assumptions | None = None) -> PlanResult:
             pinned_nodes or list(group.nodes[: pinned.nodes_per_replica]),
             required=spec.hardware.pool_kind == "shared",
         )
-    configs = build_configs(spec, best, group.nodes, route=route, backend=backend)
-    if route == "none":
-        configs = {
-            key: ([] if isinstance(v, list) else None if isinstance(v, dict) else "")
-            for key, v in configs.items()
-        }
-        configs["vllm_version"] = VLLM_VERSION
+    configs = (
+        {"vllm_version": VLLM_VERSION, **empty_configs()}
+        if route == "none"
+        else build_configs(spec, best, group.nodes, route=route, backend=backend)
+    )
     pitfalls = check_pitfalls(
         spec,
         best,

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from catalog import identifiers
 from catalog.architecture import Architecture, ArchitectureError, from_hf_config
 from catalog.data import load_gpus, load_models
 
@@ -56,6 +57,12 @@ class Node:
     intra_link: str = "nvlink"
     nics: tuple[Nic, ...] = ()
     free_gpus: int | None = None
+    address: str = ""  # management address (IP or host name); the host name when empty
+
+    @property
+    def reach(self) -> str:
+        """Return the address other nodes and the balancer use to reach this node."""
+        return self.address or self.hostname
 
     @property
     def usable_gpus(self) -> int:
@@ -311,9 +318,19 @@ def _nodes(r: _Reader, hw: Mapping[str, Any]) -> tuple[Node, ...]:
             r.errors[path] = "must be an object"
             continue
         hostname = str(raw.get("hostname") or f"node-{i + 1}")
-        if hostname in seen:
+        if not identifiers.is_hostname(hostname):
+            r.errors[f"{path}.hostname"] = (
+                f"{hostname!r} is not an RFC 1123 host name (labels of 1-63 letters, digits or "
+                "hyphens separated by dots, 253 characters at most)"
+            )
+        elif hostname in seen:
             r.errors[f"{path}.hostname"] = f"duplicate hostname {hostname!r}"
         seen.add(hostname)
+        address = str(raw.get("address") or raw.get("management_address") or "")
+        if address and not identifiers.is_address(address):
+            r.errors[f"{path}.address"] = (
+                f"{address!r} must be an IPv4/IPv6 address or an RFC 1123 host name"
+            )
         graw = raw.get("gpu")
         key = graw if isinstance(graw, str) else None
         if key is not None and key in gpu_cache:
@@ -338,9 +355,16 @@ def _nodes(r: _Reader, hw: Mapping[str, Any]) -> tuple[Node, ...]:
             if speed is None:
                 r.errors.setdefault(f"{npath}.speed_gbps", "required, a number in (0, 10000]")
                 continue
+            nic_name = str(nraw.get("name") or f"eth{j}")
+            if not identifiers.is_interface_name(nic_name):
+                r.errors[f"{npath}.name"] = (
+                    f"{nic_name!r} is not an interface name: 1-15 letters, digits, '.', '_', "
+                    "':', '@' or '-' (as in eth1, ens3f0, ib0)"
+                )
+                continue
             nics.append(
                 Nic(
-                    name=str(nraw.get("name") or f"eth{j}"),
+                    name=nic_name,
                     speed_gbps=speed,
                     kind=r.choice(nraw, "kind", f"{npath}.kind", NIC_KINDS, "ethernet"),
                     role=r.choice(nraw, "role", f"{npath}.role", NIC_ROLES, "data"),
@@ -359,6 +383,7 @@ def _nodes(r: _Reader, hw: Mapping[str, Any]) -> tuple[Node, ...]:
                 intra_link=link,
                 nics=tuple(nics),
                 free_gpus=free,
+                address=address,
             )
         )
     return tuple(nodes)
@@ -379,8 +404,7 @@ def _model(r: _Reader, d: Mapping[str, Any]) -> tuple[str, str, str, Architectur
         arch = _inline_architecture(r, raw.get("architecture"))
         if arch is None:
             return "", "", "", None
-        name = str(raw.get("name") or raw.get("hf_repo") or "custom model")
-        return name, str(raw.get("hf_repo") or name), str(raw.get("slug") or ""), arch
+        return _named_model(r, raw, arch)
     if "hf_config" in raw:
         cfg: Any = raw.get("hf_config") or {}
         try:
@@ -389,8 +413,7 @@ def _model(r: _Reader, d: Mapping[str, Any]) -> tuple[str, str, str, Architectur
             for key, msg in exc.errors.items():
                 r.errors[f"model.hf_config.{key}"] = msg
             return "", "", "", None
-        name = str(raw.get("name") or raw.get("hf_repo") or "custom model")
-        return name, str(raw.get("hf_repo") or name), str(raw.get("slug") or ""), arch
+        return _named_model(r, raw, arch)
     slug = str(raw.get("slug", ""))
     entry = load_models().get(slug)
     if entry is None:
@@ -399,6 +422,34 @@ def _model(r: _Reader, d: Mapping[str, Any]) -> tuple[str, str, str, Architectur
         )
         return "", "", "", None
     return entry.name, entry.hf_repo, slug, entry.architecture
+
+
+def _named_model(
+    r: _Reader, raw: Mapping[str, Any], arch: Architecture
+) -> tuple[str, str, str, Architecture | None]:
+    """Return (name, repository, slug, arch) of an inline model; the repository reaches scripts.
+
+    An explicit `hf_repo` must be a Hugging Face repository id or an absolute path. Without one,
+    the name serves when it is a repository id, else the weights are expected under /models/.
+    """
+    name = str(raw.get("name") or raw.get("hf_repo") or "custom model")
+    repo = str(raw.get("hf_repo") or "")
+    if repo == name and not identifiers.is_model_ref(repo):
+        repo = ""  # older wizards copied the display name here
+    if repo and not identifiers.is_model_ref(repo):
+        r.errors["model.hf_repo"] = (
+            f"{repo!r} must be a Hugging Face repository id (owner/name: letters, digits, '.', "
+            "'_', '-') or an absolute path such as /models/my-model"
+        )
+    if not repo:
+        repo = name if identifiers.is_model_ref(name) else f"/models/{identifiers.to_name(name)}"
+    slug = str(raw.get("slug") or "")
+    if slug and not identifiers.is_name(slug):
+        r.errors["model.slug"] = (
+            f"{slug!r} must be 1-100 letters, digits, '.', '_' or '-', starting with a letter "
+            "or digit"
+        )
+    return name, repo, slug, arch
 
 
 _ARCH_REQUIRED = (
@@ -587,6 +638,11 @@ def spec_from_dict(d: Mapping[str, Any]) -> PlanSpec:
             n, "overlap_factor", "network.overlap_factor", gt=-1e-9, le=0.95, default=None
         ),
     )
+    image = str(d.get("vllm_image") or "vllm/vllm-openai:v0.32.0")
+    if not identifiers.is_image_ref(image):
+        r.errors["vllm_image"] = (
+            f"{image!r} is not a Docker image reference (e.g. vllm/vllm-openai:v0.32.0)"
+        )
     if r.errors or arch is None:
         raise SpecError(r.errors or {"model": "required"})
     return PlanSpec(
@@ -606,7 +662,7 @@ def spec_from_dict(d: Mapping[str, Any]) -> PlanSpec:
         operations=ops,
         pinned=pinned,
         network=network,
-        vllm_image=str(d.get("vllm_image") or "vllm/vllm-openai:v0.32.0"),
+        vllm_image=image,
         rope_scaling_factor=rope or 1.0,
     )
 

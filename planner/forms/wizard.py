@@ -162,7 +162,7 @@ class ModelStepForm(forms.Form):
         data = self.cleaned_data
         if data.get("source") == "paste":
             name = data.get("name") or "custom model"
-            return {"model": {"hf_config": data["hf_config"], "name": name, "hf_repo": name}}
+            return {"model": {"hf_config": data["hf_config"], "name": name}}
         return {"model": data["model"]}
 
 

@@ -100,7 +100,7 @@ def _model_from_inventory(row: ModelSpec) -> dict[str, Any]:
     return {
         "slug": row.slug,
         "name": row.name,
-        "hf_repo": row.hf_repo or row.name,
+        "hf_repo": row.hf_repo,
         "hf_config": cfg,
     }
 
@@ -132,6 +132,7 @@ def resolve_model(raw: Any, errors: dict[str, str]) -> tuple[Any, str]:
 _MACHINE_FIELDS = (
     "id",
     "hostname",
+    "management_address",
     "gpu_count",
     "interconnect",
     "pool__kind",
@@ -204,6 +205,8 @@ def row_to_node(
         "intra_link": row["interconnect"],
         "nics": nics,
     }
+    if row.get("management_address"):
+        node["address"] = row["management_address"]
     if free_gpus is not None:
         node["free_gpus"] = free_gpus
     return node

@@ -23,7 +23,8 @@ from planner.forms.whatif import WhatIfForm
 from planner.models import Plan
 from planner.presenters import decision_url, result_context
 from planner.services import compare_plans, compare_results, plan_evaluate, plan_rerun, plan_save
-from planner.services.exports import config_archive, plan_json, plan_markdown
+from planner.services.bundles import BUNDLE_VARIANT_KEYS, BundleUnavailable, candidate_bundles
+from planner.services.exports import plan_archive, plan_json, plan_markdown
 from planner.texts import RULES
 
 PAGE_SIZE = 25
@@ -62,6 +63,10 @@ class PlanDetailView(LoginRequiredMixin, View):
             "what_if_form": WhatIfForm(),
             "decision_url": decision_url(plan.public_id),
             "can_write": is_planner(request.user),
+            "candidate_bundles": candidate_bundles(
+                plan.result, (plan.engine_input.get("hardware") or {}).get("pool_kind", "")
+            ),
+            "bundle_variant_keys": BUNDLE_VARIANT_KEYS,
             **result_context(plan.result),
         }
         return render(request, "planner/plan_detail.html", context)
@@ -175,15 +180,18 @@ class PlanExportView(LoginRequiredMixin, View):
                 plan_json(plan), json_dumps_params={"indent": 2, "ensure_ascii": False}
             )
         elif fmt == "zip":
-            response = HttpResponse(config_archive(plan.result), content_type="application/zip")
-            fmt = "configs.zip"
+            try:
+                archive, name = plan_archive(
+                    plan, request.GET.get("candidate", ""), request.GET.get("variant", "")
+                )
+            except BundleUnavailable as exc:
+                return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
+            response = HttpResponse(archive, content_type="application/zip")
+            response["Content-Disposition"] = f'attachment; filename="{name}"'
+            return response
         else:
             raise Http404(fmt)
-        name = (
-            f"serveplan-{plan.public_id}.{fmt}"
-            if fmt != "configs.zip"
-            else f"serveplan-{plan.public_id}-configs.zip"
-        )
+        name = f"serveplan-{plan.public_id}.{fmt}"
         response["Content-Disposition"] = f'attachment; filename="{name}"'
         return response
 

@@ -1,5 +1,5 @@
-"""Launch configs generated from a plan: vLLM, Ray, Nginx, Ray Serve, .env, docker, README."""
+"""Deployment bundles generated from a plan: allocation table, scripts, Nginx, Ray Serve, README."""
 
-from planner.engine.configs.build import build_configs
+from planner.engine.configs.build import build_configs, empty_configs
 
-__all__ = ["build_configs"]
+__all__ = ["build_configs", "empty_configs"]

@@ -2,8 +2,9 @@
 
 Each replica reserves TP × PP GPUs (ray_actor_options.num_gpus in serve.yaml) and starts the vLLM
 OpenAI server on exactly those GPUs, bound to 127.0.0.1; Serve routes HTTP to it and restarts the
-replica when its health check fails. Only the `vllm` command line is used, so the module keeps
-working across vLLM versions.
+replica when its health check fails. Only the `vllm serve` command line is used (the same flags
+as the other routes), so the module keeps working across vLLM versions. The module ships in
+every Route C bundle beside serve.yaml.
 """
 
 from __future__ import annotations
@@ -41,25 +42,14 @@ def _free_port() -> int:
 
 @serve.deployment
 class VLLMDeployment:
-    def __init__(
-        self,
-        model: str,
-        tensor_parallel_size: int,
-        pipeline_parallel_size: int,
-        max_model_len: int,
-        gpu_memory_utilization: float,
-        extra_args: tuple = (),
-    ) -> None:
+    def __init__(self, model: str, vllm_args: list) -> None:
         self.port = _free_port()
+        # The same command line as `vllm serve` (vllm/entrypoints/cli/main.py), on this
+        # replica's GPUs, reachable only through Serve.
         command = [
-            sys.executable, "-m", "vllm.entrypoints.openai.api_server",
-            "--model", model,
+            sys.executable, "-m", "vllm.entrypoints.cli.main", "serve", model,
+            *vllm_args,
             "--host", "127.0.0.1", "--port", str(self.port),
-            "--tensor-parallel-size", str(tensor_parallel_size),
-            "--pipeline-parallel-size", str(pipeline_parallel_size),
-            "--max-model-len", str(max_model_len),
-            "--gpu-memory-utilization", str(gpu_memory_utilization),
-            *extra_args,
         ]
         self.server = subprocess.Popen(command)
         self.client = httpx.AsyncClient(base_url=f"http://127.0.0.1:{self.port}", timeout=None)
@@ -80,9 +70,14 @@ class VLLMDeployment:
         raise TimeoutError(f"vLLM did not answer /health within {STARTUP_TIMEOUT_S:.0f} s")
 
     async def __call__(self, request: Request) -> StreamingResponse:
+        # Several models share one Serve proxy under their route prefixes: vLLM sees /v1/...
+        path = request.url.path
+        prefix = request.scope.get("root_path", "").rstrip("/")
+        if prefix and path.startswith(prefix):
+            path = path[len(prefix):] or "/"
         upstream = self.client.build_request(
             request.method,
-            request.url.path,
+            path,
             params=request.query_params,
             content=await request.body(),
             headers={"content-type": request.headers.get("content-type", "application/json")},

@@ -49,8 +49,15 @@ def result(request):
     return plan(spec_from_dict(SPECS[request.param]))
 
 
+def _vllm_argvs(configs):
+    argvs = [c["argv"] for c in configs["vllm_serve"]]
+    for app in (configs["serve_config"] or {}).get("applications", []):
+        argvs.append(app["args"]["vllm_args"])
+    return argvs
+
+
 def test_every_emitted_vllm_flag_exists_in_target_version(result):
-    flags = emitted_flags(result.configs["vllm_serve"])
+    flags = emitted_flags(_vllm_argvs(result.configs))
     assert flags
     assert flags <= VLLM_SERVE_FLAGS
 
@@ -65,12 +72,14 @@ def test_never_nnodes_with_ray_backend(result):
 def test_env_and_docker_lines(result):
     env = result.configs["env_file"]
     assert "NCCL_SOCKET_IFNAME=eth1" in env
-    for line in result.configs["docker_run"]:
-        if line["command"].startswith("docker exec"):
-            continue  # vllm serve inside the Ray head's container
-        assert "--ipc=host" in line["command"]
-        assert "--network host" in line["command"]
-        assert "vllm/vllm-openai:v0.32.0" in line["command"]
+    files = result.configs["bundle"]["files"]
+    launches = [text for name, text in files.items() if name.startswith("launch-")]
+    assert launches
+    for text in launches:
+        assert "docker run -d" in text
+        assert "--ipc=host" in text
+        assert "--network host" in text
+        assert "vllm/vllm-openai:v0.32.0" in text
 
 
 def test_roce_sets_gid_index_and_ethernet_disables_ib():
@@ -136,9 +145,9 @@ def test_ray_start_lines_use_known_flags():
     lines = plan(spec_from_dict(SPECS["route-b-ray"])).configs["ray_start"]
     assert lines[0]["role"] == "head"
     for line in lines:
-        flags = {tok.split("=")[0] for tok in line["command"].split() if tok.startswith("--")}
+        flags = {tok.split("=")[0] for tok in line["argv"] if tok.startswith("--")}
         assert flags <= RAY_START_FLAGS
-        assert "--num-gpus=4" in line["command"]
+        assert "--num-gpus=4" in line["argv"]
 
 
 @pytest.mark.ray

@@ -10,6 +10,11 @@ from tests.planner.engine.conftest import hardware
 UNIT = re.compile(r"_(gib|ms|us|tok_s|gbs|gbps|bytes|tokens|params|s)(_|$)")
 # Dimensionless counts, ratios and factors: their names say what they count.
 DIMENSIONLESS = {
+    # the bundle's allocation table: counts, indices and TCP port numbers
+    "usable_gpus",
+    "nnodes",
+    "replica",
+    "ports",
     "tp",
     "pp",
     "replicas",

@@ -1,0 +1,240 @@
+"""The allocation table of a bundle: what every process on every host claims, and its check.
+
+A bundle is only emitted when its table is consistent: no GPU or port claimed twice on a host,
+no GPU beyond what the host offers, Serve replica bounds within the cluster's GPUs, and no
+script that names another host's container or address (except the rendezvous peer it joins).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class ProcessKind(StrEnum):
+    VLLM = "vllm"  # vllm serve with the OpenAI API (a replica, or node-rank 0)
+    VLLM_HEADLESS = "vllm-headless"  # vllm serve --headless (node-rank > 0 of an mp replica)
+    RAY_HEAD = "ray-head"
+    RAY_WORKER = "ray-worker"
+    SERVE_DEPLOY = "serve-deploy"  # `serve deploy serve.yaml` against the head's dashboard
+    NGINX = "nginx"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Process:
+    """One long-running process (or one deploy command) of the bundle on one host."""
+
+    host: str
+    name: str  # unique on its host: pid file and log file
+    kind: ProcessKind
+    gpus: tuple[int, ...] = ()  # CUDA_VISIBLE_DEVICES indices claimed on `host`
+    ports: tuple[int, ...] = ()  # TCP ports it listens on, on `host`
+    replica: int | None = None
+    node_rank: int | None = None
+    nnodes: int | None = None
+    peer: str = ""  # the address it joins: --master-addr or the Ray head's address
+    container: str = ""  # docker --name when run in a container
+    argv: tuple[str, ...] = ()  # the command, without environment
+    env: tuple[tuple[str, str], ...] = ()  # environment it must get (CUDA_VISIBLE_DEVICES, ...)
+
+    @property
+    def env_map(self) -> dict[str, str]:
+        return dict(self.env)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HostAllocation:
+    host: str
+    address: str  # how the other hosts and the balancer reach it
+    usable_gpus: int
+    processes: tuple[Process, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServeReplicas:
+    """Route C: one Serve application's replica bounds and GPUs per replica."""
+
+    application: str
+    gpus_per_replica: int
+    min_replicas: int
+    max_replicas: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AllocationTable:
+    route: str
+    backend: str
+    hosts: tuple[HostAllocation, ...]
+    serve: tuple[ServeReplicas, ...] = ()
+    # Route C: how many replicas of each GPU size the cluster's nodes can hold at once.
+    serve_capacity: Mapping[int, int] = field(default_factory=dict)
+
+    @property
+    def processes(self) -> tuple[Process, ...]:
+        return tuple(p for h in self.hosts for p in h.processes)
+
+    def host(self, name: str) -> HostAllocation:
+        return next(h for h in self.hosts if h.host == name)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the table as JSON-able rows (allocation.json, the result page)."""
+        return {
+            "route": self.route,
+            "backend": self.backend,
+            "hosts": [
+                {
+                    "host": h.host,
+                    "address": h.address,
+                    "usable_gpus": h.usable_gpus,
+                    "processes": [
+                        {
+                            "name": p.name,
+                            "kind": str(p.kind),
+                            "cuda_visible_devices": ",".join(map(str, p.gpus)),
+                            "ports": list(p.ports),
+                            "replica": p.replica,
+                            "node_rank": p.node_rank,
+                            "nnodes": p.nnodes,
+                            "peer": p.peer,
+                            "container": p.container,
+                        }
+                        for p in h.processes
+                    ],
+                }
+                for h in self.hosts
+            ],
+            "serve": [
+                {
+                    "application": s.application,
+                    "gpus_per_replica": s.gpus_per_replica,
+                    "min_replicas": s.min_replicas,
+                    "max_replicas": s.max_replicas,
+                }
+                for s in self.serve
+            ],
+        }
+
+
+class ClashKind(StrEnum):
+    GPU_TWICE = "gpu-claimed-twice"
+    PORT_TWICE = "port-claimed-twice"
+    GPU_MISSING = "gpu-beyond-host"
+    REPLICAS_EXCEED_GPUS = "replicas-exceed-gpus"
+    FOREIGN_CONTAINER = "foreign-container"
+    FOREIGN_ADDRESS = "foreign-address"
+    NAME_TWICE = "name-twice"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Clash:
+    kind: ClashKind
+    host: str
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.host}: {self.kind} ({self.detail})"
+
+
+class BundleClash(ValueError):
+    """The bundle would start processes that fight over GPUs, ports, containers or hosts."""
+
+    def __init__(self, clashes: Iterable[Clash]) -> None:
+        self.clashes = tuple(clashes)
+        super().__init__("; ".join(str(c) for c in self.clashes))
+
+
+def serve_capacity(usable_gpus: Iterable[int], gpus_per_replica: int) -> int:
+    """Return how many replicas of `gpus_per_replica` GPUs fit (a replica stays on one node)."""
+    return sum(u // gpus_per_replica for u in usable_gpus) if gpus_per_replica > 0 else 0
+
+
+def table_clashes(table: AllocationTable) -> list[Clash]:
+    """Return every inconsistency of the table itself (claims, bounds)."""
+    clashes: list[Clash] = []
+    for h in table.hosts:
+        names: set[str] = set()
+        gpus: dict[int, str] = {}
+        ports: dict[int, str] = {}
+        for p in h.processes:
+            if p.name in names:
+                clashes.append(Clash(kind=ClashKind.NAME_TWICE, host=h.host, detail=p.name))
+            names.add(p.name)
+            for g in p.gpus:
+                if g in gpus:
+                    detail = f"GPU {g}: {gpus[g]} and {p.name}"
+                    clashes.append(Clash(kind=ClashKind.GPU_TWICE, host=h.host, detail=detail))
+                elif not 0 <= g < h.usable_gpus:
+                    detail = f"GPU {g} of {p.name}; the host offers {h.usable_gpus}"
+                    clashes.append(Clash(kind=ClashKind.GPU_MISSING, host=h.host, detail=detail))
+                gpus.setdefault(g, p.name)
+            for port in p.ports:
+                if port in ports:
+                    detail = f"port {port}: {ports[port]} and {p.name}"
+                    clashes.append(Clash(kind=ClashKind.PORT_TWICE, host=h.host, detail=detail))
+                ports.setdefault(port, p.name)
+    clashes += _serve_clashes(table)
+    return clashes
+
+
+def _serve_clashes(table: AllocationTable) -> list[Clash]:
+    if not table.serve:
+        return []
+    ray_gpus = [
+        len(p.gpus)
+        for p in table.processes
+        if p.kind in (ProcessKind.RAY_HEAD, ProcessKind.RAY_WORKER)
+    ]
+    # Pack the largest replicas first, node by node: what every application may reach at once.
+    free = sorted(ray_gpus, reverse=True)
+    clashes = []
+    for s in sorted(table.serve, key=lambda s: -s.gpus_per_replica):
+        placed = 0
+        for i, f in enumerate(free):
+            take = min(f // s.gpus_per_replica, s.max_replicas - placed)
+            free[i] -= take * s.gpus_per_replica
+            placed += take
+        if s.min_replicas < 1 or s.min_replicas > s.max_replicas or placed < s.max_replicas:
+            clashes.append(
+                Clash(
+                    kind=ClashKind.REPLICAS_EXCEED_GPUS,
+                    host=table.hosts[0].host if table.hosts else "",
+                    detail=(
+                        f"{s.application}: replicas {s.min_replicas}..{s.max_replicas} of "
+                        f"{s.gpus_per_replica} GPUs; the cluster holds {placed} beside the others"
+                    ),
+                )
+            )
+    return clashes
+
+
+# Words of a script that can be a host name, a container name or an address (IPv6 first).
+_WORD = re.compile(
+    r"[0-9a-fA-F]{0,4}(?::[0-9a-fA-F]{0,4}){2,7}|[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9]|[A-Za-z0-9]"
+)
+
+
+def script_clashes(table: AllocationTable, scripts: Mapping[str, str]) -> list[Clash]:
+    """Return the scripts that name another host's container, host name or address.
+
+    `scripts` maps a host to the text of every script it runs. A host may name the peer it joins
+    (the mp master or the Ray head), nothing else of another host.
+    """
+    clashes = []
+    for h in table.hosts:
+        words = set(_WORD.findall(scripts.get(h.host, "")))
+        allowed = {h.host, h.address} | {p.peer for p in h.processes if p.peer}
+        for other in table.hosts:
+            if other.host == h.host:
+                continue
+            for p in other.processes:
+                if p.container and p.container in words:
+                    clashes.append(
+                        Clash(kind=ClashKind.FOREIGN_CONTAINER, host=h.host, detail=p.container)
+                    )
+            for ident in {other.host, other.address} - allowed:
+                if ident in words:
+                    clashes.append(Clash(kind=ClashKind.FOREIGN_ADDRESS, host=h.host, detail=ident))
+    return clashes

@@ -1,0 +1,297 @@
+"""A deployment bundle: the allocation table, every file an operator copies, the steps in order.
+
+`build_bundle` covers one model (routes single, A, B); `build_serve_bundle` a Route C pool of
+one or more models. Both refuse (BundleClash) to emit a bundle whose table or scripts clash.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from catalog.identifiers import to_name
+from planner.engine.configs.allocate import (
+    SERVE_HTTP_PORT,
+    ServeApp,
+    allocate,
+    allocate_serve,
+    max_ongoing_requests,
+)
+from planner.engine.configs.allocation import (
+    AllocationTable,
+    BundleClash,
+    Clash,
+    ClashKind,
+    HostAllocation,
+    ProcessKind,
+    script_clashes,
+    table_clashes,
+)
+from planner.engine.configs.env import env_file
+from planner.engine.configs.layout import BundleLayout, Variant
+from planner.engine.configs.nginx import nginx_config
+from planner.engine.configs.scripts import render_check, render_start, render_stop
+from planner.engine.configs.serve import SERVE_CONFIG_FILE, serve_config, serve_yaml
+from planner.engine.configs.serve_app import SERVE_APP_MODULE, serve_app_module
+from planner.engine.configs.vllm import model_ref, serve_args
+from planner.engine.spec import Node, PlanSpec
+
+_LAUNCH_FIRST = {
+    ProcessKind.RAY_HEAD: 0,
+    ProcessKind.RAY_WORKER: 1,
+    ProcessKind.VLLM: 2,
+    ProcessKind.VLLM_HEADLESS: 3,
+    ProcessKind.NGINX: 4,
+}
+
+
+class StepKind(StrEnum):
+    LAUNCH = "launch"  # launch-HOST.sh: Ray nodes, mp vLLM processes, Nginx
+    SERVE = "serve"  # serve-HOST.sh: vLLM on a Ray cluster, or `serve deploy`
+    CHECK = "check"  # check-HOST.sh: nvidia-smi, curl /health, ray status
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Step:
+    host: str
+    script: str
+    kind: StepKind
+    processes: tuple[str, ...]  # the table's process names the script starts (or checks)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BundleFile:
+    name: str
+    text: str
+    executable: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Bundle:
+    route: str
+    backend: str
+    models: tuple[str, ...]  # display names, one per model
+    labels: tuple[str, ...]  # layouts, e.g. TP4×PP2×1
+    image: str
+    table: AllocationTable
+    files: tuple[BundleFile, ...]
+    steps: tuple[Step, ...]
+    kv_tokens_per_replica: tuple[int, ...]
+    quantized_paths: tuple[str, ...]  # /models/... checkpoints the operator must provide
+
+    def file(self, name: str) -> str:
+        return next(f.text for f in self.files if f.name == name)
+
+    def file_map(self) -> dict[str, str]:
+        return {f.name: f.text for f in self.files}
+
+    def scripts_of(self, host: str) -> dict[str, str]:
+        """Return the host's scripts by name (launch, serve, check, stop)."""
+        suffix = f"-{host}.sh"
+        return {f.name: f.text for f in self.files if f.name.endswith(suffix)}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "route": self.route,
+            "backend": self.backend,
+            "models": list(self.models),
+            "labels": list(self.labels),
+            "image": self.image,
+            "allocation": self.table.to_dict(),
+            "steps": [
+                {"host": s.host, "script": s.script, "kind": str(s.kind), "processes": s.processes}
+                for s in self.steps
+            ],
+            "files": {f.name: f.text for f in self.files},
+            "kv_tokens_per_replica": list(self.kv_tokens_per_replica),
+            "quantized_paths": list(self.quantized_paths),
+        }
+
+
+def build_bundle(
+    spec: PlanSpec, layout: BundleLayout, nodes: Sequence[Node], variant: Variant
+) -> Bundle:
+    """Return the bundle of one model deployed as `variant`; raise BundleClash when it clashes."""
+    if variant.route == "C":
+        name = spec.model_slug or to_name(spec.model_name)
+        app = ServeApp(spec=spec, layout=layout, name=name, route_prefix="/")
+        return build_serve_bundle([app], nodes, traffic_shape=spec.workload.traffic_shape)
+    if len(layout.hosts) != layout.replicas:
+        raise BundleClash([_short_layout(layout)])
+    table = allocate(spec, layout, nodes, variant)
+    files: list[BundleFile] = []
+    api = [
+        (table.host(p.host).address, p.ports[0])
+        for p in table.processes
+        if p.kind is ProcessKind.VLLM
+    ]
+    if any(p.kind is ProcessKind.NGINX for p in table.processes):
+        files.append(BundleFile(name="nginx.conf", text=nginx_config(api)))
+    return _assemble(
+        table,
+        files,
+        nodes,
+        specs=[spec],
+        layouts=[layout],
+        serve_app=False,
+    )
+
+
+def build_serve_bundle(
+    apps: Sequence[ServeApp], nodes: Sequence[Node], *, traffic_shape: str = "steady"
+) -> Bundle:
+    """Return a Route C bundle: a Ray cluster, serve.yaml with one application per model, and
+    the application module it imports."""
+    names = [a.name for a in apps]
+    if not apps or len(set(names)) != len(names):
+        raise ValueError(f"Serve application names must be unique: {names}")
+    table = allocate_serve(apps, nodes, traffic_shape=traffic_shape)
+    config = serve_config(
+        apps,
+        table.serve,
+        http_port=SERVE_HTTP_PORT,
+        model_of={a.name: model_ref(a.spec, a.layout.weight_dtype) for a in apps},
+        args_of={a.name: serve_args(a.spec, a.layout) for a in apps},
+        ongoing_of={a.name: max_ongoing_requests(a.layout) for a in apps},
+    )
+    files = [
+        BundleFile(name=SERVE_CONFIG_FILE, text=serve_yaml(config)),
+        BundleFile(name=f"{SERVE_APP_MODULE}.py", text=serve_app_module()),
+    ]
+    return _assemble(
+        table,
+        files,
+        nodes,
+        specs=[a.spec for a in apps],
+        layouts=[a.layout for a in apps],
+        serve_app=True,
+    )
+
+
+def _short_layout(layout: BundleLayout) -> Clash:
+    return Clash(
+        kind=ClashKind.REPLICAS_EXCEED_GPUS,
+        host=layout.hosts[0][0] if layout.hosts else "",
+        detail=(
+            f"{layout.label} needs {layout.replicas} replica(s) of {layout.gpus_per_replica} "
+            f"GPUs; the nodes hold {len(layout.hosts)}"
+        ),
+    )
+
+
+def _assemble(
+    table: AllocationTable,
+    files: list[BundleFile],
+    nodes: Sequence[Node],
+    *,
+    specs: Sequence[PlanSpec],
+    layouts: Sequence[BundleLayout],
+    serve_app: bool,
+) -> Bundle:
+    clashes = table_clashes(table)
+    if clashes:
+        raise BundleClash(clashes)
+    image = specs[0].vllm_image
+    used = [n for n in nodes if n.hostname in {h.host for h in table.hosts}]
+    steps: list[Step] = []
+    scripts: dict[str, str] = {}
+    # The Ray head (or the hosts of node-rank 0) go first; workers after.
+    ordered = sorted(
+        table.hosts,
+        key=lambda h: min((_LAUNCH_FIRST.get(p.kind, 9) for p in h.processes), default=9),
+    )
+    serve_steps: list[Step] = []
+    for h in ordered:
+        launch = [p for p in h.processes if _is_launch(p.kind, p.gpus)]
+        later = [p for p in h.processes if not _is_launch(p.kind, p.gpus)]
+        name = f"launch-{h.host}.sh"
+        text = render_start(
+            h,
+            launch,
+            image=image,
+            usage=f"Usage: ./{name} [--docker]; step 1 on this host, see README.md.",
+            serve_app=serve_app,
+        )
+        files.append(BundleFile(name=name, text=text, executable=True))
+        scripts[h.host] = text
+        steps.append(Step(host=h.host, script=name, kind=StepKind.LAUNCH, processes=_names(launch)))
+        if later:
+            name = f"serve-{h.host}.sh"
+            text = render_start(
+                h,
+                later,
+                image=image,
+                usage=f"Usage: ./{name} [--docker]; after every host's launch script.",
+                serve_app=serve_app,
+                extra_first=_ray_wait_lines(h),
+            )
+            files.append(BundleFile(name=name, text=text, executable=True))
+            scripts[h.host] += text
+            serve_steps.append(
+                Step(host=h.host, script=name, kind=StepKind.SERVE, processes=_names(later))
+            )
+    for h in table.hosts:
+        for kind, render in (("check", render_check), ("stop", render_stop)):
+            text = render(h)
+            files.append(BundleFile(name=f"{kind}-{h.host}.sh", text=text, executable=True))
+            scripts[h.host] += text
+    steps += serve_steps
+    steps += [
+        Step(
+            host=h.host,
+            script=f"check-{h.host}.sh",
+            kind=StepKind.CHECK,
+            processes=_names(h.processes),
+        )
+        for h in ordered
+    ]
+    clashes = script_clashes(table, scripts)
+    if clashes:
+        raise BundleClash(clashes)
+    files.append(BundleFile(name=".env", text=env_file(used, multi_node=len(used) > 1)))
+    files.append(
+        BundleFile(name="allocation.json", text=json.dumps(table.to_dict(), indent=2) + "\n")
+    )
+    models = tuple(s.model_name for s in specs)
+    refs = [model_ref(s, lay.weight_dtype) for s, lay in zip(specs, layouts, strict=True)]
+    return Bundle(
+        route=table.route,
+        backend=table.backend,
+        models=models,
+        labels=tuple(lay.label for lay in layouts),
+        image=image,
+        table=table,
+        files=tuple(files),
+        steps=tuple(steps),
+        kv_tokens_per_replica=tuple(lay.kv_tokens_per_replica for lay in layouts),
+        quantized_paths=tuple(r for r, s in zip(refs, specs, strict=True) if r != s.hf_repo),
+    )
+
+
+def _is_launch(kind: ProcessKind, gpus: tuple[int, ...]) -> bool:
+    """Return True for processes of step 1; vLLM on Ray and `serve deploy` wait for the cluster."""
+    if kind is ProcessKind.SERVE_DEPLOY:
+        return False
+    return not (kind is ProcessKind.VLLM and not gpus)
+
+
+def _names(processes: Sequence[Any]) -> tuple[str, ...]:
+    return tuple(p.name for p in processes)
+
+
+def _ray_wait_lines(host: HostAllocation) -> list[str]:
+    """Return lines that show the Ray cluster before anything is started on it."""
+    ray = next((p.container for p in host.processes if p.container), "")
+    if not ray:
+        return []
+    return [
+        "# The cluster must list every node's GPUs before vLLM starts on it.",
+        'if [ "$MODE" = --docker ]; then',
+        f"  docker exec {ray} ray status",
+        "else",
+        "  ray status",
+        "fi",
+    ]

@@ -1,0 +1,112 @@
+"""What a bundle needs to know about a candidate layout, and which routes can deploy it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from planner.engine.result import Candidate
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BundleLayout:
+    """A candidate's layout: TP × PP × replicas and the hosts of every replica."""
+
+    candidate_id: str
+    tp: int
+    pp: int
+    replicas: int
+    nodes_per_replica: int
+    weight_dtype: str
+    hosts: tuple[tuple[str, ...], ...]
+    max_concurrency_per_replica: float = 1.0
+    kv_tokens_per_replica: int = 0
+
+    @property
+    def gpus_per_replica(self) -> int:
+        return self.tp * self.pp
+
+    @property
+    def gpus_per_node(self) -> int:
+        """Return the GPUs one replica uses on each of its nodes."""
+        return self.gpus_per_replica // max(self.nodes_per_replica, 1)
+
+    @property
+    def spans_nodes(self) -> bool:
+        return self.nodes_per_replica > 1
+
+    @property
+    def label(self) -> str:
+        return f"TP{self.tp}×PP{self.pp}×{self.replicas}"
+
+    @property
+    def host_names(self) -> tuple[str, ...]:
+        """Return every host the layout uses, in replica order, once."""
+        return tuple(dict.fromkeys(h for hosts in self.hosts for h in hosts))
+
+    @classmethod
+    def from_candidate(cls, c: Candidate) -> BundleLayout:
+        return cls(
+            candidate_id=c.id,
+            tp=c.tp,
+            pp=c.pp,
+            replicas=c.replicas,
+            nodes_per_replica=c.nodes_per_replica,
+            weight_dtype=c.weight_dtype,
+            hosts=tuple(tuple(h) for h in c.hosts),
+            max_concurrency_per_replica=c.max_concurrency_per_replica,
+            kv_tokens_per_replica=c.kv_tokens_per_replica,
+        )
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> BundleLayout:
+        """Return the layout of a stored candidate (a result dict's `candidates` row)."""
+        return cls(
+            candidate_id=str(d["id"]),
+            tp=int(d["tp"]),
+            pp=int(d["pp"]),
+            replicas=int(d["replicas"]),
+            nodes_per_replica=int(d.get("nodes_per_replica") or 1),
+            weight_dtype=str(d["weight_dtype"]),
+            hosts=tuple(tuple(str(h) for h in hosts) for hosts in d.get("hosts") or ()),
+            max_concurrency_per_replica=float(d.get("max_concurrency_per_replica") or 1.0),
+            kv_tokens_per_replica=int(d.get("kv_tokens_per_replica") or 0),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Variant:
+    """A route and executor backend a layout can be deployed with."""
+
+    route: str  # single | A | B | C
+    backend: str  # mp | ray
+
+    @property
+    def key(self) -> str:
+        return f"{self.route}-{self.backend}"
+
+
+def variants(layout: BundleLayout) -> tuple[Variant, ...]:
+    """Return every way this layout can be deployed, the plain one first."""
+    if layout.spans_nodes:
+        return (Variant("B", "mp"), Variant("B", "ray"))
+    plain = Variant("single", "mp") if layout.replicas == 1 else Variant("A", "mp")
+    return (plain, Variant("C", "ray"))
+
+
+def default_variant(
+    layout: BundleLayout, *, recommended: Variant | None, pool_kind: str = "dedicated"
+) -> Variant:
+    """Return the variant a candidate is deployed with unless the user picks another.
+
+    The recommendation's own route wins when it applies to this layout (Route C stays C, a Ray
+    backend stays Ray); otherwise a shared pool takes Ray for cross-node replicas (a placement
+    group reserves the GPUs atomically) and everything else the plain route.
+    """
+    options = variants(layout)
+    if recommended is not None and recommended in options:
+        return recommended
+    if layout.spans_nodes and pool_kind == "shared":
+        return Variant("B", "ray")
+    return options[0]
