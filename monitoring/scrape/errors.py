@@ -57,6 +57,12 @@ class ParseError(ScrapeError):
     kind = "parse"
 
 
+class LimitError(ParseError):
+    """A page over a scrape limit (samples, labels, label lengths): nothing of it is stored."""
+
+    kind = "limit"
+
+
 class SourceError(ScrapeError):
     """A saved file that cannot be read, or a response that is not what the endpoint promises."""
 

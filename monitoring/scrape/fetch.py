@@ -13,10 +13,17 @@ import socket
 import ssl
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import httpx
 
+from .addresses import (
+    IPAddress,
+    IPNetwork,
+    canonical,
+    forbidden_range,
+    parse_address,
+)
 from .errors import (
     ConnectError,
     DnsError,
@@ -29,23 +36,11 @@ from .errors import (
     TlsError,
     TooLargeError,
 )
+from .limits import DEFAULT_LIMITS, ScrapeLimits
 
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
-IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 Resolver = Callable[[str, int], Sequence[str]]
 
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
-# Link-local (which holds the cloud metadata address 169.254.169.254) and AWS's IPv6 metadata
-# address are never fetched, whatever the allowlist says.
-ALWAYS_FORBIDDEN: tuple[IPNetwork, ...] = (
-    ipaddress.ip_network("169.254.0.0/16"),
-    ipaddress.ip_network("fe80::/10"),
-    ipaddress.ip_network("fd00:ec2::254/128"),
-    ipaddress.ip_network("0.0.0.0/32"),
-    ipaddress.ip_network("::/128"),
-    ipaddress.ip_network("224.0.0.0/4"),
-    ipaddress.ip_network("ff00::/8"),
-)
 _REDIRECT_CODES = frozenset({301, 302, 303, 307, 308})
 _ACCEPT = "text/plain;version=0.0.4;q=0.9,application/json;q=0.8,*/*;q=0.1"
 
@@ -58,11 +53,17 @@ def system_resolver(host: str, port: int) -> list[str]:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Allowlist:
-    """Operator allowlist: a host passes when its name is listed or all its addresses are inside
-    a listed network. Empty means everything not forbidden is allowed."""
+    """Where a fetch may go: a host passes when its name is listed or all its addresses are
+    inside a listed network. Empty allows nothing; `Allowlist.anywhere()` allows every address
+    that is not always forbidden (the command line's choice, never the product's default)."""
 
     networks: tuple[IPNetwork, ...] = ()
     hostnames: frozenset[str] = frozenset()
+    anywhere_allowed: bool = False
+
+    @classmethod
+    def anywhere(cls) -> Allowlist:
+        return cls(anywhere_allowed=True)
 
     @classmethod
     def parse(cls, entries: Sequence[str]) -> Allowlist:
@@ -79,9 +80,12 @@ class Allowlist:
                 names.add(entry.lower().rstrip("."))
         return cls(networks=tuple(networks), hostnames=frozenset(names))
 
-    @property
-    def empty(self) -> bool:
-        return not self.networks and not self.hostnames
+    def union(self, other: Allowlist) -> Allowlist:
+        return Allowlist(
+            networks=tuple(dict.fromkeys((*self.networks, *other.networks))),
+            hostnames=self.hostnames | other.hostnames,
+            anywhere_allowed=self.anywhere_allowed or other.anywhere_allowed,
+        )
 
     def allows_name(self, host: str) -> bool:
         host = host.lower().rstrip(".")
@@ -91,7 +95,9 @@ class Allowlist:
         return False
 
     def allows_address(self, address: IPAddress) -> bool:
-        return any(address in network for network in self.networks)
+        return self.anywhere_allowed or any(
+            address.version == network.version and address in network for network in self.networks
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -102,10 +108,23 @@ class FetchPolicy:
     total_timeout_s: float = 10.0
     max_bytes: int = DEFAULT_MAX_BYTES
     max_redirects: int = 3
-    allowlist: Allowlist = field(default_factory=Allowlist)
+    # The library's default reaches anything not always forbidden; the product passes its own
+    # (monitoring.conf.fetch_policy: the inventory's hosts plus the admin's allowlist).
+    allowlist: Allowlist = field(default_factory=Allowlist.anywhere)
     resolver: Resolver = system_resolver
     # True (system CAs), False (no verification), or the path of a CA bundle (internal CA).
     verify_tls: bool | str = True
+    # What a page may hold (applied by parse); see scrape.limits.
+    limits: ScrapeLimits = DEFAULT_LIMITS
+    # time.monotonic() by which the whole poll must be done: every fetch of a poll (Ray's
+    # discovery, exporters, dashboard) shares one budget instead of a timeout each.
+    deadline: float | None = None
+
+    def within_budget(self) -> FetchPolicy:
+        """Return this policy with a poll-wide deadline `total_timeout_s` from now (kept if set)."""
+        if self.deadline is not None:
+            return self
+        return replace(self, deadline=time.monotonic() + self.total_timeout_s)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,12 +137,6 @@ class FetchResult:
 
     def text(self) -> str:
         return self.body.decode("utf-8", errors="replace")
-
-
-def _normalize(address: IPAddress) -> IPAddress:
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        return address.ipv4_mapped
-    return address
 
 
 def check_url(url: str) -> httpx.URL:
@@ -164,13 +177,13 @@ def guard(url: httpx.URL, policy: FetchPolicy) -> str:
             raise DnsError(f"host {host!r} resolves to no address")
     name_allowed = literal is None and policy.allowlist.allows_name(host)
     for text in addresses:
-        address = _normalize(ipaddress.ip_address(text.split("%", 1)[0]))
-        for network in ALWAYS_FORBIDDEN:
-            if address in network:
-                raise ForbiddenAddressError(
-                    f"host {host!r} resolves to {address}, in the forbidden range {network}"
-                )
-        if policy.allowlist.empty or name_allowed:
+        address = canonical(parse_address(text))
+        forbidden = forbidden_range(address)
+        if forbidden is not None:
+            raise ForbiddenAddressError(
+                f"host {host!r} resolves to {address}, in the forbidden range {forbidden}"
+            )
+        if name_allowed:
             continue
         if not policy.allowlist.allows_address(address):
             raise ForbiddenAddressError(
@@ -190,6 +203,8 @@ def fetch(
     policy = policy or FetchPolicy()
     started = time.monotonic()
     deadline = started + policy.total_timeout_s
+    if policy.deadline is not None:
+        deadline = min(deadline, policy.deadline)
     current = check_url(url)
     origin = (current.scheme, current.host, current.port)
     own_client = client is None
@@ -210,7 +225,9 @@ def fetch(
                 )
             target = current.join(response_or_location)
             if (target.scheme, target.host, target.port) != origin:
-                raise RedirectError(f"redirect to another host or scheme refused: {_safe(target)}")
+                raise RedirectError(
+                    f"redirect to another host or scheme refused: {_safe(target)[:200]}"
+                )
             current = check_url(str(target))
         raise RedirectError(f"more than {policy.max_redirects} redirects")
     finally:
@@ -240,7 +257,7 @@ def _get_once(
     """Return the result, or the Location of a redirect."""
     remaining = deadline - time.monotonic()
     if remaining <= 0:
-        raise FetchTimeoutError(f"total timeout of {policy.total_timeout_s:g} s exceeded")
+        raise FetchTimeoutError(f"the poll's time budget of {policy.total_timeout_s:g} s is spent")
     headers = {"Host": url.netloc.decode("ascii"), "Accept": _ACCEPT}
     if token:
         headers["Authorization"] = f"Bearer {token}"
@@ -276,8 +293,9 @@ def _get_once(
                 raise RedirectError(f"HTTP {response.status_code} without a Location header")
             return str(location)
         if response.status_code >= 400:
+            # No reason phrase: it is the server's text, like its body.
             raise HttpStatusError(
-                f"HTTP {response.status_code} {response.reason_phrase} from {_safe(url)}",
+                f"HTTP {response.status_code} from {_safe(url)}",
                 response.status_code,
             )
         declared = response.headers.get("content-length")

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from prometheus_client.parser import text_string_to_metric_families
 
 from .errors import ParseError
+from .limits import current as current_limits
 
 _SUFFIXES = ("_total", "_bucket", "_sum", "_count", "_created")
 _NAME_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_:")
@@ -75,32 +76,38 @@ def _keep_sample(name: str, keep: frozenset[str]) -> bool:
     return False
 
 
-def prefilter(text: str, wanted: Collection[str]) -> str:
+def prefilter(text: str, wanted: Collection[str] | None) -> str:
     """Return only the lines of the wanted families (HELP, TYPE and samples), minus `_created`.
 
-    Cheap sanity checks run on every line, so a payload that is not Prometheus text at all (an
-    HTML login page, a JSON error) raises ParseError instead of yielding silently nothing.
+    Every line is checked cheaply on the way: a payload that is not Prometheus text at all (an
+    HTML login page, a JSON error) raises ParseError instead of yielding silently nothing, and a
+    page over the poll's limits (samples, line length) raises LimitError before any parsing.
+    Messages name line numbers, never the page's content (it may be any file of any server).
     """
-    keep = _wanted_names(wanted)
+    limits = current_limits()
+    keep = _wanted_names(wanted) if wanted is not None else None
     out: list[str] = []
+    samples = 0
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
         if not line:
             continue
+        limits.check_line(number, line)
         if line[0] == "#":
             parts = line.split(None, 3)
-            if len(parts) >= 3 and parts[1] in ("HELP", "TYPE") and parts[2] in keep:
+            if keep is None or (
+                len(parts) >= 3 and parts[1] in ("HELP", "TYPE") and parts[2] in keep
+            ):
                 out.append(line)
             continue
         if line[0] not in _NAME_START and line[0] != "{":
-            raise ParseError(f"line {number}: not a Prometheus sample: {line[:60]!r}")
+            raise ParseError(f"line {number} is not a Prometheus sample")
+        samples += 1
+        limits.check_sample_count(samples)
         name = _sample_name(line)
         if len(name) == len(line):
-            raise ParseError(f"line {number}: sample without a value: {line[:60]!r}")
-        if not name:  # quoted-name syntax: let the parser decide
-            out.append(line)
-            continue
-        if _keep_sample(name, keep):
+            raise ParseError(f"line {number} is a sample without a value")
+        if not name or keep is None or _keep_sample(name, keep):  # quoted names: parser decides
             out.append(line)
     return "\n".join(out) + "\n"
 
@@ -112,7 +119,8 @@ def parse(text: str, wanted: Collection[str] | None = None) -> dict[str, MetricF
     samples (same name and labels) keep the first; NaN and ±Inf values are kept as floats for
     the extractors to drop.
     """
-    body = prefilter(text, wanted) if wanted is not None else text
+    body = prefilter(text, wanted)
+    limits = current_limits()
     families: dict[str, MetricFamily] = {}
     try:
         for metric in text_string_to_metric_families(body):
@@ -125,6 +133,7 @@ def parse(text: str, wanted: Collection[str] | None = None) -> dict[str, MetricF
                 if ident in seen:
                     continue
                 seen.add(ident)
+                limits.check_labels(s.name, s.labels)
                 value = float(s.value)
                 samples.append(PromSample(s.name, dict(s.labels), value))
             previous = families.get(metric.name)
@@ -139,7 +148,8 @@ def parse(text: str, wanted: Collection[str] | None = None) -> dict[str, MetricF
     except ParseError:
         raise
     except (ValueError, IndexError, KeyError, TypeError) as exc:
-        raise ParseError(f"malformed Prometheus text: {str(exc)[:200]}") from exc
+        # The parser's message quotes the offending line: keep it out of what is stored.
+        raise ParseError("malformed Prometheus text") from exc
     _adopt_openmetrics_totals(families)
     return families
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -10,8 +11,8 @@ from typing import Any
 
 import httpx
 
-from . import ray, vllm
-from .errors import InvalidUrlError, ScrapeError, SourceError
+from . import limits, ray, vllm
+from .errors import InvalidUrlError, LimitError, ScrapeError, SourceError
 from .fetch import FetchPolicy, check_url, fetch
 from .series import RawSnapshot, Sample, make_sample
 
@@ -157,12 +158,13 @@ def scrape_once(
     Never raises for anything the target does: every failure is a PollError in the result.
     """
     _check_kind(kind)
-    policy = policy or FetchPolicy()
+    policy = (policy or FetchPolicy()).within_budget()
     started = time.monotonic()
     try:
-        if kind == "vllm":
-            return _scrape_vllm(source, previous, policy, token, clock, client, started)
-        return _scrape_ray(source, previous, policy, token, clock, client, started)
+        with limits.applied(policy.limits):
+            if kind == "vllm":
+                return _scrape_vllm(source, previous, policy, token, clock, client, started)
+            return _scrape_ray(source, previous, policy, token, clock, client, started)
     except ScrapeError as exc:
         return ScrapeResult(
             kind=kind,
@@ -224,6 +226,7 @@ def _scrape_ray(
         exporters = [single]
     else:
         exporters = _discover(base, policy, token, client, errors, info)
+    exporters = _capped(exporters, policy.limits.max_exporters, errors, source)
 
     def poll(item: tuple[str, str]) -> tuple[str, ray.Extracted | PollError, int]:
         url, node = item
@@ -240,7 +243,9 @@ def _scrape_ray(
     if exporters:
         workers = min(MAX_EXPORTER_THREADS, len(exporters))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ray-exporter") as pool:
-            for _node, outcome, size in pool.map(poll, exporters):
+            # Each exporter is parsed under this poll's limits (a copy of this context each).
+            futures = [pool.submit(contextvars.copy_context().run, poll, e) for e in exporters]
+            for _node, outcome, size in (f.result() for f in futures):
                 if isinstance(outcome, PollError):
                     errors.append(outcome)
                 else:
@@ -278,6 +283,23 @@ def _scrape_ray(
         info=info,
         exporters=asked,
     )
+
+
+def _capped(
+    exporters: list[tuple[str, str]], cap: int, errors: list[PollError], source: str
+) -> list[tuple[str, str]]:
+    """Return at most `cap` exporters (0: no cap), recording how many were left out.
+
+    A dashboard's answer is the target's to write: without a cap, one poll could be made to
+    probe hundreds of addresses. Every exporter kept still passes the address guard.
+    """
+    unique_exporters = list(dict.fromkeys(exporters))
+    if not cap or len(unique_exporters) <= cap:
+        return unique_exporters
+    left_out = len(unique_exporters) - cap
+    message = f"{len(unique_exporters)} exporters discovered, {left_out} over the cap of {cap}"
+    errors.append(PollError(LimitError.kind, message, source))
+    return sorted(unique_exporters, key=lambda e: e[1])[:cap]
 
 
 def _discover(

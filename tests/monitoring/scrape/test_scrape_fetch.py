@@ -253,11 +253,14 @@ def test_a_name_resolving_to_the_metadata_address_is_refused():
         pytest.param([".lan"], "gpu7.lan", ["192.168.1.9"], True, id="domain-suffix"),
         pytest.param(["gpu1.lan"], "gpu2.lan", ["192.168.1.9"], False, id="other-hostname"),
         pytest.param(["gpu1.lan"], "gpu1.lan", ["169.254.169.254"], False, id="metadata-always"),
-        pytest.param([], "gpu1.lan", ["192.168.1.9"], True, id="no-allowlist"),
+        pytest.param([], "gpu1.lan", ["192.168.1.9"], False, id="empty-allows-nothing"),
+        pytest.param(None, "gpu1.lan", ["192.168.1.9"], True, id="anywhere"),
+        pytest.param(None, "gpu1.lan", ["169.254.169.254"], False, id="anywhere-but-metadata"),
     ],
 )
 def test_allowlist(entries, host, resolved, allowed):
-    policy = FetchPolicy(allowlist=Allowlist.parse(entries), resolver=lambda h, p: list(resolved))
+    allowlist = Allowlist.anywhere() if entries is None else Allowlist.parse(entries)
+    policy = FetchPolicy(allowlist=allowlist, resolver=lambda h, p: list(resolved))
     url = parse_url(f"http://{host}:8000/metrics")
 
     if allowed:
