@@ -386,6 +386,8 @@ def main() -> int:
         SECRET_KEY=secrets.token_urlsafe(40),
         FIELD_ENCRYPTION_KEYS=Fernet.generate_key().decode(),
         ALLOWED_HOSTS="127.0.0.1,localhost",
+        # The simulated targets listen on loopback, which production does not reach by default.
+        MONITORING_URL_ALLOWLIST="127.0.0.0/8",
         SECURE_SSL_REDIRECT="false",
         DATABASE_URL=db_url,
         REDIS_URL=_with_path(redis_url, f"/{REDIS_DB}"),

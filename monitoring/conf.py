@@ -10,6 +10,7 @@ from django.conf import settings
 
 from config.env import env
 from monitoring.scrape.fetch import Allowlist, FetchPolicy
+from monitoring.scrape.limits import ScrapeLimits
 
 DEFAULTS: dict[str, object] = {
     # Poll intervals in seconds.
@@ -20,8 +21,17 @@ DEFAULTS: dict[str, object] = {
     "MONITORING_CONNECT_TIMEOUT_S": 3.0,
     "MONITORING_TOTAL_TIMEOUT_S": 10.0,
     "MONITORING_MAX_RESPONSE_BYTES": 10 * 1024 * 1024,
-    # CIDRs and host names; empty allows everything but link-local and cloud metadata.
+    # CIDRs and host names reachable besides the inventory's machines and the admin's allowlist
+    # (monitoring.reach); cloud metadata addresses are refused whatever is listed.
     "MONITORING_URL_ALLOWLIST": env.list("MONITORING_URL_ALLOWLIST", default=[]),
+    # Loopback reachable: local and test settings only (the simulator listens there).
+    "MONITORING_ALLOW_LOOPBACK": False,
+    # Per-target scrape limits (Prometheus' names; 0 switches one off) and discovery's cap.
+    "MONITORING_SAMPLE_LIMIT": 50_000,
+    "MONITORING_LABEL_LIMIT": 64,
+    "MONITORING_LABEL_NAME_LENGTH_LIMIT": 256,
+    "MONITORING_LABEL_VALUE_LENGTH_LIMIT": 2048,
+    "MONITORING_MAX_EXPORTERS": 64,
     # Retention.
     "MONITORING_RAW_RETENTION_H": 48,
     "MONITORING_ROLLUP_RETENTION_D": 30,
@@ -44,8 +54,23 @@ def get(name: str):
     return getattr(settings, name, DEFAULTS[name])
 
 
-def fetch_policy(*, interval_s: float | None = None) -> FetchPolicy:
-    """Return the fetch limits of one poll; the total timeout stays below the poll interval."""
+def scrape_limits() -> ScrapeLimits:
+    return ScrapeLimits(
+        sample_limit=int(get("MONITORING_SAMPLE_LIMIT")),
+        label_limit=int(get("MONITORING_LABEL_LIMIT")),
+        label_name_length_limit=int(get("MONITORING_LABEL_NAME_LENGTH_LIMIT")),
+        label_value_length_limit=int(get("MONITORING_LABEL_VALUE_LENGTH_LIMIT")),
+        max_exporters=int(get("MONITORING_MAX_EXPORTERS")),
+    )
+
+
+def fetch_policy(
+    *, interval_s: float | None = None, allowlist: Allowlist | None = None
+) -> FetchPolicy:
+    """Return the limits of one poll: the allowlist, the scrape limits and a time budget for the
+    whole poll that stays below the poll interval."""
+    from monitoring import reach  # reads the database
+
     total = float(get("MONITORING_TOTAL_TIMEOUT_S"))
     if interval_s:
         total = min(total, max(1.0, interval_s * 0.8))
@@ -53,5 +78,6 @@ def fetch_policy(*, interval_s: float | None = None) -> FetchPolicy:
         connect_timeout_s=min(float(get("MONITORING_CONNECT_TIMEOUT_S")), total),
         total_timeout_s=total,
         max_bytes=int(get("MONITORING_MAX_RESPONSE_BYTES")),
-        allowlist=Allowlist.parse(list(get("MONITORING_URL_ALLOWLIST"))),
+        allowlist=allowlist or reach.allowlist(),
+        limits=scrape_limits(),
     )

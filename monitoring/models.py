@@ -7,6 +7,7 @@ from django.db import models
 from django.db.models import Q
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
+from simple_history.models import HistoricalRecords
 
 from core.secrets import EncryptedTextField
 
@@ -256,6 +257,9 @@ class AlertRule(models.Model):
         blank=True,
         help_text=_("Receives every opened and resolved event as JSON (same network guard)."),
     )
+    # Signs each delivery (X-ServePlan-Signature, HMAC-SHA256); set with the URL by an admin,
+    # shown once, encrypted at rest like target tokens.
+    webhook_secret = EncryptedTextField(_("webhook secret"), blank=True, editable=False)
     is_default = models.BooleanField(_("created by default"), default=False, editable=False)
     created_at = models.DateTimeField(_("created"), auto_now_add=True)
 
@@ -326,3 +330,30 @@ class AlertEvent(models.Model):
     @property
     def is_open(self) -> bool:
         return self.resolved_at is None
+
+
+class AllowlistEntry(models.Model):
+    """An address, a network or a host name that pollers and webhooks may reach besides the
+    inventory's machines (which are always allowed). Only admins edit it; every change is in
+    the audit log."""
+
+    name = models.CharField(
+        _("address, network or host name"),
+        max_length=253,
+        unique=True,
+        help_text=_(
+            "An address (10.0.0.5), a network (10.0.0.0/24), a host name (gpu1.lab) or a domain"
+            " suffix starting with a dot (.gpu.internal)."
+        ),
+    )
+    note = models.CharField(_("note"), max_length=200, blank=True)
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name = _("allowlist entry")
+        verbose_name_plural = _("allowlist entries")
+
+    def __str__(self) -> str:
+        return self.name

@@ -13,6 +13,7 @@ from django.db.models import Count, F, Func, IntegerField, Q, QuerySet, Sum
 from django.utils import timezone
 
 from monitoring import conf
+from monitoring.error_text import public_error
 from monitoring.models import AlertEvent, PollStatus, Rollup, Sample, Target, TargetKind
 from monitoring.retention import rolled_up_to
 from monitoring.scrape.series import parse_series_id, series_id
@@ -47,7 +48,11 @@ class Tile:
 
     @property
     def last_error(self) -> str:
-        return self.target.last_error
+        """The summary everyone may read (the overview is for every role; admins find the
+        recorded diagnostic on the target's page)."""
+        return public_error(
+            self.target.last_error_kind or ("error" if self.target.last_error else "")
+        )
 
 
 @dataclass(slots=True, kw_only=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -16,6 +17,7 @@ from django.utils import timezone
 from monitoring import conf
 from monitoring.models import (
     AlertRule,
+    AllowlistEntry,
     Comparison,
     PollStatus,
     Sample,
@@ -230,10 +232,10 @@ def alert_rule_create(
     comparison: str = Comparison.GT,
     duration_s: int = 0,
     target: Target | None = None,
-    webhook_url: str = "",
     enabled: bool = True,
 ) -> AlertRule:
-    """Create an alert rule for one target or, without target, for every target."""
+    """Create an alert rule for one target or, without target, for every target (its webhook,
+    if any, is an admin's to set: alert_rule_webhook_set)."""
     rule = AlertRule(
         name=name,
         series=series,
@@ -241,20 +243,31 @@ def alert_rule_create(
         threshold=threshold,
         duration_s=duration_s,
         target=target,
-        webhook_url=webhook_url,
         enabled=enabled,
     )
     with transaction.atomic():
         rule.full_clean()
-        if webhook_url:
-            validate_monitored_url(webhook_url, field_name="webhook_url")
         rule.save()
     return rule
 
 
+def alert_rule_webhook_set(*, rule: AlertRule, url: str) -> str:
+    """Point the rule's webhook at `url` with a new signing secret; return the secret (shown
+    once). An empty `url` removes the webhook and its secret. Admins only (the views check)."""
+    url = (url or "").strip()
+    rule.webhook_url = url
+    rule.webhook_secret = secrets.token_urlsafe(32) if url else ""
+    with transaction.atomic():
+        rule.full_clean(exclude=["webhook_secret"])
+        if url:
+            validate_monitored_url(url, field_name="webhook_url")
+        rule.save(update_fields=["webhook_url", "webhook_secret"])
+    return rule.webhook_secret
+
+
 def alert_rule_update(*, rule: AlertRule, **changes: Any) -> AlertRule:
-    """Change an alert rule's fields."""
-    allowed = {"name", "series", "comparison", "threshold", "duration_s", "webhook_url", "enabled"}
+    """Change an alert rule's fields (its webhook: alert_rule_webhook_set)."""
+    allowed = {"name", "series", "comparison", "threshold", "duration_s", "enabled"}
     unknown = set(changes) - allowed
     if unknown:
         raise TypeError(f"alert_rule_update() got unknown fields: {sorted(unknown)}")
@@ -262,10 +275,32 @@ def alert_rule_update(*, rule: AlertRule, **changes: Any) -> AlertRule:
         setattr(rule, name, value)
     with transaction.atomic():
         rule.full_clean()
-        if changes.get("webhook_url"):
-            validate_monitored_url(rule.webhook_url, field_name="webhook_url")
         rule.save()
     return rule
+
+
+# --- allowlist (admins) ---------------------------------------------------------------------
+
+
+def allowlist_entry_create(*, name: str, note: str = "") -> AllowlistEntry:
+    """Let pollers and webhooks reach `name` (an address, network, host name or .suffix)."""
+    from monitoring.reach import validate_entry
+
+    try:
+        normalised = validate_entry(name)
+    except ValidationError as exc:
+        raise ValidationError({"name": exc.messages}) from None
+    entry = AllowlistEntry(name=normalised, note=note.strip())
+    with transaction.atomic():
+        entry.full_clean()
+        entry.save()
+    return entry
+
+
+def allowlist_entry_delete(*, entry: AllowlistEntry) -> None:
+    """Remove an entry; targets that needed it fail their next poll as forbidden_address."""
+    with transaction.atomic():
+        entry.delete()
 
 
 # --- polls ----------------------------------------------------------------------------------

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from datetime import UTC, datetime
@@ -30,6 +31,7 @@ from monitoring.retention import retention_run, rollup_run
 from monitoring.scrape.errors import ScrapeError
 from monitoring.scrape.fetch import check_url, guard
 from monitoring.services import poll_record_failure, schedule_due_targets
+from monitoring.webhooks import SIGNATURE_HEADER, webhook_signature
 
 logger = logging.getLogger(__name__)
 
@@ -175,13 +177,21 @@ def deliver_webhook(self, *, event_id: int, transition: str) -> None:
         return
     parsed = httpx.URL(url)
     timeout = float(conf.get("MONITORING_WEBHOOK_TIMEOUT_S"))
+    body = json.dumps(event_payload(event, transition), separators=(",", ":")).encode()
+    headers = {
+        "Host": parsed.netloc.decode("ascii"),
+        "User-Agent": "ServePlan",
+        "Content-Type": "application/json",
+    }
+    if event.rule.webhook_secret:
+        headers[SIGNATURE_HEADER] = webhook_signature(event.rule.webhook_secret, body)
     try:
         # Connect to the checked address (no DNS rebinding between check and connect).
         with httpx.Client(follow_redirects=False, trust_env=False, timeout=timeout) as client:
             response = client.post(
                 parsed.copy_with(host=address),
-                json=event_payload(event, transition),
-                headers={"Host": parsed.netloc.decode("ascii"), "User-Agent": "ServePlan"},
+                content=body,
+                headers=headers,
                 extensions={"sni_hostname": parsed.host} if parsed.scheme == "https" else {},
             )
     except httpx.TransportError as exc:

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from monitoring.views import pages
+from monitoring.views import allowlist, pages
 
 app_name = "monitoring"
 
@@ -17,4 +17,10 @@ urlpatterns = [
     path("targets/<int:pk>/panels/", pages.TargetPanelsView.as_view(), name="target-panels"),
     path("targets/<int:pk>/evidence/", pages.TargetEvidenceView.as_view(), name="target-evidence"),
     path("events/", pages.EventListView.as_view(), name="event-list"),
+    path("allowlist/", allowlist.AllowlistView.as_view(), name="allowlist"),
+    path(
+        "allowlist/<int:pk>/delete/",
+        allowlist.AllowlistEntryDeleteView.as_view(),
+        name="allowlist-delete",
+    ),
 ]

@@ -18,3 +18,6 @@ AXES_ENABLED = False
 
 # Per-process and emptied between tests (tests/conftest.py), so no answer leaks across tests.
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+# Tests' fake servers and the simulator listen on loopback (production: monitoring.reach).
+MONITORING_ALLOW_LOOPBACK = True

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rest_framework import serializers
 
+from core.roles import is_admin
+from monitoring.error_text import error_for
 from monitoring.models import (
     MAX_POLL_INTERVAL_S,
     MIN_POLL_INTERVAL_S,
@@ -79,8 +83,22 @@ class TargetSerializer(serializers.ModelSerializer):
             "token" not in obj.get_deferred_fields() and bool(obj.token)
         )
 
+    def to_representation(self, instance: Target) -> dict[str, Any]:
+        data = super().to_representation(instance)
+        data["last_error_kind"], data["last_error"] = error_for(
+            _user(self), instance.last_error_kind, instance.last_error
+        )
+        return data
+
+
+def _user(serializer: serializers.Serializer) -> Any:
+    request = serializer.context.get("request")
+    return getattr(request, "user", None)
+
 
 class AlertRuleSerializer(serializers.ModelSerializer):
+    """The webhook URL is an admin's to set (POST .../webhook/) and to read."""
+
     class Meta:
         model = AlertRule
         fields = [
@@ -96,7 +114,29 @@ class AlertRuleSerializer(serializers.ModelSerializer):
             "is_default",
             "created_at",
         ]
-        read_only_fields = ["is_default", "created_at"]
+        read_only_fields = ["webhook_url", "is_default", "created_at"]
+
+    def to_representation(self, instance: AlertRule) -> dict[str, Any]:
+        data = super().to_representation(instance)
+        user = _user(self)
+        if not (user is not None and user.is_authenticated and is_admin(user)):
+            data.pop("webhook_url", None)
+        return data
+
+
+class AlertRuleWebhookSerializer(serializers.Serializer):
+    webhook_url = serializers.CharField(
+        allow_blank=True,
+        max_length=500,
+        help_text="The URL that receives the rule's events; empty removes the webhook.",
+    )
+
+
+class AlertRuleWebhookSecretSerializer(serializers.Serializer):
+    webhook_url = serializers.CharField()
+    secret = serializers.CharField(
+        help_text="Shown once: the key of the X-ServePlan-Signature HMAC-SHA256 header."
+    )
 
 
 class AlertEventSerializer(serializers.ModelSerializer):

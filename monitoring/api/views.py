@@ -17,15 +17,20 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.permissions import AdminOnly
+from core.roles import is_admin
 from monitoring import selectors, services
 from monitoring.api.serializers import (
     AlertEventSerializer,
     AlertRuleSerializer,
+    AlertRuleWebhookSecretSerializer,
+    AlertRuleWebhookSerializer,
     OverviewSerializer,
     SeriesQuerySerializer,
     SeriesResponseSerializer,
     TargetSerializer,
 )
+from monitoring.error_text import error_class, error_for
 from monitoring.filters import AlertEventFilter, AlertRuleFilter, TargetFilter
 from monitoring.models import AlertEvent, AlertRule, Target
 
@@ -114,14 +119,22 @@ class TargetViewSet(viewsets.ModelViewSet):
     def state(self, request: Request, pk: str | None = None) -> Response:
         """The target's status, latest values, server facts and open alert events."""
         target = self.get_object()
-        return Response(target_state_payload(target))
+        return Response(target_state_payload(target, user=request.user))
 
 
-def target_state_payload(target: Target) -> dict[str, Any]:
-    """Return what the target pages refresh besides their charts."""
+def target_state_payload(target: Target, *, user: Any = None) -> dict[str, Any]:
+    """Return what the target pages refresh besides their charts (errors as `user` may read)."""
     from django.utils import timezone
 
     now = timezone.now()
+    error_kind, error = error_for(user, target.last_error_kind, target.last_error)
+    info = dict(target.info or {})
+    if not (user is not None and user.is_authenticated and is_admin(user)):
+        # No per-exporter diagnostics (addresses, refused or reset) for non-admins.
+        info["partial_errors"] = [
+            {"kind": error_class(e.get("kind", "")), "where": "", "message": ""}
+            for e in info.get("partial_errors", [])
+        ]
     payload: dict[str, Any] = {
         "id": target.pk,
         "name": target.name,
@@ -129,12 +142,12 @@ def target_state_payload(target: Target) -> dict[str, Any]:
         "state": selectors.target_state(target, now),
         "last_poll_at": target.last_poll_at,
         "last_success_at": target.last_success_at,
-        "last_error": target.last_error,
-        "last_error_kind": target.last_error_kind,
+        "last_error": error,
+        "last_error_kind": error_kind,
         "last_error_at": target.last_error_at,
         "poll_interval_s": target.poll_interval_s,
         "latest": target.latest,
-        "info": target.info,
+        "info": info,
         "open_events": AlertEventSerializer(
             AlertEvent.objects.filter(target=target, resolved_at__isnull=True).select_related(
                 "rule", "target"
@@ -167,6 +180,27 @@ class AlertRuleViewSet(viewsets.ModelViewSet):
             serializer.instance = services.alert_rule_update(rule=serializer.instance, **data)
         except DjangoValidationError as exc:
             raise _drf_error(exc) from None
+
+    @extend_schema(request=AlertRuleWebhookSerializer, responses=AlertRuleWebhookSecretSerializer)
+    @action(detail=True, methods=["post"], permission_classes=[AdminOnly])
+    def webhook(self, request: Request, pk: str | None = None) -> Response:
+        """Set the rule's webhook URL (admins only) and return its new signing secret, once.
+
+        Every delivery carries `X-ServePlan-Signature: t=<unix time>,v1=<hex HMAC-SHA256 of
+        "<t>.<body>" keyed with the secret>`; an empty URL removes the webhook and its secret.
+        """
+        rule = self.get_object()
+        body = AlertRuleWebhookSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            secret = services.alert_rule_webhook_set(
+                rule=rule, url=body.validated_data["webhook_url"]
+            )
+        except DjangoValidationError as exc:
+            raise _drf_error(exc) from None
+        response = Response({"webhook_url": rule.webhook_url, "secret": secret})
+        response["Cache-Control"] = "no-store"
+        return response
 
 
 class AlertEventViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):

@@ -10,6 +10,9 @@ from django.utils.formats import number_format
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
+from core.roles import is_admin
+from monitoring.error_text import CLASS_LABELS, error_for
+
 register = template.Library()
 
 STATE_LABELS = {
@@ -36,6 +39,7 @@ ERROR_KIND_LABELS = {
     "invalid_url": _("invalid URL"),
     "parse": _("unreadable metrics"),
     "source": _("unexpected answer"),
+    "limit": _("over the scrape limits"),
 }
 
 
@@ -43,6 +47,19 @@ ERROR_KIND_LABELS = {
 def error_kind(kind: Any) -> str:
     """Return a poll error kind ("connect", "timeout", ...) in the reader's language."""
     return str(ERROR_KIND_LABELS.get(str(kind), kind))
+
+
+@register.filter
+def error_kind_for(target: Any, user: Any) -> str:
+    """Return the target's last error kind as `user` may read it, in the reader's language."""
+    kind, _message = error_for(user, target.last_error_kind, target.last_error)
+    return str(ERROR_KIND_LABELS.get(kind) or CLASS_LABELS.get(kind, kind))
+
+
+@register.filter
+def error_message_for(target: Any, user: Any) -> str:
+    """Return the target's last error message as `user` may read it (see monitoring.error_text)."""
+    return error_for(user, target.last_error_kind, target.last_error)[1]
 
 
 @register.filter
@@ -70,6 +87,11 @@ def state_badge(state: str) -> str:
 @register.inclusion_tag("monitoring/partials/chart.html")
 def chart(spec: Any) -> dict[str, Any]:
     return spec.attrs()
+
+
+@register.filter
+def admin_user(user: Any) -> bool:
+    return bool(user and user.is_authenticated and is_admin(user))
 
 
 @register.filter

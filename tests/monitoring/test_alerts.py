@@ -10,8 +10,9 @@ from django.core.exceptions import ValidationError
 
 from monitoring.alerting import alerts_evaluate, event_payload
 from monitoring.models import AlertEvent, AlertRule
-from monitoring.services import alert_rule_create
+from monitoring.services import alert_rule_create, alert_rule_webhook_set
 from monitoring.tasks import deliver_webhook
+from monitoring.webhooks import SIGNATURE_HEADER, signature_valid
 
 pytestmark = pytest.mark.django_db
 
@@ -119,10 +120,14 @@ def test_a_rule_for_all_targets_applies_to_each(make_target):
     ids=["cloud-metadata", "aws-ipv6-metadata", "not-http", "credentials-in-url"],
 )
 def test_a_webhook_url_goes_through_the_same_guard_as_targets(url):
+    rule = alert_rule_create(name="x", series="poll.up", comparison="lt", threshold=1)
+
     with pytest.raises(ValidationError) as info:
-        alert_rule_create(name="x", series="poll.up", comparison="lt", threshold=1, webhook_url=url)
+        alert_rule_webhook_set(rule=rule, url=url)
 
     assert "webhook_url" in info.value.message_dict
+    rule.refresh_from_db()
+    assert (rule.webhook_url, rule.webhook_secret) == ("", "")
 
 
 @pytest.mark.enable_socket
@@ -135,8 +140,8 @@ def test_the_webhook_receives_the_event_as_json(make_target, http_server):
         series="vllm.requests_waiting",
         comparison="gt",
         threshold=0,
-        webhook_url=f"{base}/hook",
     )
+    secret = alert_rule_webhook_set(rule=rule, url=f"{base}/hook")
     transitions = alerts_evaluate(target=target, values={"vllm.requests_waiting": 4}, now=at(0))
     event = next(e for e, _ in transitions if e.rule_id == rule.pk)
 
@@ -148,6 +153,27 @@ def test_the_webhook_receives_the_event_as_json(make_target, http_server):
     payload = json.loads(body)
     assert payload == json.loads(json.dumps(event_payload(event, "opened")))
     assert (payload["type"], payload["target"]["name"]) == ("alert.opened", target.name)
+    # Signed with the rule's secret: the receiver's check passes, and fails with any other key.
+    assert signature_valid(secret, body, headers[SIGNATURE_HEADER])
+    assert not signature_valid("another-secret", body, headers[SIGNATURE_HEADER])
+    assert not signature_valid(secret, body + b" ", headers[SIGNATURE_HEADER])
+
+
+def test_the_webhook_secret_is_encrypted_at_rest_and_renewed_with_the_url(make_target):
+    from django.db import connection
+
+    rule = alert_rule_create(name="w", target=make_target(), series="poll.up", threshold=0)
+    first = alert_rule_webhook_set(rule=rule, url="http://127.0.0.1:9/hook")
+    second = alert_rule_webhook_set(rule=rule, url="http://127.0.0.1:9/hook")
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT webhook_secret FROM monitoring_alertrule WHERE id = %s", [rule.pk])
+        stored = cursor.fetchone()[0]
+    assert first != second
+    assert len(second) >= 32
+    assert second not in stored
+    assert AlertRule.objects.get(pk=rule.pk).webhook_secret == second
+    assert alert_rule_webhook_set(rule=rule, url="") == ""
 
 
 @pytest.mark.enable_socket

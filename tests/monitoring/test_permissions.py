@@ -85,6 +85,7 @@ def test_unsafe_target_urls_are_refused_with_a_message(planner_api, url, fragmen
 
 def test_the_operator_allowlist_is_enforced(planner_api, settings):
     settings.MONITORING_URL_ALLOWLIST = ["10.0.0.0/8"]
+    settings.MONITORING_ALLOW_LOOPBACK = False  # production's default
 
     refused = planner_api.post("/api/v1/monitoring/targets/", NEW, format="json")
     allowed = planner_api.post(

@@ -17,7 +17,7 @@ from django.utils import timezone
 from core.models import ApiToken
 from core.tasks import heartbeat
 from inventory.models import MachineImportBatch
-from monitoring.models import AlertEvent, AlertRule
+from monitoring.models import AlertEvent, AlertRule, AllowlistEntry
 from monitoring.services import target_create
 from planner.decisions.services import decision_create
 from planner.services import plan_create
@@ -156,6 +156,9 @@ RULES: dict[str, Rule] = {
         f"monitoring:{name}": page("L", "L")
         for name in ("target-create", "target-edit", "target-delete", "target-evidence")
     },
+    # where pollers and webhooks may connect: admins only (issue 15)
+    "monitoring:allowlist": page("A", "A"),
+    "monitoring:allowlist-delete": page("A", "A"),
     # API
     "api-root": api(),
     "api-schema": api(),
@@ -211,6 +214,7 @@ RULES: dict[str, Rule] = {
             "api-root",
         )
     },
+    "monitoring-api:alert-rule-webhook": api("A", "A"),  # webhooks are admins' (issue 15)
 }
 
 SAMPLE_KWARGS = {
@@ -288,6 +292,8 @@ SAMPLE_KWARGS = {
     "monitoring-api:target-series": lambda w: {"pk": w["target"].pk},
     "monitoring-api:target-state": lambda w: {"pk": w["target"].pk},
     "monitoring-api:alert-rule-detail": lambda w: {"pk": w["alert_rule"].pk},
+    "monitoring-api:alert-rule-webhook": lambda w: {"pk": w["alert_rule"].pk},
+    "monitoring:allowlist-delete": lambda w: {"pk": w["allowlist_entry"].pk},
     "monitoring-api:event-detail": lambda w: {"pk": w["event"].pk},
 }
 
@@ -338,7 +344,7 @@ class _Anything:
 
 _PLACEHOLDER_WORLD = {key: _Anything() for key in (
     "token", "gpu_type", "pool", "machine", "import_batch", "model_spec", "plan", "decision",
-    "target", "nic", "alert_rule", "event",
+    "target", "nic", "alert_rule", "event", "allowlist_entry",
 )}  # fmt: skip
 
 
@@ -381,6 +387,7 @@ def world(db) -> dict[str, Any]:
         "decision": decision_create(user=users["planner"], title="Keep mp on the A800 pair"),
         "target": target,
         "alert_rule": rule,
+        "allowlist_entry": AllowlistEntry.objects.create(name="10.9.0.0/24"),
         "event": AlertEvent.objects.create(
             rule=rule, target=target, opened_at=now, value=1.0, last_value=1.0, message="m"
         ),

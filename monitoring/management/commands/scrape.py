@@ -11,6 +11,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from monitoring import conf
 from monitoring.polling import http_client
 from monitoring.scrape import KINDS, from_text, scrape_once
+from monitoring.scrape.fetch import Allowlist
 
 
 class Command(BaseCommand):
@@ -38,8 +39,11 @@ class Command(BaseCommand):
 
             token = os.environ.get(options["token_env"]) or None
         if source.startswith(("http://", "https://")):
+            # The operator at a shell reaches any address already: the command skips the
+            # product's allowlist (cloud metadata addresses stay refused).
+            policy = conf.fetch_policy(allowlist=Allowlist.anywhere())
             result = scrape_once(
-                source, kind, None, policy=conf.fetch_policy(), token=token, client=http_client()
+                source, kind, None, policy=policy, token=token, client=http_client()
             )
         else:
             path = Path(source)

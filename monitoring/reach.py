@@ -1,0 +1,79 @@
+"""Where pollers and webhooks may connect: the product's allowlist, built from the database.
+
+By default only the inventory's machines (their host names and management addresses) are
+reachable. An admin widens that with AllowlistEntry rows (audited); operators can add entries
+with MONITORING_URL_ALLOWLIST; local and test settings add loopback for the simulator
+(MONITORING_ALLOW_LOOPBACK). Cloud metadata addresses stay refused whatever is listed
+(monitoring.scrape.addresses).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+
+from django.apps import apps
+from django.core.exceptions import ValidationError
+from django.utils.translation import gettext as _
+
+from monitoring import conf
+from monitoring.scrape.addresses import forbidden_range
+from monitoring.scrape.fetch import Allowlist
+
+LOOPBACK = ("127.0.0.0/8", "::1/128", "localhost")
+
+
+def inventory_hosts() -> list[str]:
+    """Return every machine's host name and management address (a name or an address)."""
+    machine = apps.get_model("inventory", "Machine")
+    hosts: list[str] = []
+    for hostname, address in machine.objects.values_list("hostname", "management_address"):
+        hosts.append(hostname)
+        if address:
+            hosts.append(address)
+    return hosts
+
+
+def allowlist() -> Allowlist:
+    """Return what a poll or a webhook may reach right now (read on every poll: edits apply at
+    the next one)."""
+    entry = apps.get_model("monitoring", "AllowlistEntry")
+    entries = [
+        *inventory_hosts(),
+        *entry.objects.values_list("name", flat=True),
+        *conf.get("MONITORING_URL_ALLOWLIST"),
+    ]
+    if conf.get("MONITORING_ALLOW_LOOPBACK"):
+        entries.extend(LOOPBACK)
+    return Allowlist.parse(entries)
+
+
+def validate_entry(value: str) -> str:
+    """Return the entry normalised (lower case, CIDR in its network form), or raise naming it.
+
+    An address or network (`10.0.0.5`, `10.0.0.0/24`, `fd12::/64`), a host name (`gpu1.lab`) or
+    a domain suffix (`.gpu.internal`). A network that holds a cloud metadata address is refused
+    as a mistake (those stay unreachable anyway), and so is `0.0.0.0/0`-style everything.
+    """
+    from inventory.validators import validate_hostname
+
+    text = (value or "").strip().lower()
+    try:
+        network = ipaddress.ip_network(text, strict=False)
+    except ValueError:
+        network = None
+    if network is not None:
+        if network.prefixlen < (8 if network.version == 4 else 16):
+            raise ValidationError(
+                _("%(value)s is too wide: list networks of /8 (IPv4) or /16 (IPv6) at most."),
+                code="too_wide",
+                params={"value": text},
+            )
+        if forbidden_range(network.network_address) is not None:
+            raise ValidationError(
+                _("%(value)s is a link-local, metadata or reserved range: it is never reachable."),
+                code="forbidden",
+                params={"value": text},
+            )
+        return str(network)
+    validate_hostname(text[1:] if text.startswith(".") else text)
+    return text
