@@ -16,6 +16,38 @@ RATE_NEEDS_TWO = _("Rates need two successive polls of a running server; none in
 NO_SAMPLES = _("No samples in this range: the target was not polled successfully yet.")
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RefLine:
+    """A horizontal reference line on a chart, in the chart's displayed unit."""
+
+    y: float
+    name: Any
+    kind: str = "plan"  # plan (dashed blue) | slo (solid red)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"y": self.y, "name": str(self.name), "kind": self.kind}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChartLines:
+    """Reference lines of a vLLM target's charts from its plan and decision (None: no line)."""
+
+    kv_plan_pct: float | None = None
+    ttft_plan_ms: float | None = None
+    ttft_slo_ms: float | None = None
+    itl_plan_ms: float | None = None
+    itl_slo_ms: float | None = None
+
+
+def _lines(plan: float | None, slo: float | None, plan_name: Any) -> tuple[RefLine, ...]:
+    out = []
+    if plan is not None:
+        out.append(RefLine(y=plan, name=plan_name))
+    if slo is not None:
+        out.append(RefLine(y=slo, name=_("SLO p95"), kind="slo"))
+    return tuple(out)
+
+
 @dataclass(frozen=True)
 class Chart:
     id: str
@@ -29,8 +61,7 @@ class Chart:
     stack: bool = False
     label: str = ""  # which label names a trace (besides the series name)
     field: str = ""  # heatmaps: the field of the state JSON
-    hline: float | None = None
-    hline_name: Any = ""
+    lines: tuple[RefLine, ...] = ()
 
     def attrs(self) -> dict[str, Any]:
         return {
@@ -45,8 +76,7 @@ class Chart:
             "stack": self.stack,
             "label": self.label,
             "field": self.field,
-            "hline": self.hline,
-            "hline_name": str(self.hline_name),
+            "lines": json.dumps([line.as_dict() for line in self.lines]) if self.lines else "",
         }
 
 
@@ -75,7 +105,9 @@ OVERVIEW = (
 )
 
 
-def vllm_charts(*, kv_plan_pct: float | None = None) -> list[Chart]:
+def vllm_charts(lines: ChartLines | None = None) -> list[Chart]:
+    """Return the vLLM dashboard's charts, with the plan's and the SLO's lines where known."""
+    lines = lines or ChartLines()
     ttft, ttft_names = _q("vllm.ttft_seconds", "TTFT")
     itl, itl_names = _q("vllm.inter_token_latency_seconds", _("inter-token"))
     e2e, e2e_names = _q("vllm.e2e_latency_seconds", _("end-to-end"))
@@ -108,8 +140,7 @@ def vllm_charts(*, kv_plan_pct: float | None = None) -> list[Chart]:
             _("%"),
             ("vllm.kv_cache_usage_pct",),
             {"vllm.kv_cache_usage_pct": _("KV cache used")},
-            hline=kv_plan_pct,
-            hline_name=_("plan's capacity"),
+            lines=_lines(lines.kv_plan_pct, None, _("plan's capacity for this replica")),
         ),
         Chart(
             "chart-ttft",
@@ -119,6 +150,7 @@ def vllm_charts(*, kv_plan_pct: float | None = None) -> list[Chart]:
             ttft_names,
             latency_empty,
             scale=1000,
+            lines=_lines(lines.ttft_plan_ms, lines.ttft_slo_ms, _("plan's prediction")),
         ),
         Chart(
             "chart-itl",
@@ -128,6 +160,7 @@ def vllm_charts(*, kv_plan_pct: float | None = None) -> list[Chart]:
             itl_names,
             latency_empty,
             scale=1000,
+            lines=_lines(lines.itl_plan_ms, lines.itl_slo_ms, _("plan's prediction")),
         ),
         Chart("chart-e2e", _("End-to-end request latency"), _("s"), e2e, e2e_names, latency_empty),
         Chart(

@@ -1,21 +1,25 @@
 """Fill a decision record's evidence from what a target measured over a time window.
 
 Writes go through the planner's `record_evidence_measurement` (source "monitoring", with the
-window), the one entry point the decisions app offers for this.
+window), the one entry point the decisions app offers for this. A value someone typed by hand is
+never replaced without their say: it is held back and the caller asks first.
 """
 
 from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from django.db import transaction
 
-from monitoring.models import Rollup, Sample, Target
-from monitoring.retention import rolled_up_to
+from monitoring.models import Target
+from monitoring.window import p95, window_values
+from planner.decisions.models import EvidenceSource
+from planner.decisions.selectors import evidence_items
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,68 +30,72 @@ class Measured:
     note: str
 
 
-def _values(target: Target, key: str, start: datetime, end: datetime) -> list[tuple[Any, float]]:
-    """Return (time, value) of a series in the window: rollups before the cursor, raw after."""
-    cursor = rolled_up_to()
-    out: list[tuple[Any, float]] = []
-    raw_from = start
-    if cursor is not None and cursor > start:
-        raw_oldest = (
-            Sample.objects.filter(target=target, series=key, labels="")
-            .order_by("ts")
-            .values_list("ts", flat=True)
-            .first()
-        )
-        if raw_oldest is None or raw_oldest > start:
-            raw_from = min(cursor, end)
-            out.extend(
-                Rollup.objects.filter(
-                    target=target, series=key, labels="", minute__gte=start, minute__lt=raw_from
-                ).values_list("minute", "avg")
-            )
-    out.extend(
-        Sample.objects.filter(
-            target=target, series=key, labels="", ts__gte=raw_from, ts__lte=end
-        ).values_list("ts", "value")
-    )
-    return [(t, v) for t, v in out if math.isfinite(v)]
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HeldBack:
+    """A measurement not written because the item holds a value typed by hand."""
+
+    kind: str
+    label: str
+    typed_value: float
+    typed_unit: str
+    measured: Measured
 
 
-def _p95(values: list[float]) -> float:
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)]
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EvidenceFill:
+    filled: tuple[Measured, ...]
+    held: tuple[HeldBack, ...]
+
+
+def round_measurement(value: float, unit: str) -> float:
+    """Round to what the measurement can support: 3 significant figures, 0.01 for percentages.
+
+    Per-poll p95s carry histogram-bucket interpolation error far above a microsecond; 434.375 ms
+    is stored as 434 ms.
+    """
+    if unit == "%":
+        return round(value, 2)
+    if value == 0 or not math.isfinite(value):
+        return value
+    digits = 3 - int(math.floor(math.log10(abs(value)))) - 1
+    return round(value, max(digits, 0)) if digits > 0 else float(round(value, digits))
+
+
+def _window_text(start: datetime, end: datetime) -> str:
+    return f"{start:%Y-%m-%d %H:%M:%S}–{end:%Y-%m-%d %H:%M:%S} UTC"
 
 
 def measure_window(target: Target, start: datetime, end: datetime) -> list[Measured]:
-    """Return TTFT p95, inter-token p95 (ms) and completion rate (%) over the window."""
+    """Return TTFT p95, inter-token p95 (ms) and completion rate (%) over the window, rounded."""
     out: list[Measured] = []
+    where = f"target {target.name} (id {target.pk}), window {_window_text(start, end)}"
     for kind, key in (
         ("ttft_p95", "vllm.ttft_seconds.p95"),
         ("itl_p95", "vllm.inter_token_latency_seconds.p95"),
     ):
-        values = [v for _, v in _values(target, key, start, end)]
+        values = [v for _, v in window_values(target, key, start, end)]
         if values:
             out.append(
                 Measured(
                     kind,
-                    _p95(values) * 1000.0,
+                    round_measurement(p95(values) * 1000.0, "ms"),
                     "ms",
-                    f"95th percentile of {len(values)} per-poll p95 values of {key} "
-                    f"on {target.name}",
+                    f"ServePlan monitoring, {where}: 95th percentile of {len(values)} "
+                    f"per-poll p95 values of {key}",
                 )
             )
-    ratios = dict(_values(target, "vllm.completion_ratio", start, end))
+    ratios = dict(window_values(target, "vllm.completion_ratio", start, end))
     weights: dict[Any, float] = defaultdict(float)
-    weights.update(dict(_values(target, "vllm.requests_per_s", start, end)))
+    weights.update(dict(window_values(target, "vllm.requests_per_s", start, end)))
     total = sum(weights[t] for t in ratios)
     if ratios and total > 0:
         rate = sum(ratios[t] * weights[t] for t in ratios) / total
         out.append(
             Measured(
                 "completion_rate",
-                rate * 100.0,
+                round_measurement(rate * 100.0, "%"),
                 "%",
-                f"(stop + length) / all finished requests on {target.name}, "
+                f"ServePlan monitoring, {where}: (stop + length) / all finished requests, "
                 f"weighted by request rate over {len(ratios)} polls",
             )
         )
@@ -95,16 +103,48 @@ def measure_window(target: Target, start: datetime, end: datetime) -> list[Measu
 
 
 def evidence_fill(
-    *, target: Target, start: datetime, end: datetime, user: Any | None = None
-) -> list[Measured]:
-    """Write the window's measurements into the target's decision record; return them."""
+    *,
+    target: Target,
+    start: datetime,
+    end: datetime,
+    user: Any | None = None,
+    overwrite: Collection[str] = (),
+    kinds: Collection[str] | None = None,
+) -> EvidenceFill:
+    """Write the window's measurements into the target's decision record.
+
+    An item whose value was typed by hand is held back unless its kind is in `overwrite`
+    (the user confirmed); everything else is written with the window and the source.
+    `kinds` limits the fill to some evidence kinds (a confirmation only touches those it showed).
+    """
     from planner.decisions.services import record_evidence_measurement
 
     if target.decision_id is None:
-        return []
-    measured = measure_window(target, start, end)
+        return EvidenceFill(filled=(), held=())
+    items = evidence_items(target.decision_id)
+    filled: list[Measured] = []
+    held: list[HeldBack] = []
     with transaction.atomic():
-        for item in measured:
+        for item in measure_window(target, start, end):
+            if kinds is not None and item.kind not in kinds:
+                continue
+            current = items.get(item.kind)
+            typed = (
+                current is not None
+                and current.value_source != EvidenceSource.MONITORING
+                and current.measured_value is not None
+            )
+            if typed and item.kind not in overwrite:
+                held.append(
+                    HeldBack(
+                        kind=item.kind,
+                        label=str(current.get_kind_display()),
+                        typed_value=current.measured_value,
+                        typed_unit=current.unit,
+                        measured=item,
+                    )
+                )
+                continue
             record_evidence_measurement(
                 decision=target.decision,
                 item_kind=item.kind,
@@ -115,4 +155,5 @@ def evidence_fill(
                 note=item.note,
                 user=user,
             )
-    return measured
+            filled.append(item)
+    return EvidenceFill(filled=tuple(filled), held=tuple(held))

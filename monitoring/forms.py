@@ -9,7 +9,7 @@ from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 
 from monitoring import services
-from monitoring.models import Target
+from monitoring.models import PlanScope, Target
 
 
 class TargetForm(forms.ModelForm):
@@ -30,6 +30,7 @@ class TargetForm(forms.ModelForm):
             "base_url",
             "machines",
             "plan",
+            "plan_scope",
             "decision",
             "poll_interval_s",
             "enabled",
@@ -39,6 +40,8 @@ class TargetForm(forms.ModelForm):
     def __init__(self, *args: Any, has_token: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.has_token = has_token
+        # Optional in the form: a target without a plan needs no scope (the model's default).
+        self.fields["plan_scope"].required = False
         if not has_token:
             del self.fields["clear_token"]
         else:
@@ -48,6 +51,7 @@ class TargetForm(forms.ModelForm):
 
     def save(self, commit: bool = True) -> Target:  # noqa: FBT001, FBT002 - Django's signature
         data = dict(self.cleaned_data)
+        data["plan_scope"] = data.get("plan_scope") or PlanScope.REPLICA
         token = data.pop("token", "") or ""
         clear = data.pop("clear_token", False)
         machines = data.pop("machines", None)

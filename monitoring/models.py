@@ -21,6 +21,11 @@ class TargetKind(models.TextChoices):
     RAY = "ray", _("Ray cluster")
 
 
+class PlanScope(models.TextChoices):
+    REPLICA = "replica", _("one replica of the plan")
+    PLAN = "plan", _("the whole plan (a Route B instance or a Route C pool)")
+
+
 class PollStatus(models.TextChoices):
     NEVER = "never", _("never polled")
     OK = "ok", _("up")
@@ -55,6 +60,16 @@ class Target(models.Model):
         blank=True,
         related_name="monitoring_targets",
         help_text=_("The saved plan this server implements: shown as plan vs reality."),
+    )
+    plan_scope = models.CharField(
+        _("what the target serves of the plan"),
+        max_length=8,
+        choices=PlanScope.choices,
+        default=PlanScope.REPLICA,
+        help_text=_(
+            "One replica: compared with one replica's predictions; the plan view sums every "
+            "replica linked. The whole plan: one endpoint for all of it."
+        ),
     )
     decision = models.ForeignKey(
         "decisions.DecisionRecord",

@@ -1,92 +1,321 @@
-"""Plan vs reality: what a linked saved plan predicted next to what the target shows.
+"""Plan vs reality, like for like: one server against one replica, or linked servers against a plan.
 
-Reads planner.models.Plan (a frozen engine result) by id. The engine's result shape belongs to
-the planner; this looks up a few named numbers in it and shows nothing it cannot find.
+A target linked with scope "replica" is one replica of its plan; asked for the plan scope, the
+targets linked to the same plan are summed against the whole plan. A target linked with scope
+"plan" (a Route B instance, a Route C pool behind one endpoint) is always the whole plan.
+Planned values come from `planner.selectors.plan_values`; throughput and latency are predicted
+at the concurrency the servers really ran, not at the plan's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import Any
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
 
-from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext as _
 
-from monitoring.models import Target
+from monitoring.models import PlanScope, Target
+from monitoring.observed import TargetObservation, observe
+from monitoring.sanity import ComparisonWarning, sanity_warnings
+from planner.decisions.selectors import latency_slo
+from planner.selectors.plan_values import PlanUnreadable, PlanValues, plan_values, predict_at
 
-# (row label, unit, planned result key, observed latest key, scale of the observed value)
-ROWS = (
-    (
-        _("Concurrent requests"),
-        _("requests"),
-        "max_concurrency_per_replica",
-        "vllm.requests_running",
-        1.0,
-    ),
-    (
-        _("Output throughput"),
-        _("tok/s"),
-        "output_throughput_tok_s",
-        "vllm.generation_tokens_per_s",
-        1.0,
-    ),
-    (
-        _("KV-cache capacity"),
-        _("tokens"),
-        "kv_tokens_per_replica",
-        "vllm.kv_cache_capacity_tokens",
-        1.0,
-    ),
-    (_("TTFT (p95 observed)"), _("ms"), "ttft_ms", "vllm.ttft_seconds.p95", 1000.0),
-    (
-        _("Inter-token latency (p95 observed)"),
-        _("ms"),
-        "itl_ms",
-        "vllm.inter_token_latency_seconds.p95",
-        1000.0,
-    ),
-)
+# How far an observation may stray from the prediction before it is highlighted, in %.
+TOLERANCE_PCT = {
+    "replicas": 0.0,
+    "kv_blocks": 10.0,
+    "kv_capacity_tokens": 10.0,
+    "output_throughput": 20.0,
+    "ttft_p95": 30.0,
+    "itl_p95": 20.0,
+}
 
 
-def _walk(data: Any) -> Iterator[tuple[str, Any]]:
-    if isinstance(data, Mapping):
-        for key, value in data.items():
-            yield str(key), value
-            yield from _walk(value)
-    elif isinstance(data, list):
-        for item in data:
-            yield from _walk(item)
+class Scope(StrEnum):
+    REPLICA = "replica"
+    PLAN = "plan"
 
 
-def find_number(result: Any, key: str) -> float | None:
-    """Return the first number stored under `key` anywhere in a plan result."""
-    for name, value in _walk(result):
-        if name == key and isinstance(value, int | float) and not isinstance(value, bool):
-            return float(value)
-    return None
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ComparisonRow:
+    quantity: str  # stable id for scripts
+    label: str
+    unit: str
+    planned: float | None
+    observed: float | None
+    deviation_pct: float | None  # signed: + means the server shows more than planned
+    within_tolerance: bool | None  # None: not judged (context rows, or a value is missing)
+    tolerance_pct: float | None
+    note: str = ""
 
 
-def linked_plan(target: Target) -> Any | None:
-    """Return the saved plan the target implements, or None."""
-    return target.plan if target.plan_id else None
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlanComparison:
+    plan: PlanValues
+    scope: Scope
+    targets: tuple[str, ...]
+    window_start: datetime
+    window_end: datetime
+    warnings: tuple[ComparisonWarning, ...]
+    rows: tuple[ComparisonRow, ...]
+
+    def row(self, quantity: str) -> ComparisonRow | None:
+        return next((r for r in self.rows if r.quantity == quantity), None)
+
+    @property
+    def ttft_slo_ms(self) -> float | None:
+        row = self.row("ttft_p95_slo")
+        return row.planned if row else None
+
+    @property
+    def itl_slo_ms(self) -> float | None:
+        row = self.row("itl_p95_slo")
+        return row.planned if row else None
 
 
-def plan_vs_reality(target: Target) -> dict[str, Any] | None:
-    """Return planned vs observed rows for a target linked to a plan, or None."""
-    plan = linked_plan(target)
-    if plan is None:
+def deviation_pct(planned: float | None, observed: float | None) -> float | None:
+    """Return the signed deviation of `observed` from `planned`, in % of planned."""
+    if planned is None or observed is None or planned == 0:
         return None
-    result = getattr(plan, "result", None) or {}
-    latest = target.latest or {}
-    rows = []
-    for label, unit, planned_key, observed_key, scale in ROWS:
-        planned = find_number(result, planned_key)
-        observed = latest.get(observed_key)
-        rows.append(
-            {
-                "label": label,
-                "unit": unit,
-                "planned": planned,
-                "observed": None if observed is None else observed * scale,
-            }
+    return round(100.0 * (observed - planned) / planned, 1)
+
+
+def _row(
+    quantity: str,
+    label: str,
+    unit: str,
+    planned: float | None,
+    observed: float | None,
+    note: str = "",
+) -> ComparisonRow:
+    tolerance = TOLERANCE_PCT.get(quantity)
+    deviation = deviation_pct(planned, observed)
+    within = None if tolerance is None or deviation is None else abs(deviation) <= tolerance
+    return ComparisonRow(
+        quantity=quantity,
+        label=label,
+        unit=unit,
+        planned=planned,
+        observed=observed,
+        deviation_pct=deviation,
+        within_tolerance=within,
+        tolerance_pct=tolerance,
+        note=note,
+    )
+
+
+def _slo_row(quantity: str, label: str, threshold: float | None, observed: float | None):
+    """A threshold row: within when the observation does not exceed the threshold."""
+    within = None if threshold is None or observed is None else observed <= threshold
+    return ComparisonRow(
+        quantity=quantity,
+        label=label,
+        unit="ms",
+        planned=threshold,
+        observed=observed,
+        deviation_pct=deviation_pct(threshold, observed),
+        within_tolerance=within,
+        tolerance_pct=None,
+        note=_("threshold: the observed p95 must not exceed it"),
+    )
+
+
+def _sum(values: list[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return sum(present) if present else None
+
+
+def _max(values: list[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return max(present) if present else None
+
+
+def linked_targets(target: Target) -> list[Target]:
+    """Return every replica-scope target linked to the same plan (this one included)."""
+    return list(
+        Target.objects.defer("token")
+        .filter(plan_id=target.plan_id, plan_scope=PlanScope.REPLICA, kind=target.kind)
+        .order_by("name")
+    )
+
+
+def plan_comparison(
+    target: Target, *, start: datetime, end: datetime, scope: str | None = None
+) -> PlanComparison | None:
+    """Compare `target` (or every target of its plan) with the linked plan over the window.
+
+    Return None when the target is not linked to a plan; raise PlanUnreadable when the plan
+    recommends nothing to compare with.
+    """
+    if target.plan_id is None:
+        return None
+    plan = target.plan
+    values = plan_values(plan)
+    whole = target.plan_scope == PlanScope.PLAN
+    chosen = Scope.PLAN if whole or scope == Scope.PLAN else Scope.REPLICA
+    replicas = [] if whole else linked_targets(target)
+    members = [target] if whole or chosen == Scope.REPLICA else replicas
+    observations = [observe(t, start, end) for t in members]
+    # A whole-plan endpoint spreads its load over the planned replicas.
+    share = values.replicas if whole else 1
+    predictions = []
+    for obs in observations:
+        if obs.concurrency is None:
+            predictions.append(None)
+            continue
+        predictions.append(
+            predict_at(
+                plan,
+                concurrency_per_replica=obs.concurrency / share,
+                avg_input_tokens=obs.avg_input_tokens,
+                avg_output_tokens=obs.avg_output_tokens,
+            )
         )
-    return {"plan": plan, "rows": rows}
+    slo = latency_slo(target.decision_id)
+    rows = _rows(values, chosen, whole, observations, predictions, slo)
+    warnings = sanity_warnings(values, observations, whole=whole, replicas_found=len(replicas))
+    return PlanComparison(
+        plan=values,
+        scope=chosen,
+        targets=tuple(t.name for t in members),
+        window_start=start,
+        window_end=end,
+        warnings=tuple(warnings),
+        rows=tuple(rows),
+    )
+
+
+def _rows(values, scope, whole, observations, predictions, slo) -> list[ComparisonRow]:
+    replica = values.replica
+    rows: list[ComparisonRow] = []
+    obs: TargetObservation
+    if scope == Scope.REPLICA:
+        obs, pred = observations[0], predictions[0]
+        rows.append(
+            _row(
+                "kv_blocks",
+                _("KV-cache blocks per GPU (vllm:cache_config_info num_gpu_blocks)"),
+                "blocks",
+                float(replica.kv_blocks),
+                None if obs.served.kv_blocks is None else float(obs.served.kv_blocks),
+            )
+        )
+        rows.append(
+            _row(
+                "running_requests",
+                _("Running requests (mean; the plan's expected load for context)"),
+                "requests",
+                round(replica.concurrency, 1),
+                None if obs.concurrency is None else round(obs.concurrency, 1),
+            )
+        )
+        planned_tok_s = None if pred is None else pred.output_tok_s
+        planned_ttft = None if pred is None else pred.ttft_ms
+        planned_itl = None if pred is None else pred.itl_ms
+        observed = (obs.output_tok_s, obs.ttft_p95_ms, obs.itl_p95_ms)
+    else:
+        n = values.replicas
+        found = len(observations)
+        rows.append(
+            _row(
+                "replicas",
+                _("Replicas (targets linked to the plan)"),
+                "replicas",
+                float(n),
+                float(1 if whole else found),
+            )
+        )
+        capacity = _sum([o.kv_capacity_tokens for o in observations])
+        rows.append(
+            _row(
+                "kv_capacity_tokens",
+                _("KV-cache capacity, all replicas"),
+                "tokens",
+                float(replica.kv_tokens * n),
+                capacity,
+                "" if whole else _("planned: every planned replica; observed: the linked ones"),
+            )
+        )
+        rows.append(
+            _row(
+                "running_requests",
+                _("Running requests, all replicas (mean; the plan's expected load)"),
+                "requests",
+                round(replica.concurrency * n, 1),
+                _sum(
+                    [
+                        None if o.concurrency is None else round(o.concurrency, 1)
+                        for o in observations
+                    ]
+                ),
+            )
+        )
+        share = n if whole else 1
+        planned_tok_s = _sum([None if p is None else p.output_tok_s * share for p in predictions])
+        planned_ttft = _max([None if p is None else p.ttft_ms for p in predictions])
+        planned_itl = _max([None if p is None else p.itl_ms for p in predictions])
+        observed = (
+            _sum([o.output_tok_s for o in observations]),
+            _max([o.ttft_p95_ms for o in observations]),
+            _max([o.itl_p95_ms for o in observations]),
+        )
+    at = _("predicted at the observed concurrency and request lengths")
+    rows.append(
+        _row(
+            "output_throughput",
+            _("Output throughput"),
+            "tok/s",
+            _round(planned_tok_s),
+            _round(observed[0]),
+            at,
+        )
+    )
+    slowest = "" if scope == Scope.REPLICA else " " + _("(slowest replica)")
+    rows.append(
+        _row(
+            "ttft_p95", _("TTFT p95") + slowest, "ms", _round(planned_ttft), _round(observed[1]), at
+        )
+    )
+    rows.append(
+        _row(
+            "itl_p95",
+            _("Inter-token latency p95") + slowest,
+            "ms",
+            _round(planned_itl),
+            _round(observed[2]),
+            at,
+        )
+    )
+    ttft_slo = slo.ttft_p95_ms if slo.ttft_p95_ms is not None else values.ttft_slo_ms
+    itl_slo = slo.itl_p95_ms if slo.itl_p95_ms is not None else values.itl_slo_ms
+    rows.append(
+        _slo_row("ttft_p95_slo", _("TTFT p95 against the SLO"), ttft_slo, _round(observed[1]))
+    )
+    rows.append(
+        _slo_row(
+            "itl_p95_slo",
+            _("Inter-token latency p95 against the SLO"),
+            itl_slo,
+            _round(observed[2]),
+        )
+    )
+    return rows
+
+
+def _round(value: float | None) -> float | None:
+    """Round to three significant figures: more digits than that are noise here."""
+    if value is None:
+        return None
+    return float(f"{value:.3g}") if abs(value) < 1000 else float(round(value))
+
+
+__all__ = [
+    "ComparisonRow",
+    "PlanComparison",
+    "PlanUnreadable",
+    "Scope",
+    "deviation_pct",
+    "linked_targets",
+    "plan_comparison",
+]

@@ -19,6 +19,7 @@ from monitoring.models import (
     AlertRule,
     AllowlistEntry,
     Comparison,
+    PlanScope,
     PollStatus,
     Sample,
     Target,
@@ -55,7 +56,16 @@ def validate_monitored_url(url: str, *, field_name: str = "base_url") -> None:
 # --- targets --------------------------------------------------------------------------------
 
 
-TARGET_FIELDS = ("name", "kind", "base_url", "poll_interval_s", "enabled", "plan", "decision")
+TARGET_FIELDS = (
+    "name",
+    "kind",
+    "base_url",
+    "poll_interval_s",
+    "enabled",
+    "plan",
+    "plan_scope",
+    "decision",
+)
 
 
 def target_create(
@@ -67,6 +77,7 @@ def target_create(
     enabled: bool = True,
     token: str = "",
     plan: Any | None = None,
+    plan_scope: str = PlanScope.REPLICA,
     decision: Any | None = None,
     machines: Iterable[Any] = (),
 ) -> Target:
@@ -78,6 +89,7 @@ def target_create(
         poll_interval_s=poll_interval_s or int(conf.get("MONITORING_DEFAULT_POLL_INTERVAL_S")),
         enabled=enabled,
         plan=plan,
+        plan_scope=plan_scope,
         decision=decision,
     )
     with transaction.atomic():
@@ -156,20 +168,10 @@ class RuleSpec:
 
 def decision_ttft_threshold_s(target: Target) -> float | None:
     """Return the TTFT p95 threshold of the target's decision record, in seconds, if any."""
-    if target.decision_id is None:
-        return None
-    from django.apps import apps
+    from planner.decisions.selectors import latency_slo
 
-    item_model = apps.get_model("decisions", "EvidenceItem")
-    threshold = (
-        item_model.objects.filter(decision_id=target.decision_id, kind="ttft_p95")
-        .values_list("threshold", "unit")
-        .first()
-    )
-    if not threshold or threshold[0] is None:
-        return None
-    value, unit = threshold
-    return value / 1000.0 if unit == "ms" else float(value)
+    ttft_ms = latency_slo(target.decision_id).ttft_p95_ms
+    return None if ttft_ms is None else ttft_ms / 1000.0
 
 
 def default_rule_specs(kind: str, *, ttft_threshold_s: float | None = None) -> list[RuleSpec]:

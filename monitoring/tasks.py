@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -79,6 +80,35 @@ def _seconds_left(expires: Any) -> float | None:
     return (when - timezone.now()).total_seconds()
 
 
+def alerts_evaluator(target: Target) -> Callable[[PollReport], None]:
+    """Return what runs after a poll is stored: alert rules, their events and webhooks."""
+
+    def on_transition(event: AlertEvent, what: str) -> None:
+        opsmetrics.increment("serveplan_alert_events", {"transition": what})
+        deliver_webhook.delay(event_id=event.pk, transition=what)
+
+    def evaluate(report: PollReport) -> None:
+        alerts_evaluate(
+            target=target, values=report.values, now=report.ts, on_transition=on_transition
+        )
+
+    return evaluate
+
+
+def poll_now(target: Target) -> PollReport:
+    """Poll `target` once now and store the outcome with its alerts, as the worker does.
+
+    No slot and no retry: a transport failure is stored at once (what the worker stores when
+    its retries run out). `manage.py poll` and tests drive the pipeline through this.
+    """
+    started = time.monotonic()
+    report = poll(
+        target, slot=None, record_transport_errors=True, on_stored=alerts_evaluator(target)
+    )
+    _count_poll(target, outcome="ok" if report.ok else report.error_kind, started=started)
+    return report
+
+
 @shared_task(
     bind=True,
     name=POLL_TARGET,
@@ -100,16 +130,7 @@ def poll_target(self, *, target_id: int, slot: int | None = None) -> None:
     if target is None:
         return
     started = time.monotonic()
-
-    def on_transition(event: AlertEvent, what: str) -> None:
-        opsmetrics.increment("serveplan_alert_events", {"transition": what})
-        deliver_webhook.delay(event_id=event.pk, transition=what)
-
-    def evaluate(report: PollReport) -> None:
-        alerts_evaluate(
-            target=target, values=report.values, now=report.ts, on_transition=on_transition
-        )
-
+    evaluate = alerts_evaluator(target)
     try:
         report = poll(target, slot=slot, record_transport_errors=False, on_stored=evaluate)
         if report.transport_error and not report.stored:

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from monitoring.views import allowlist, pages
+from monitoring.views import allowlist, calibration, pages
 
 app_name = "monitoring"
 
@@ -22,5 +22,17 @@ urlpatterns = [
         "allowlist/<int:pk>/delete/",
         allowlist.AllowlistEntryDeleteView.as_view(),
         name="allowlist-delete",
+    ),
+    path("calibration/", calibration.CalibrationListView.as_view(), name="calibration-list"),
+    path("calibration/fit/", calibration.CalibrationFitView.as_view(), name="calibration-fit"),
+    path(
+        "calibration/<uuid:public_id>/",
+        calibration.CalibrationDetailView.as_view(),
+        name="calibration-detail",
+    ),
+    path(
+        "calibration/<uuid:public_id>/plan/",
+        calibration.CalibrationReplanView.as_view(),
+        name="calibration-replan",
     ),
 ]

@@ -55,6 +55,15 @@ class Plan(models.Model):
     balancer = models.CharField(_("balancer"), max_length=20, blank=True)
     pool_kind = models.CharField(_("pool kind"), max_length=20)
     hostnames = models.JSONField(_("machines"), default=list, blank=True)
+    calibration = models.ForeignKey(
+        "planner.CalibrationProfile",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="plans",
+        verbose_name=_("calibration profile"),
+        help_text=_("The measured correction factors this plan was computed with, if any."),
+    )
     rerun_of = models.ForeignKey(
         "self",
         on_delete=models.SET_NULL,
@@ -95,3 +104,60 @@ class Plan(models.Model):
 
 class PlanIsImmutable(Exception):
     """Raised when code tries to change a saved plan."""
+
+
+class CalibrationProfile(models.Model):
+    """Correction factors fitted from measured servers, for one GPU type × model family × dtype.
+
+    Immutable like a plan: a refit is a new version of the same key, and a plan computed with a
+    profile keeps pointing at the version it used.
+    """
+
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    key = models.CharField(_("GPU type / model family / dtype"), max_length=200, db_index=True)
+    gpu = models.CharField(_("GPU type"), max_length=100)
+    model_family = models.CharField(_("model family"), max_length=60)
+    weight_dtype = models.CharField(_("weight dtype"), max_length=10)
+    version = models.PositiveIntegerField(_("version"))
+    created_at = models.DateTimeField(_("created"), default=timezone.now)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="calibration_profiles",
+        verbose_name=_("created by"),
+    )
+    # The fitted factors: {name: {"value": v, "stderr": s or None, "unit": u}}.
+    factors = models.JSONField(_("factors"))
+    # Provenance: which targets over which window, and how well the fit explains them.
+    window_start = models.DateTimeField(_("window start"))
+    window_end = models.DateTimeField(_("window end"))
+    sources = models.JSONField(_("targets"), default=list)
+    residuals = models.JSONField(_("residuals"), default=list)
+    observations = models.PositiveIntegerField(_("observations"))
+    rms_error_before_pct = models.FloatField(_("RMS error before (%)"), null=True, blank=True)
+    rms_error_after_pct = models.FloatField(_("RMS error after (%)"), null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("calibration profile")
+        verbose_name_plural = _("calibration profiles")
+        ordering = ["key", "-version"]
+        constraints = [
+            models.UniqueConstraint(fields=["key", "version"], name="planner_calibration_version"),
+            models.CheckConstraint(
+                condition=models.Q(window_end__gte=models.F("window_start")),
+                name="planner_calibration_window_order",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.key} v{self.version}"
+
+    def save(self, *args: object, **kwargs: object) -> None:
+        if self.pk is not None and not kwargs.get("force_insert"):
+            raise PlanIsImmutable(_("A calibration profile is a snapshot and cannot be changed."))
+        super().save(*args, **kwargs)  # type: ignore[arg-type]
+
+    def get_absolute_url(self) -> str:
+        return reverse("monitoring:calibration-detail", kwargs={"public_id": self.public_id})

@@ -16,6 +16,7 @@ from monitoring.models import (
     Target,
 )
 from monitoring.selectors import RANGES
+from planner.models import Plan
 
 
 class TargetSerializer(serializers.ModelSerializer):
@@ -34,6 +35,13 @@ class TargetSerializer(serializers.ModelSerializer):
     poll_interval_s = serializers.IntegerField(
         min_value=MIN_POLL_INTERVAL_S, max_value=MAX_POLL_INTERVAL_S, required=False
     )
+    plan = serializers.SlugRelatedField(
+        slug_field="public_id",
+        queryset=Plan.objects.all(),
+        required=False,
+        allow_null=True,
+        help_text="The linked plan's public_id (the id the plan API shows), or null.",
+    )
 
     class Meta:
         model = Target
@@ -45,6 +53,7 @@ class TargetSerializer(serializers.ModelSerializer):
             "base_url",
             "machines",
             "plan",
+            "plan_scope",
             "decision",
             "poll_interval_s",
             "enabled",
@@ -232,3 +241,71 @@ class OverviewSerializer(serializers.Serializer):
     generated_at = serializers.DateTimeField()
     totals = serializers.DictField(child=serializers.FloatField())
     tiles = TileSerializer(many=True)
+
+
+class PlanComparisonQuerySerializer(serializers.Serializer):
+    window = serializers.ChoiceField(
+        choices=list(RANGES), default="1h", help_text="The time window to compare, up to now."
+    )
+    scope = serializers.ChoiceField(
+        choices=["replica", "plan"],
+        default="replica",
+        help_text=(
+            "replica: this target against one replica of the plan; plan: every target linked "
+            "as a replica of the plan, summed, against the whole plan. A target linked as the "
+            "whole plan (Route B instance, Route C pool) is always compared with the plan."
+        ),
+    )
+
+
+class ComparisonPlanSerializer(serializers.Serializer):
+    public_id = serializers.CharField()
+    title = serializers.CharField()
+    model = serializers.CharField(source="model_name")
+    route = serializers.CharField()
+    replicas = serializers.IntegerField()
+    layout = serializers.SerializerMethodField()
+    calibration = serializers.DictField(allow_null=True)
+
+    def get_layout(self, obj) -> dict:
+        layout = obj.replica.layout
+        return {
+            "gpu": layout.gpu,
+            "tp": layout.tp,
+            "pp": layout.pp,
+            "weight_dtype": layout.weight_dtype,
+        }
+
+
+class ComparisonWarningSerializer(serializers.Serializer):
+    code = serializers.CharField(
+        help_text="Stable id, e.g. model_mismatch, replica_count_mismatch."
+    )
+    message = serializers.CharField()
+    target = serializers.CharField(help_text="The target concerned; empty for the whole plan.")
+
+
+class ComparisonRowSerializer(serializers.Serializer):
+    quantity = serializers.CharField(help_text="Stable id, e.g. kv_blocks, output_throughput.")
+    label = serializers.CharField()
+    unit = serializers.CharField(help_text="blocks, tokens, requests, replicas, tok/s or ms.")
+    planned = serializers.FloatField(allow_null=True)
+    observed = serializers.FloatField(allow_null=True)
+    deviation_pct = serializers.FloatField(
+        allow_null=True, help_text="Signed: (observed − planned) ÷ planned × 100."
+    )
+    within_tolerance = serializers.BooleanField(
+        allow_null=True, help_text="null: not judged (context rows, missing values)."
+    )
+    tolerance_pct = serializers.FloatField(allow_null=True)
+    note = serializers.CharField()
+
+
+class PlanComparisonSerializer(serializers.Serializer):
+    plan = ComparisonPlanSerializer()
+    scope = serializers.ChoiceField(choices=["replica", "plan"])
+    targets = serializers.ListField(child=serializers.CharField())
+    window_start = serializers.DateTimeField()
+    window_end = serializers.DateTimeField()
+    warnings = ComparisonWarningSerializer(many=True)
+    rows = ComparisonRowSerializer(many=True)

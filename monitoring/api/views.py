@@ -26,6 +26,8 @@ from monitoring.api.serializers import (
     AlertRuleWebhookSecretSerializer,
     AlertRuleWebhookSerializer,
     OverviewSerializer,
+    PlanComparisonQuerySerializer,
+    PlanComparisonSerializer,
     SeriesQuerySerializer,
     SeriesResponseSerializer,
     TargetSerializer,
@@ -33,6 +35,7 @@ from monitoring.api.serializers import (
 from monitoring.error_text import error_class, error_for
 from monitoring.filters import AlertEventFilter, AlertRuleFilter, TargetFilter
 from monitoring.models import AlertEvent, AlertRule, Target
+from monitoring.plan_link import PlanUnreadable, plan_comparison
 
 
 def _drf_error(exc: DjangoValidationError) -> ValidationError:
@@ -44,7 +47,9 @@ def _drf_error(exc: DjangoValidationError) -> ValidationError:
 def targets_with_token_flag():
     """Targets without their encrypted token, with a `has_token_flag` annotation."""
     return (
-        Target.objects.defer("token")
+        Target.objects.select_related("plan")
+        # The list shows the plan's public_id; its result JSON is read only by a comparison.
+        .defer("token", "plan__result", "plan__engine_input", "plan__spec")
         .annotate(has_token_flag=Exists(Target.objects.filter(pk=OuterRef("pk")).exclude(token="")))
         .prefetch_related("machines")
         .order_by("name")
@@ -113,6 +118,30 @@ class TargetViewSet(viewsets.ModelViewSet):
             max_points=query.validated_data.get("max_points"),
         )
         return Response(data)
+
+    @extend_schema(
+        parameters=[PlanComparisonQuerySerializer],
+        responses={200: PlanComparisonSerializer, 404: None, 409: None},
+    )
+    @action(detail=True, methods=["get"], url_path="plan-comparison")
+    def plan_comparison(self, request: Request, pk: str | None = None) -> Response:
+        """Planned vs observed over a window: scope, warnings, and rows with units and deviations.
+
+        404 when the target is not linked to a plan; 409 when the plan recommends nothing.
+        """
+        target = self.get_object()
+        query = PlanComparisonQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        start, end = selectors.resolve_range(query.validated_data["window"])
+        try:
+            comparison = plan_comparison(
+                target, start=start, end=end, scope=query.validated_data["scope"]
+            )
+        except PlanUnreadable as exc:
+            return Response({"detail": str(exc)}, status=409)
+        if comparison is None:
+            return Response({"detail": "This target is not linked to a plan."}, status=404)
+        return Response(PlanComparisonSerializer(comparison).data)
 
     @extend_schema(responses=dict)
     @action(detail=True, methods=["get"])

@@ -15,6 +15,7 @@ from . import limits, ray, vllm
 from .errors import InvalidUrlError, LimitError, ScrapeError, SourceError
 from .fetch import FetchPolicy, check_url, fetch
 from .series import RawSnapshot, Sample, make_sample
+from .served_models import served_models
 
 KINDS = ("vllm", "ray")
 MAX_EXPORTER_THREADS = 8
@@ -198,7 +199,26 @@ def _scrape_vllm(
     result = from_text(response.text(), "vllm", previous=previous, ts=ts, source=source)
     if result.ok:
         result.samples.extend(_poll_samples(started, len(response.body)))
+        _read_served_models(url, policy, token, client, result)
     return result
+
+
+def _read_served_models(
+    metrics: str,
+    policy: FetchPolicy,
+    token: str | None,
+    client: httpx.Client | None,
+    result: ScrapeResult,
+) -> None:
+    """Add what /v1/models says to the result's info; its failure only costs a warning."""
+    url = metrics.rsplit("/metrics", 1)[0] + "/v1/models"
+    try:
+        models = served_models(fetch(url, policy=policy, token=token, client=client).body)
+    except ScrapeError as exc:
+        result.warnings.append(f"/v1/models: {exc}")
+        return
+    if models:
+        result.info["served_models"] = models
 
 
 def _split_exporter_url(source: str) -> tuple[str, str] | None:

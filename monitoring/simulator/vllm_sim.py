@@ -68,6 +68,7 @@ class VllmProfile:
     max_num_seqs: int = 64
     num_gpu_blocks: int = 8192
     block_size: int = 16
+    max_model_len: int = 8192
     mean_prompt_tokens: int = 600
     mean_output_tokens: int = 220
     itl_s: float = 0.025
@@ -202,7 +203,7 @@ class SimVllm:
                         "owned_by": "vllm",
                         "root": self.profile.model,
                         "parent": None,
-                        "max_model_len": 8192,
+                        "max_model_len": self.profile.max_model_len,
                     }
                 ],
             }

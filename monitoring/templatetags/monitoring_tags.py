@@ -108,3 +108,36 @@ def gib(value: Any) -> float | None:
     if value is None:
         return None
     return float(value) / 1024**3
+
+
+FACTOR_LABELS = {
+    "kv_overhead_gib": _("KV overhead per GPU (memory kept out of the KV cache)"),
+    "decode_efficiency": _("Decode efficiency (× the engine's HBM and decode MFU)"),
+    "prefill_efficiency": _("Prefill efficiency (× the engine's prefill MFU)"),
+    "per_request_overhead_ms": _("Per-request overhead per decode step"),
+}
+RESIDUAL_LABELS = {
+    "itl_ms": _("Inter-token latency p50 (ms)"),
+    "ttft_ms": _("TTFT p50 (ms)"),
+    "kv_blocks": _("KV blocks per GPU"),
+}
+
+
+@register.filter
+def factor_label(name: str) -> str:
+    return str(FACTOR_LABELS.get(name, name))
+
+
+@register.filter
+def residual_label(quantity: str) -> str:
+    return str(RESIDUAL_LABELS.get(quantity, quantity))
+
+
+@register.filter
+def residual_error(residual: Any, which: str) -> float | None:
+    """Return a stored residual's prediction error before or after calibration, in %."""
+    measured = residual.get("measured")
+    predicted = residual.get(which)
+    if not measured or predicted is None:
+        return None
+    return 100.0 * (predicted - measured) / measured

@@ -23,7 +23,7 @@ from monitoring.evidence import evidence_fill
 from monitoring.filters import AlertEventFilter, TargetFilter
 from monitoring.forms import TargetForm
 from monitoring.models import AlertEvent, AlertRule, Target, TargetKind
-from monitoring.plan_link import plan_vs_reality
+from monitoring.plan_link import PlanComparison, PlanUnreadable, Scope, plan_comparison
 from planner.decisions.services import DecisionError
 
 OVERVIEW_REFRESH_MS = 5000
@@ -117,7 +117,37 @@ class TargetDeleteView(PlannerRequiredMixin, View):
         return HttpResponseRedirect(reverse("monitoring:target-list"))
 
 
+def comparison_for_page(
+    request: HttpRequest, target: Target
+) -> tuple[PlanComparison | None, str, str]:
+    """Return the plan comparison over the page's window (?window=, ?scope=) and any error."""
+    window = request.GET.get("window") or selectors.DEFAULT_RANGE
+    if window not in selectors.RANGES:
+        window = selectors.DEFAULT_RANGE
+    start, end = selectors.resolve_range(window)
+    scope = request.GET.get("scope") or Scope.REPLICA
+    try:
+        return plan_comparison(target, start=start, end=end, scope=scope), window, ""
+    except PlanUnreadable as exc:
+        return None, window, str(exc)
+
+
+def chart_lines(comparison: PlanComparison | None, target: Target) -> charts.ChartLines:
+    """Return the plan's and the SLO's lines for a vLLM target's charts."""
+    if comparison is None:
+        return charts.ChartLines()
+    ttft, itl = comparison.row("ttft_p95"), comparison.row("itl_p95")
+    return charts.ChartLines(
+        kv_plan_pct=_kv_plan_pct(comparison),
+        ttft_plan_ms=ttft.planned if ttft else None,
+        ttft_slo_ms=comparison.ttft_slo_ms,
+        itl_plan_ms=itl.planned if itl else None,
+        itl_slo_ms=comparison.itl_slo_ms,
+    )
+
+
 def _target_context(request: HttpRequest, target: Target) -> dict[str, Any]:
+    comparison, window, error = comparison_for_page(request, target)
     return {
         "target": target,
         "state": selectors.target_state(target, timezone.now()),
@@ -127,7 +157,9 @@ def _target_context(request: HttpRequest, target: Target) -> dict[str, Any]:
         "rules": AlertRule.objects.filter(target=target).order_by("name")
         | AlertRule.objects.filter(target__isnull=True),
         "can_edit": is_planner(request.user),
-        "plan": plan_vs_reality(target),
+        "comparison": comparison,
+        "comparison_error": error,
+        "comparison_window": window,
         "cache_config": (target.info or {}).get("cache_config", {}),
     }
 
@@ -147,21 +179,20 @@ class TargetDetailView(View):
             context["ray"] = selectors.ray_state(target)
             context["charts"] = charts.ray_charts()
         else:
-            context["charts"] = charts.vllm_charts(
-                kv_plan_pct=_kv_plan_pct(context["plan"], target)
-            )
+            context["charts"] = charts.vllm_charts(chart_lines(context["comparison"], target))
         return render(request, template, context)
 
 
-def _kv_plan_pct(plan: dict[str, Any] | None, target: Target) -> float | None:
-    """Return the plan's KV capacity as a % of the live capacity (the KV chart's line)."""
-    if not plan:
+def _kv_plan_pct(comparison: PlanComparison) -> float | None:
+    """Return where the plan's KV capacity sits on this server's usage scale, in %.
+
+    Like for like: one replica's planned blocks against this server's blocks (100 % when the
+    server has exactly the planned capacity); a whole-plan target against all planned replicas.
+    """
+    row = comparison.row("kv_blocks") or comparison.row("kv_capacity_tokens")
+    if row is None or not row.planned or not row.observed or len(comparison.targets) != 1:
         return None
-    planned = next((r["planned"] for r in plan["rows"] if r["unit"] == _("tokens")), None)
-    live = (target.latest or {}).get("vllm.kv_cache_capacity_tokens")
-    if not planned or not live:
-        return None
-    return round(100.0 * planned / live, 1)
+    return round(100.0 * row.planned / row.observed, 1)
 
 
 class TargetPanelsView(View):
@@ -178,32 +209,68 @@ class TargetPanelsView(View):
 
 
 class TargetEvidenceView(PlannerRequiredMixin, View):
-    """Fill the linked decision's evidence from the target's samples over the chosen range."""
+    """Fill the linked decision's evidence from the target's samples over the chosen range.
+
+    Values typed by hand are held back: the page lists them and asks before replacing any.
+    The confirmation carries the exact window, so the confirmed values are the ones shown.
+    """
 
     def post(self, request: HttpRequest, pk: int) -> HttpResponse:
         target = get_object_or_404(Target.objects.defer("token").select_related("decision"), pk=pk)
         if target.decision_id is None:
             messages.error(request, _("This target is not linked to a decision record."))
             return HttpResponseRedirect(target.get_absolute_url())
-        range_name = request.POST.get("range", selectors.DEFAULT_RANGE)
-        start, end = selectors.resolve_range(range_name)
+        window = _evidence_window(request)
+        if window is None:
+            messages.error(request, _("The window is not a valid pair of times."))
+            return HttpResponseRedirect(target.get_absolute_url())
+        start, end = window
         try:
-            measured = evidence_fill(target=target, start=start, end=end, user=request.user)
+            result = evidence_fill(
+                target=target,
+                start=start,
+                end=end,
+                user=request.user,
+                overwrite=request.POST.getlist("overwrite"),
+                kinds=request.POST.getlist("kind") if "confirmed" in request.POST else None,
+            )
         except (ValidationError, DecisionError) as exc:
             messages.error(request, _("The decision record refused the values: %s") % exc)
             return HttpResponseRedirect(target.get_absolute_url())
-        if measured:
+        if result.filled:
             messages.success(
                 request,
-                _("Filled %(n)d evidence item(s) of the decision from the last %(range)s.")
-                % {"n": len(measured), "range": range_name},
+                _("Filled %(n)d evidence item(s) of the decision from %(start)s to %(end)s UTC.")
+                % {
+                    "n": len(result.filled),
+                    "start": start.strftime("%Y-%m-%d %H:%M"),
+                    "end": end.strftime("%H:%M"),
+                },
             )
-        else:
+        if result.held and "confirmed" not in request.POST:
+            context = {"target": target, "held": result.held, "start": start, "end": end}
+            return render(request, "monitoring/evidence_confirm.html", context)
+        if not result.filled and not result.held:
             messages.warning(
                 request,
                 _("No latency or completion data in that window: nothing was filled."),
             )
+        elif result.held:
+            messages.info(request, _("Values typed by hand were kept."))
         return HttpResponseRedirect(target.get_absolute_url())
+
+
+def _evidence_window(request: HttpRequest) -> tuple[Any, Any] | None:
+    """Return the window of an evidence fill: exact times (a confirmation) or a named range."""
+    from django.utils.dateparse import parse_datetime
+
+    if "start" in request.POST or "end" in request.POST:
+        start = parse_datetime(request.POST.get("start", ""))
+        end = parse_datetime(request.POST.get("end", ""))
+        if start is None or end is None or timezone.is_naive(start) or end < start:
+            return None
+        return start, end
+    return selectors.resolve_range(request.POST.get("range", selectors.DEFAULT_RANGE))
 
 
 class EventListView(FilterView):

@@ -56,6 +56,14 @@ class SpecSerializer(serializers.Serializer):
     operations = serializers.JSONField(required=False)
     pinned_layout = LayoutSerializer(required=False)
     network = serializers.JSONField(required=False)
+    calibration = serializers.UUIDField(
+        required=False,
+        allow_null=True,
+        help_text=_(
+            "A calibration profile's public_id: the engine runs with its measured correction "
+            "factors, and the result's `calibration` says which."
+        ),
+    )
 
     def to_internal_value(self, data: Any) -> Any:
         # The services and the engine check every field and name it; here only the shape.
@@ -79,6 +87,9 @@ class PlanResultSerializer(serializers.Serializer):
     network = serializers.JSONField()
     model = serializers.JSONField()
     node_selection = serializers.JSONField()
+    calibration = serializers.JSONField(
+        required=False, help_text="The calibration profile the plan was computed with, if any."
+    )
 
 
 class PlanCreateSerializer(serializers.Serializer):

@@ -1,8 +1,11 @@
 """Reads of decision records for pages, the API and other apps."""
 
+from dataclasses import dataclass
+
 from django.db.models import Prefetch, QuerySet
 from django.shortcuts import get_object_or_404
 
+from planner.decisions.guidance import UNIT_FACTORS, EvidenceKind
 from planner.decisions.models import DecisionRecord, DecisionRevision, EvidenceItem
 from planner.decisions.revisions import FieldChange, diff
 
@@ -39,3 +42,39 @@ def decisions_with_evidence() -> QuerySet[DecisionRecord]:
     return DecisionRecord.objects.exclude(status="superseded").prefetch_related(
         Prefetch("evidence_items", queryset=EvidenceItem.objects.order_by("kind"))
     )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LatencySlo:
+    """The decision's latency thresholds (evidence items), in milliseconds."""
+
+    ttft_p95_ms: float | None
+    itl_p95_ms: float | None
+
+
+def _threshold_ms(item: EvidenceItem | None) -> float | None:
+    if item is None or item.threshold is None:
+        return None
+    factor = UNIT_FACTORS.get((item.unit, "ms"))
+    return None if factor is None else item.threshold * factor
+
+
+def latency_slo(decision_id: int | None) -> LatencySlo:
+    """Return the TTFT and ITL p95 thresholds of a decision record (None where unset)."""
+    if decision_id is None:
+        return LatencySlo(ttft_p95_ms=None, itl_p95_ms=None)
+    items = {
+        i.kind: i
+        for i in EvidenceItem.objects.filter(
+            decision_id=decision_id, kind__in=(EvidenceKind.TTFT_P95, EvidenceKind.ITL_P95)
+        )
+    }
+    return LatencySlo(
+        ttft_p95_ms=_threshold_ms(items.get(EvidenceKind.TTFT_P95)),
+        itl_p95_ms=_threshold_ms(items.get(EvidenceKind.ITL_P95)),
+    )
+
+
+def evidence_items(decision_id: int) -> dict[str, EvidenceItem]:
+    """Return a decision's evidence items by kind."""
+    return {i.kind: i for i in EvidenceItem.objects.filter(decision_id=decision_id)}

@@ -17,7 +17,12 @@ from typing import Any
 from django.db import transaction
 
 from planner.engine.spec import SpecError, spec_from_dict
-from planner.models import Plan
+from planner.models import CalibrationProfile, Plan
+from planner.services.calibration import (
+    calibrated_assumptions,
+    calibration_note,
+    resolve_calibration,
+)
 from planner.services.resolve import ResolvedSpec, resolve_spec, user_error_keys
 
 
@@ -52,6 +57,7 @@ class Evaluation:
     result: dict[str, Any]
     engine_version: str
     engine_ms: float
+    calibration: CalibrationProfile | None = None
 
     @property
     def engine_input(self) -> dict[str, Any]:
@@ -63,10 +69,12 @@ def plan_evaluate(*, spec: Mapping[str, Any]) -> Evaluation:
 
     All inventory reads happen in `resolve_spec` before the engine runs (fetch, then compute).
     """
+    profile = resolve_calibration(spec.get("calibration")) if isinstance(spec, Mapping) else None
+    assumptions = calibrated_assumptions(profile)
     resolved = resolve_spec(spec)
     engine_spec = _engine_spec(spec, resolved)
     started = time.perf_counter()
-    result = _plan_function()(engine_spec).to_dict()
+    result = _plan_function()(engine_spec, assumptions).to_dict()
     if resolved.pool_kind_by_host:
         # The pool kind was inferred from every offered machine; what matters is the kind of
         # the machines the engine chose (a dedicated A800 pair beside a shared A100 pool).
@@ -80,14 +88,18 @@ def plan_evaluate(*, spec: Mapping[str, Any]) -> Evaluation:
                 engine_input={**resolved.engine_input, "hardware": hardware},
                 pool_kind=kind,
             )
-            result = _plan_function()(_engine_spec(spec, resolved)).to_dict()
+            result = _plan_function()(_engine_spec(spec, resolved), assumptions).to_dict()
     engine_ms = (time.perf_counter() - started) * 1000
+    if profile is not None:
+        family = engine_spec.architecture.model_type
+        result["calibration"] = calibration_note(profile, result, model_family=family)
     return Evaluation(
         spec=dict(spec),
         resolved=resolved,
         result=result,
         engine_version=engine_version(),
         engine_ms=engine_ms,
+        calibration=profile,
     )
 
 
@@ -137,6 +149,7 @@ def plan_save(
         balancer=rec.get("balancer") or "",
         pool_kind=evaluation.resolved.pool_kind,
         hostnames=used_hostnames(evaluation),
+        calibration=evaluation.calibration,
         rerun_of=rerun_of,
     )
     plan.full_clean()

@@ -315,7 +315,8 @@ def resolve_spec(spec: Mapping[str, Any]) -> ResolvedSpec:
         errors[where] = "must not contain NUL (\\x00) characters"
     if errors:
         raise SpecError(errors)
-    engine_input = {k: v for k, v in spec.items() if k not in {"title", "pinned"}}
+    # `calibration` names a profile: the assumptions change, not the engine's input.
+    engine_input = {k: v for k, v in spec.items() if k not in {"title", "pinned", "calibration"}}
     if "pinned" in spec and "pinned_layout" not in spec:
         engine_input["pinned_layout"] = spec["pinned"]
     engine_input["model"], slug = resolve_model(spec.get("model"), errors)

@@ -137,12 +137,25 @@
       xaxis: { type: "date", range: [new Date(data.start), new Date(data.end)] },
       showlegend: traces.length > 1,
     };
-    if (chart.dataset.hline) {
-      var y = parseFloat(chart.dataset.hline);
-      extra.shapes = [{ type: "line", xref: "paper", x0: 0, x1: 1, y0: y, y1: y,
-        line: { dash: "dash", color: "#b03a2e", width: 1.5 } }];
-      extra.annotations = [{ xref: "paper", x: 1, y: y, xanchor: "right", yanchor: "bottom",
-        text: chart.dataset.hlineName || "", showarrow: false, font: { size: 11, color: "#b03a2e" } }];
+    var lines = chart.dataset.lines ? JSON.parse(chart.dataset.lines) : [];
+    if (lines.length) {
+      // Plan predictions dashed blue, SLO thresholds solid red; the y axis keeps them in view.
+      extra.shapes = [];
+      extra.annotations = [];
+      lines.forEach(function (line) {
+        var color = line.kind === "slo" ? "#b03a2e" : "#1f5fa8";
+        extra.shapes.push({ type: "line", xref: "paper", x0: 0, x1: 1, y0: line.y, y1: line.y,
+          line: { dash: line.kind === "slo" ? "solid" : "dash", color: color, width: 1.5 } });
+        extra.annotations.push({ xref: "paper", x: 1, y: line.y, xanchor: "right", yanchor: "bottom",
+          text: line.name + " " + Number(line.y).toPrecision(3), showarrow: false,
+          font: { size: 11, color: color } });
+      });
+      var top = Math.max.apply(null, lines.map(function (l) { return l.y; }));
+      traces.forEach(function (t) {
+        t.y.forEach(function (v) { if (v !== null && v > top) { top = v; } });
+      });
+      extra.yaxis = { title: { text: chart.dataset.unit || "" }, rangemode: "tozero",
+        automargin: true, range: [0, top * 1.1] };
     }
     draw(chart, traces, baseLayout(chart, extra), points);
   }

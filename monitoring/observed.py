@@ -1,0 +1,114 @@
+"""What a vLLM target did over a window, as one typed value (plan vs reality, calibration)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from monitoring.models import Target
+from monitoring.window import window_mean, window_p95, window_values
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServedConfig:
+    """What the server says about itself (cache_config_info labels, /v1/models)."""
+
+    models: tuple[str, ...]
+    max_model_len: int | None
+    kv_blocks: int | None  # num_gpu_blocks of one engine
+    block_size_tokens: int | None
+    cache_dtype: str
+    gpu_memory_utilization: float | None
+    tensor_parallel_size: int | None
+    pipeline_parallel_size: int | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TargetObservation:
+    """Means and 95th percentiles of one target's series over a window."""
+
+    target_id: int
+    target_name: str
+    polls: int
+    concurrency: float | None  # mean running requests
+    output_tok_s: float | None  # mean generated tokens per second
+    ttft_p95_ms: float | None
+    itl_p95_ms: float | None
+    avg_input_tokens: float | None
+    avg_output_tokens: float | None
+    kv_capacity_tokens: float | None
+    served: ServedConfig
+
+
+def _int(value: Any) -> int | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return int(number) if number == number and number >= 0 else None
+
+
+def _float(value: Any) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if number == number else None
+
+
+def served_config(target: Target) -> ServedConfig:
+    """Return the server's own facts from its last successful poll."""
+    info = target.info or {}
+    cache = info.get("cache_config") or {}
+    served = info.get("served_models") or []
+    names: list[str] = []
+    for entry in served:
+        names += [str(entry.get(k)) for k in ("id", "root") if entry.get(k)]
+    names += [str(m) for m in info.get("models") or []]
+    lengths = [_int(e.get("max_model_len")) for e in served]
+    return ServedConfig(
+        models=tuple(dict.fromkeys(names)),
+        max_model_len=next((n for n in lengths if n), None),
+        kv_blocks=_int(cache.get("num_gpu_blocks")),
+        block_size_tokens=_int(cache.get("block_size")),
+        cache_dtype=str(cache.get("cache_dtype") or ""),
+        gpu_memory_utilization=_float(cache.get("gpu_memory_utilization")),
+        tensor_parallel_size=_int(cache.get("tensor_parallel_size")),
+        pipeline_parallel_size=_int(cache.get("pipeline_parallel_size")),
+    )
+
+
+def _per_request(
+    target: Target, key: str, start: datetime, end: datetime, rates: dict[Any, float]
+) -> float | None:
+    """Return tokens per finished request: Σ token rate ÷ Σ request rate over common polls."""
+    tokens = dict(window_values(target, key, start, end))
+    common = [t for t in tokens if t in rates]
+    requests = sum(rates[t] for t in common)
+    return sum(tokens[t] for t in common) / requests if requests > 0 else None
+
+
+def observe(target: Target, start: datetime, end: datetime) -> TargetObservation:
+    """Return what `target` did between `start` and `end`."""
+    running = window_values(target, "vllm.requests_running", start, end)
+    request_rates = dict(window_values(target, "vllm.requests_per_s", start, end))
+    ttft = window_p95(target, "vllm.ttft_seconds.p95", start, end)
+    itl = window_p95(target, "vllm.inter_token_latency_seconds.p95", start, end)
+    return TargetObservation(
+        target_id=target.pk,
+        target_name=target.name,
+        polls=len(running),
+        concurrency=sum(v for _, v in running) / len(running) if running else None,
+        output_tok_s=window_mean(target, "vllm.generation_tokens_per_s", start, end),
+        ttft_p95_ms=None if ttft is None else ttft * 1000.0,
+        itl_p95_ms=None if itl is None else itl * 1000.0,
+        avg_input_tokens=_per_request(
+            target, "vllm.prompt_tokens_per_s", start, end, request_rates
+        ),
+        avg_output_tokens=_per_request(
+            target, "vllm.generation_tokens_per_s", start, end, request_rates
+        ),
+        kv_capacity_tokens=(target.latest or {}).get("vllm.kv_cache_capacity_tokens"),
+        served=served_config(target),
+    )

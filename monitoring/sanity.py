@@ -1,0 +1,163 @@
+"""Sanity checks before any number is compared: is the server the one the plan describes?
+
+A server of another model, context length or parallel layout makes every deviation meaningless;
+these say so first. Codes are stable (scripts read them); messages are translated.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from django.utils.translation import gettext as _
+
+from monitoring.observed import TargetObservation
+from planner.selectors.plan_values import PlanValues
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ComparisonWarning:
+    code: str
+    message: str
+    target: str = ""
+
+
+def _normalise(name: str) -> str:
+    """Return a model name without its path, organisation, case and punctuation."""
+    tail = name.strip().rstrip("/").rsplit("/", 1)[-1]
+    return re.sub(r"[^a-z0-9.]+", "", tail.lower())
+
+
+def model_matches(served: tuple[str, ...], values: PlanValues) -> bool | None:
+    """Return whether any served name is the plan's model (None: the server names none)."""
+    if not served:
+        return None
+    wanted = {_normalise(n) for n in (values.model_name, values.hf_repo, values.model_slug) if n}
+    return any(_normalise(name) in wanted for name in served)
+
+
+def _target_warnings(values: PlanValues, obs: TargetObservation) -> list[ComparisonWarning]:
+    served = obs.served
+    name = obs.target_name
+    out: list[ComparisonWarning] = []
+    if model_matches(served.models, values) is False:
+        out.append(
+            ComparisonWarning(
+                code="model_mismatch",
+                target=name,
+                message=_("%(target)s serves %(served)s; the plan is for %(planned)s.")
+                % {
+                    "target": name,
+                    "served": ", ".join(served.models),
+                    "planned": values.model_name,
+                },
+            )
+        )
+    if served.max_model_len is not None and served.max_model_len != values.max_model_len:
+        out.append(
+            ComparisonWarning(
+                code="max_model_len_mismatch",
+                target=name,
+                message=_("%(target)s runs max_model_len %(served)d; the plan assumes %(planned)d.")
+                % {"target": name, "served": served.max_model_len, "planned": values.max_model_len},
+            )
+        )
+    layout = values.replica.layout
+    for code, label, seen, planned in (
+        ("tp_mismatch", "tensor_parallel_size", served.tensor_parallel_size, layout.tp),
+        ("pp_mismatch", "pipeline_parallel_size", served.pipeline_parallel_size, layout.pp),
+    ):
+        if seen is not None and seen != planned:
+            out.append(
+                ComparisonWarning(
+                    code=code,
+                    target=name,
+                    message=_("%(target)s runs %(what)s %(served)d; the plan says %(planned)d.")
+                    % {"target": name, "what": label, "served": seen, "planned": planned},
+                )
+            )
+    if (
+        served.block_size_tokens is not None
+        and served.block_size_tokens != values.replica.block_size_tokens
+    ):
+        out.append(
+            ComparisonWarning(
+                code="block_size_mismatch",
+                target=name,
+                message=_(
+                    "%(target)s uses KV blocks of %(served)d tokens; the plan counts blocks of "
+                    "%(planned)d, so block counts are not comparable."
+                )
+                % {
+                    "target": name,
+                    "served": served.block_size_tokens,
+                    "planned": values.replica.block_size_tokens,
+                },
+            )
+        )
+    if served.cache_dtype and _kv_dtype(served.cache_dtype) != _kv_dtype(values.kv_cache_dtype):
+        out.append(
+            ComparisonWarning(
+                code="kv_dtype_mismatch",
+                target=name,
+                message=_(
+                    "%(target)s stores the KV cache as %(served)s; the plan assumes %(planned)s."
+                )
+                % {"target": name, "served": served.cache_dtype, "planned": values.kv_cache_dtype},
+            )
+        )
+    utilization = served.gpu_memory_utilization
+    if utilization is not None and abs(utilization - values.gpu_memory_utilization) > 0.005:
+        out.append(
+            ComparisonWarning(
+                code="gpu_memory_utilization_mismatch",
+                target=name,
+                message=_(
+                    "%(target)s runs gpu_memory_utilization %(served)s; the plan assumes "
+                    "%(planned)s."
+                )
+                % {
+                    "target": name,
+                    "served": f"{utilization:g}",
+                    "planned": f"{values.gpu_memory_utilization:g}",
+                },
+            )
+        )
+    if obs.polls == 0:
+        out.append(
+            ComparisonWarning(
+                code="no_data",
+                target=name,
+                message=_("%(target)s has no samples in this window.") % {"target": name},
+            )
+        )
+    return out
+
+
+def _kv_dtype(dtype: str) -> str:
+    """Return 'fp8' for any 8-bit KV cache and '16-bit' for auto/bf16/fp16."""
+    return "fp8" if dtype.lower().startswith("fp8") else "16-bit"
+
+
+def sanity_warnings(
+    values: PlanValues,
+    observations: list[TargetObservation],
+    *,
+    whole: bool,
+    replicas_found: int,
+) -> list[ComparisonWarning]:
+    """Return every mismatch between the plan and the linked servers."""
+    out: list[ComparisonWarning] = []
+    for obs in observations:
+        out += _target_warnings(values, obs)
+    if not whole and replicas_found != values.replicas:
+        out.append(
+            ComparisonWarning(
+                code="replica_count_mismatch",
+                message=_(
+                    "%(found)d target(s) are linked as replicas of this plan; it plans %(planned)d."
+                )
+                % {"found": replicas_found, "planned": values.replicas},
+            )
+        )
+    return out

@@ -1,0 +1,119 @@
+"""Calibration pages: fit a window of linked targets, preview before/after, save, plan with it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404, render
+from django.utils.dateparse import parse_datetime
+from django.utils.translation import gettext as _
+from django.views import View
+
+from core.mixins import PlannerRequiredMixin
+from core.roles import is_planner
+from monitoring import selectors
+from monitoring.calibration import calibration_create, calibration_run
+from monitoring.models import Target, TargetKind
+from planner.engine.spec import SpecError
+from planner.models import CalibrationProfile, Plan
+from planner.services.calibration import plan_with_calibration
+
+
+def _candidates():
+    return (
+        Target.objects.defer("token")
+        .filter(kind=TargetKind.VLLM, plan__isnull=False)
+        .select_related("plan")
+        .defer("token", "plan__result", "plan__engine_input", "plan__spec")
+        .order_by("name")
+    )
+
+
+def _list_context(request: HttpRequest, **extra: Any) -> dict[str, Any]:
+    return {
+        "profiles": CalibrationProfile.objects.select_related("created_by").order_by(
+            "key", "-version"
+        ),
+        "targets": _candidates(),
+        "ranges": selectors.RANGES,
+        "can_edit": is_planner(request.user),
+        **extra,
+    }
+
+
+class CalibrationListView(View):
+    def get(self, request: HttpRequest) -> HttpResponse:
+        return render(request, "monitoring/calibration_list.html", _list_context(request))
+
+
+class CalibrationFitView(PlannerRequiredMixin, View):
+    """Preview a fit (action=preview) or save it as a profile (action=save, the exact window)."""
+
+    def post(self, request: HttpRequest) -> HttpResponse:
+        ids = [i for i in request.POST.getlist("targets") if i.isdigit()]
+        targets = list(_candidates().filter(pk__in=ids))
+        window = _window(request)
+        errors: dict[str, list[str]] = {}
+        if window is None:
+            errors = {"window": [_("Choose a window.")]}
+        else:
+            start, end = window
+            try:
+                if request.POST.get("action") == "save":
+                    profile = calibration_create(
+                        targets=targets, start=start, end=end, user=request.user
+                    )
+                    messages.success(request, _("Saved %(profile)s.") % {"profile": profile})
+                    return HttpResponseRedirect(profile.get_absolute_url())
+                run = calibration_run(targets=targets, start=start, end=end)
+            except ValidationError as exc:
+                errors = exc.message_dict
+            else:
+                context = _list_context(
+                    request, run=run, chosen=[t.pk for t in targets], start=start, end=end
+                )
+                return render(request, "monitoring/calibration_list.html", context)
+        context = _list_context(request, errors=errors, chosen=[t.pk for t in targets])
+        return render(request, "monitoring/calibration_list.html", context, status=400)
+
+
+def _window(request: HttpRequest) -> tuple[Any, Any] | None:
+    if request.POST.get("start") and request.POST.get("end"):
+        start = parse_datetime(request.POST["start"])
+        end = parse_datetime(request.POST["end"])
+        return (start, end) if start and end else None
+    name = request.POST.get("range", "")
+    return selectors.resolve_range(name) if name in selectors.RANGES else None
+
+
+class CalibrationDetailView(View):
+    def get(self, request: HttpRequest, public_id: str) -> HttpResponse:
+        profile = get_object_or_404(CalibrationProfile, public_id=public_id)
+        plan_ids = {s.get("plan") for s in profile.sources}
+        context = {
+            "profile": profile,
+            "source_plans": Plan.objects.filter(public_id__in=plan_ids).defer(
+                "result", "engine_input"
+            ),
+            "plans": profile.plans.order_by("-created_at")[:20],
+            "can_edit": is_planner(request.user),
+        }
+        return render(request, "monitoring/calibration_detail.html", context)
+
+
+class CalibrationReplanView(PlannerRequiredMixin, View):
+    """Re-run a plan's spec with this profile: a new plan saved with it."""
+
+    def post(self, request: HttpRequest, public_id: str) -> HttpResponse:
+        profile = get_object_or_404(CalibrationProfile, public_id=public_id)
+        plan = get_object_or_404(Plan, public_id=request.POST.get("plan", ""))
+        try:
+            new = plan_with_calibration(plan=plan, profile=profile, author=request.user)
+        except SpecError as exc:
+            messages.error(request, _("The plan could not be re-run: %s") % exc.errors)
+            return HttpResponseRedirect(profile.get_absolute_url())
+        messages.success(request, _("Planned again with %(profile)s.") % {"profile": profile})
+        return HttpResponseRedirect(new.get_absolute_url())

@@ -1,0 +1,94 @@
+"""One replica's speed at a given concurrency: what plan vs reality and calibration compare with.
+
+A server seldom runs at the concurrency the plan assumed; comparing its throughput with the
+plan's figure at another concurrency says nothing. This evaluates the plan's layout again at the
+observed concurrency (and, when known, the observed request lengths). It is the single engine
+call monitoring and calibration make, so a better serving-speed model replaces only `_evaluate`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from planner.engine.assumptions import DEFAULT_ASSUMPTIONS, Assumptions
+from planner.engine.layouts import evaluate, group_nodes
+from planner.engine.spec import Layout, PlanSpec
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReplicaLayout:
+    """The layout of one replica as a plan chose it."""
+
+    gpu: str
+    tp: int
+    pp: int
+    weight_dtype: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServingPoint:
+    """Predicted figures of ONE replica at `concurrency_per_replica` running requests."""
+
+    concurrency_per_replica: float
+    output_tok_s: float
+    ttft_ms: float
+    itl_ms: float
+    kv_blocks: int  # per GPU of the stage that limits the KV cache (vLLM's num_gpu_blocks)
+    kv_tokens: int
+    kv_budget_gib: float  # per GPU
+    kv_bytes_per_token: float  # per GPU
+
+
+class LayoutUnavailable(ValueError):
+    """The spec's hardware has no node group that can host the layout."""
+
+
+def predict_replica(
+    spec: PlanSpec,
+    layout: ReplicaLayout,
+    *,
+    concurrency_per_replica: float,
+    avg_input_tokens: float | None = None,
+    avg_output_tokens: float | None = None,
+    a: Assumptions = DEFAULT_ASSUMPTIONS,
+) -> ServingPoint:
+    """Return one replica's throughput, TTFT and ITL at the given concurrency."""
+    workload = replace(
+        spec.workload,
+        # The engine's batch arithmetic is in floats: a mean of 12.4 running requests is kept.
+        concurrency=max(concurrency_per_replica, 1e-6),  # type: ignore[arg-type]
+        avg_input_tokens=max(1, round(avg_input_tokens or spec.workload.avg_input_tokens)),
+        avg_output_tokens=max(1, round(avg_output_tokens or spec.workload.avg_output_tokens)),
+    )
+    return _evaluate(replace(spec, workload=workload), layout, a)
+
+
+def _evaluate(spec: PlanSpec, layout: ReplicaLayout, a: Assumptions) -> ServingPoint:
+    group = next((g for g in group_nodes(spec.hardware.nodes) if g.gpu_slug == layout.gpu), None)
+    if group is None:
+        raise LayoutUnavailable(f"no {layout.gpu} nodes in the plan's hardware")
+    overlap = (
+        spec.network.overlap_factor if spec.network.overlap_factor is not None else a.overlap_factor
+    )
+    cand = evaluate(
+        spec,
+        group,
+        Layout(tp=layout.tp, pp=layout.pp, replicas=1),
+        dtype=layout.weight_dtype,
+        a=a,
+        overlap=overlap,
+        pinned=True,
+    )
+    if cand is None:
+        raise LayoutUnavailable(f"TP{layout.tp}×PP{layout.pp} does not fit {layout.gpu} nodes")
+    block = a.block_size_tokens
+    return ServingPoint(
+        concurrency_per_replica=float(spec.workload.concurrency),
+        output_tok_s=cand.output_throughput_tok_s,
+        ttft_ms=cand.ttft_ms,
+        itl_ms=cand.itl_ms,
+        kv_blocks=cand.kv_tokens_per_replica // block,
+        kv_tokens=cand.kv_tokens_per_replica,
+        kv_budget_gib=cand.memory.kv_budget_gib,
+        kv_bytes_per_token=cand.memory.kv_bytes_per_token,
+    )

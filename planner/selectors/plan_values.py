@@ -1,0 +1,171 @@
+"""What a saved plan predicted, as typed values: the only reader of a plan's result for monitoring.
+
+Monitoring and calibration compare servers with these; they never look into the result JSON
+themselves. A prediction at another concurrency re-evaluates the plan's layout with the plan's
+own saved assumptions (calibrated ones included), so an old plan keeps predicting what it did.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+from planner.engine.assumptions import Assumptions
+from planner.engine.at_concurrency import (
+    LayoutUnavailable,
+    ReplicaLayout,
+    ServingPoint,
+    predict_replica,
+)
+from planner.engine.spec import PlanSpec, SpecError, spec_from_dict
+from planner.models import Plan
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlannedReplica:
+    """One replica of the recommended layout, at the plan's own workload."""
+
+    layout: ReplicaLayout
+    kv_blocks: int  # per GPU of the limiting stage, as vLLM's num_gpu_blocks counts them
+    kv_tokens: int
+    block_size_tokens: int
+    kv_budget_gib: float  # per GPU
+    kv_bytes_per_token: float  # per GPU
+    concurrency: float  # running requests the plan expects on one replica
+    output_tok_s: float
+    ttft_ms: float
+    itl_ms: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlanValues:
+    """The planned values monitoring compares a server with."""
+
+    public_id: str
+    title: str
+    url: str
+    model_name: str
+    model_slug: str
+    hf_repo: str
+    model_family: str  # the architecture's model_type, e.g. "llama", "qwen2"
+    route: str
+    replicas: int
+    nodes_per_replica: int
+    max_model_len: int
+    kv_cache_dtype: str
+    gpu_memory_utilization: float
+    ttft_slo_ms: float | None
+    itl_slo_ms: float | None
+    replica: PlannedReplica
+    calibration: dict[str, Any] | None
+
+    @property
+    def key(self) -> str:
+        """Return the calibration key: GPU type × model family × weight dtype."""
+        return calibration_key(
+            self.replica.layout.gpu, self.model_family, self.replica.layout.weight_dtype
+        )
+
+
+class PlanUnreadable(ValueError):
+    """The saved plan has no recommended layout (nothing fit) or an unreadable input."""
+
+
+def calibration_key(gpu: str, model_family: str, weight_dtype: str) -> str:
+    return f"{gpu}/{model_family}/{weight_dtype}"
+
+
+def plan_spec(plan: Plan) -> PlanSpec:
+    """Return the engine input the plan was computed from, parsed."""
+    try:
+        return spec_from_dict(plan.engine_input)
+    except SpecError as exc:
+        raise PlanUnreadable(f"plan {plan.public_id}: {exc.errors}") from exc
+
+
+def plan_assumptions(plan: Plan) -> Assumptions:
+    """Return the assumptions the plan was computed with (defaults for any it predates)."""
+    saved = plan.result.get("assumptions") or {}
+    known = {f.name for f in fields(Assumptions)}
+    return Assumptions(**{k: v for k, v in saved.items() if k in known})
+
+
+def _recommended(plan: Plan) -> dict[str, Any]:
+    result = plan.result
+    chosen = result["recommendation"]["candidate_id"]
+    pinned = result.get("pinned")
+    if pinned and pinned.get("id") == chosen:
+        return dict(pinned)
+    for candidate in result["candidates"]:
+        if candidate["id"] == chosen:
+            return dict(candidate)
+    raise PlanUnreadable(f"plan {plan.public_id} recommends no layout")
+
+
+def plan_values(plan: Plan) -> PlanValues:
+    """Return the plan's model, layout and per-replica predictions as typed values."""
+    spec = plan_spec(plan)
+    try:
+        cand = _recommended(plan)
+    except (KeyError, TypeError) as exc:
+        raise PlanUnreadable(f"plan {plan.public_id} has no recommendation") from exc
+    a = plan_assumptions(plan)
+    block = a.block_size_tokens
+    replicas = max(int(cand["replicas"]), 1)
+    layout = ReplicaLayout(
+        gpu=cand["gpu"], tp=cand["tp"], pp=cand["pp"], weight_dtype=cand["weight_dtype"]
+    )
+    memory = cand["memory"]
+    return PlanValues(
+        public_id=str(plan.public_id),
+        title=plan.title,
+        url=plan.get_absolute_url(),
+        model_name=spec.model_name,
+        model_slug=spec.model_slug or plan.model_slug,
+        hf_repo=spec.hf_repo,
+        model_family=spec.architecture.model_type or "unknown",
+        route=plan.route,
+        replicas=replicas,
+        nodes_per_replica=int(cand["nodes_per_replica"]),
+        max_model_len=spec.max_model_len,
+        kv_cache_dtype=spec.kv_cache_dtype,
+        gpu_memory_utilization=spec.gpu_memory_utilization,
+        ttft_slo_ms=spec.workload.ttft_slo_ms,
+        itl_slo_ms=spec.workload.itl_slo_ms,
+        replica=PlannedReplica(
+            layout=layout,
+            kv_blocks=int(cand["kv_tokens_per_replica"]) // block,
+            kv_tokens=int(cand["kv_tokens_per_replica"]),
+            block_size_tokens=block,
+            kv_budget_gib=float(memory["kv_budget_gib"]),
+            kv_bytes_per_token=float(memory["kv_bytes_per_token"]),
+            concurrency=float(cand["batch_per_replica"]),
+            output_tok_s=float(cand["output_throughput_tok_s"]) / replicas,
+            ttft_ms=float(cand["ttft_ms"]),
+            itl_ms=float(cand["itl_ms"]),
+        ),
+        calibration=plan.result.get("calibration"),
+    )
+
+
+def predict_at(
+    plan: Plan,
+    *,
+    concurrency_per_replica: float,
+    avg_input_tokens: float | None = None,
+    avg_output_tokens: float | None = None,
+    assumptions: Assumptions | None = None,
+) -> ServingPoint:
+    """Return one replica's predicted speed at the observed concurrency and request lengths."""
+    values = plan_values(plan)
+    try:
+        return predict_replica(
+            plan_spec(plan),
+            values.replica.layout,
+            concurrency_per_replica=concurrency_per_replica,
+            avg_input_tokens=avg_input_tokens,
+            avg_output_tokens=avg_output_tokens,
+            a=assumptions or plan_assumptions(plan),
+        )
+    except LayoutUnavailable as exc:
+        raise PlanUnreadable(str(exc)) from exc

@@ -1,0 +1,130 @@
+"""Calibration from linked simulated targets: versioned profiles, provenance, plans using them."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.exceptions import ValidationError
+
+from monitoring.calibration import calibration_create, calibration_run
+from monitoring.selectors import resolve_range
+from planner.models import CalibrationProfile
+from planner.selectors.plan_values import plan_values
+from planner.services import plan_rerun
+from planner.services.calibration import plan_with_calibration
+from tests.monitoring.simulated import feed_simulated
+from tests.monitoring.test_plan_comparison import _replica, s1_plan, two_replicas  # noqa: F401
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_window_of_two_replicas_becomes_a_versioned_profile(two_replicas, planner):  # noqa: F811
+    start, end = resolve_range("1h")
+
+    first = calibration_create(targets=list(two_replicas), start=start, end=end, user=planner)
+    second = calibration_create(targets=list(two_replicas), start=start, end=end, user=planner)
+
+    assert first.key == "a800-80g-sxm/llama/int8"
+    assert (first.version, second.version) == (1, 2)
+    assert {s["target"] for s in first.sources} == {"s1-replica-a", "s1-replica-b"}
+    assert (first.window_start, first.window_end) == (start, end)
+    assert first.observations >= 4
+    kv = first.factors["kv_overhead_gib"]
+    assert kv["fitted"]
+    assert kv["unit"] == "GiB"
+    assert kv["value"] > 0
+    assert first.factors["decode_efficiency"]["fitted"]
+    assert {r["quantity"] for r in first.residuals} >= {"itl_ms", "kv_blocks"}
+    assert first.rms_error_after_pct <= first.rms_error_before_pct
+
+
+def test_a_plan_made_with_a_profile_says_so_and_keeps_it(two_replicas, s1_plan, planner):  # noqa: F811
+    start, end = resolve_range("1h")
+    profile = calibration_create(targets=list(two_replicas), start=start, end=end, user=planner)
+
+    calibrated = plan_with_calibration(plan=s1_plan, profile=profile, author=planner)
+
+    assert calibrated.calibration == profile
+    assert calibrated.result["calibration"]["profile"] == str(profile.public_id)
+    assert calibrated.result["calibration"]["version"] == 1
+    assert calibrated.result["calibration"]["matches_layout"] is True
+    assert calibrated.spec["calibration"] == str(profile.public_id)
+    assert plan_values(calibrated).calibration["key"] == profile.key
+    # The KV overhead costs blocks: the calibrated plan predicts fewer than the original.
+    assert plan_values(calibrated).replica.kv_blocks < plan_values(s1_plan).replica.kv_blocks
+    # A later refit does not change an old plan: a re-run keeps the version it named.
+    calibration_create(targets=list(two_replicas), start=start, end=end, user=planner)
+    again = plan_rerun(plan=calibrated, author=planner)
+    assert again.calibration == profile
+    assert plan_values(again).replica.kv_blocks == plan_values(calibrated).replica.kv_blocks
+
+
+def test_targets_of_different_keys_cannot_share_a_profile(two_replicas, make_target, planner):  # noqa: F811
+    from planner.services import plan_create
+    from tests.planner.conftest import S2A_SPEC
+
+    qwen = plan_create(spec={**S2A_SPEC}, author=planner)
+    other = make_target(name="qwen-replica", plan=qwen)
+    feed_simulated(other, _replica("q", blocks=5000, model="Qwen/Qwen2.5-32B-Instruct"))
+    start, end = resolve_range("1h")
+
+    with pytest.raises(ValidationError) as err:
+        calibration_run(targets=[*two_replicas, other], start=start, end=end)
+
+    assert "targets" in err.value.message_dict
+    assert CalibrationProfile.objects.count() == 0
+
+
+def test_an_unknown_profile_in_a_spec_names_the_field(planner):
+    from planner.engine.spec import SpecError
+    from planner.services import plan_evaluate
+    from tests.planner.conftest import S1_SPEC
+    from tests.planner.fleet import build_demo_fleet
+
+    build_demo_fleet()
+    with pytest.raises(SpecError) as err:
+        plan_evaluate(spec={**S1_SPEC, "calibration": "not-a-uuid"})
+    assert "calibration" in err.value.errors
+
+
+def test_the_pages_preview_save_and_show_before_and_after(two_replicas, planner_client):  # noqa: F811
+    a, b = two_replicas
+    listing = planner_client.get("/monitoring/calibration/")
+    assert listing.status_code == 200
+    assert b"s1-replica-a" in listing.content
+
+    preview = planner_client.post(
+        "/monitoring/calibration/fit/",
+        {"targets": [a.pk, b.pk], "range": "1h", "action": "preview"},
+    )
+    assert preview.status_code == 200
+    assert b"a800-80g-sxm/llama/int8" in preview.content
+    assert CalibrationProfile.objects.count() == 0
+    run = preview.context["run"]
+
+    saved = planner_client.post(
+        "/monitoring/calibration/fit/",
+        {
+            "targets": [a.pk, b.pk],
+            "start": run.start.isoformat(),
+            "end": run.end.isoformat(),
+            "action": "save",
+        },
+    )
+    profile = CalibrationProfile.objects.get()
+    assert saved.status_code == 302
+    assert saved.url == profile.get_absolute_url()
+    detail = planner_client.get(profile.get_absolute_url())
+    assert detail.status_code == 200
+    assert b"Before" in detail.content
+    assert b"After" in detail.content
+    assert detail.content.count(b'data-quantity="itl_ms"') >= 2
+
+    empty = planner_client.post(
+        "/monitoring/calibration/fit/", {"range": "1h", "action": "preview"}
+    )
+    assert empty.status_code == 400
+
+
+def test_viewers_cannot_fit(viewer_client):
+    response = viewer_client.post("/monitoring/calibration/fit/", {"range": "1h"})
+    assert response.status_code == 403

@@ -1,0 +1,221 @@
+"""Plan vs reality, like for like: an S1 plan with two simulated replicas, per replica and plan."""
+
+from __future__ import annotations
+
+import pytest
+
+from monitoring.models import PlanScope, Target
+from monitoring.plan_link import Scope, deviation_pct, plan_comparison
+from monitoring.selectors import resolve_range
+from monitoring.simulator.vllm_sim import VllmProfile
+from planner.selectors.plan_values import plan_values, predict_at
+from planner.services import plan_create
+from tests.monitoring.simulated import feed_simulated
+from tests.planner.conftest import S1_SPEC
+from tests.planner.fleet import build_demo_fleet
+
+pytestmark = pytest.mark.django_db
+
+LLAMA_70B = "meta-llama/Llama-3.1-70B-Instruct"
+
+
+@pytest.fixture
+def s1_plan(planner):
+    build_demo_fleet()
+    return plan_create(spec={**S1_SPEC}, author=planner)
+
+
+def _replica(name: str, *, blocks: int, model: str = LLAMA_70B, seed: int = 1) -> VllmProfile:
+    return VllmProfile(
+        name=name,
+        model=model,
+        base_rps=3.0,
+        max_num_seqs=256,
+        num_gpu_blocks=blocks,
+        mean_prompt_tokens=1024,
+        mean_output_tokens=256,
+        itl_s=0.012,
+        seed=seed,
+    )
+
+
+@pytest.fixture
+def two_replicas(make_target, s1_plan):
+    planned = plan_values(s1_plan).replica.kv_blocks
+    a = make_target(name="s1-replica-a", plan=s1_plan)
+    b = make_target(name="s1-replica-b", plan=s1_plan)
+    feed_simulated(a, _replica("a", blocks=planned, seed=1))
+    feed_simulated(b, _replica("b", blocks=int(planned * 0.8), seed=2))
+    return a, b
+
+
+def _rows(comparison):
+    return {r.quantity: r for r in comparison.rows}
+
+
+def test_deviation_is_signed_in_percent_of_the_plan():
+    assert deviation_pct(100.0, 80.0) == -20.0
+    assert deviation_pct(100.0, 125.0) == 25.0
+    assert deviation_pct(0.0, 1.0) is None
+    assert deviation_pct(None, 1.0) is None
+
+
+def test_one_replica_is_compared_with_one_replica_of_the_plan(two_replicas, s1_plan):
+    a, b = two_replicas
+    start, end = resolve_range("1h")
+    values = plan_values(s1_plan)
+
+    replica_b = plan_comparison(b, start=start, end=end)
+
+    assert replica_b.scope == Scope.REPLICA
+    assert replica_b.targets == ("s1-replica-b",)
+    rows = _rows(replica_b)
+    # KV blocks: one replica's planned blocks per GPU, not the whole plan's capacity.
+    assert rows["kv_blocks"].planned == values.replica.kv_blocks
+    assert rows["kv_blocks"].observed == int(values.replica.kv_blocks * 0.8)
+    assert rows["kv_blocks"].deviation_pct == pytest.approx(-20.0, abs=0.1)
+    assert rows["kv_blocks"].within_tolerance is False
+    assert rows["kv_blocks"].unit == "blocks"
+    replica_a = _rows(plan_comparison(a, start=start, end=end))
+    assert replica_a["kv_blocks"].deviation_pct == 0.0
+    assert replica_a["kv_blocks"].within_tolerance is True
+    # Throughput is predicted at the concurrency the server ran, not at the plan's.
+    running = rows["running_requests"].observed
+    assert running is not None
+    assert running != pytest.approx(values.replica.concurrency)
+    at_observed = predict_at(s1_plan, concurrency_per_replica=running)
+    at_planned = values.replica.output_tok_s
+    assert rows["output_throughput"].planned == pytest.approx(at_observed.output_tok_s, rel=0.05)
+    assert rows["output_throughput"].planned != pytest.approx(at_planned, rel=0.05)
+    assert rows["output_throughput"].unit == "tok/s"
+    assert rows["ttft_p95"].unit == rows["itl_p95"].unit == "ms"
+    assert rows["itl_p95"].observed > 0
+    assert not [w for w in replica_b.warnings if w.code == "replica_count_mismatch"]
+
+
+def test_the_plan_scope_sums_the_linked_replicas(two_replicas, s1_plan):
+    a, b = two_replicas
+    start, end = resolve_range("1h")
+    single = [_rows(plan_comparison(t, start=start, end=end)) for t in (a, b)]
+
+    whole = plan_comparison(a, start=start, end=end, scope="plan")
+
+    assert whole.scope == Scope.PLAN
+    assert whole.targets == ("s1-replica-a", "s1-replica-b")
+    rows = _rows(whole)
+    assert rows["replicas"].planned == 2
+    assert rows["replicas"].observed == 2
+    values = plan_values(s1_plan)
+    assert rows["kv_capacity_tokens"].planned == values.replica.kv_tokens * 2
+    assert rows["output_throughput"].observed == pytest.approx(
+        sum(r["output_throughput"].observed for r in single), rel=0.01
+    )
+    assert rows["output_throughput"].planned == pytest.approx(
+        sum(r["output_throughput"].planned for r in single), rel=0.01
+    )
+    assert rows["ttft_p95"].observed == max(r["ttft_p95"].observed for r in single)
+    assert "kv_blocks" not in rows
+
+
+def test_a_missing_replica_is_reported(make_target, s1_plan):
+    target = make_target(name="lonely", plan=s1_plan)
+    feed_simulated(target, _replica("lonely", blocks=plan_values(s1_plan).replica.kv_blocks))
+    start, end = resolve_range("1h")
+
+    comparison = plan_comparison(target, start=start, end=end)
+
+    codes = [w.code for w in comparison.warnings]
+    assert "replica_count_mismatch" in codes
+
+
+def test_a_target_serving_another_model_is_flagged(make_target, s1_plan):
+    target = make_target(name="wrong-model", plan=s1_plan)
+    feed_simulated(target, _replica("q", blocks=5000, model="Qwen/Qwen2.5-32B-Instruct"))
+    start, end = resolve_range("1h")
+
+    comparison = plan_comparison(target, start=start, end=end)
+
+    mismatch = [w for w in comparison.warnings if w.code == "model_mismatch"]
+    assert len(mismatch) == 1
+    assert "Qwen/Qwen2.5-32B-Instruct" in mismatch[0].message
+    assert "Llama-3.1-70B-Instruct" in mismatch[0].message
+
+
+def test_the_right_model_under_its_repo_path_is_not_flagged(two_replicas):
+    a, _ = two_replicas
+    start, end = resolve_range("1h")
+    codes = [w.code for w in plan_comparison(a, start=start, end=end).warnings]
+    assert "model_mismatch" not in codes
+    assert "max_model_len_mismatch" not in codes
+
+
+def test_a_whole_plan_target_is_always_the_plan_scope(make_target, s1_plan):
+    target = make_target(name="pool", plan=s1_plan, plan_scope=PlanScope.PLAN)
+    feed_simulated(target, _replica("pool", blocks=plan_values(s1_plan).replica.kv_blocks))
+    start, end = resolve_range("1h")
+
+    comparison = plan_comparison(target, start=start, end=end, scope="replica")
+
+    assert comparison.scope == Scope.PLAN
+    rows = _rows(comparison)
+    assert rows["replicas"].observed == 1  # one endpoint stands for the whole plan
+    assert not [w for w in comparison.warnings if w.code == "replica_count_mismatch"]
+
+
+def test_the_slo_rows_come_from_the_decision(make_target, s1_plan, planner):
+    from planner.decisions.services import decision_create
+
+    decision = decision_create(
+        user=planner,
+        title="llama on a800",
+        evidence={"ttft_p95": {"threshold": 800}, "itl_p95": {"threshold": 1}},
+    )
+    target = make_target(name="slo", plan=s1_plan, decision=decision)
+    feed_simulated(target, _replica("slo", blocks=plan_values(s1_plan).replica.kv_blocks))
+    start, end = resolve_range("1h")
+
+    rows = _rows(plan_comparison(target, start=start, end=end))
+
+    assert rows["ttft_p95_slo"].planned == 800.0
+    assert rows["itl_p95_slo"].planned == 1.0
+    assert rows["itl_p95_slo"].within_tolerance is False  # a 1 ms ITL threshold is broken
+    Target.objects.filter(pk=target.pk).update(decision=None)
+
+
+def test_a_model_mismatch_shows_on_the_target_plan_and_decision_pages(
+    make_target, s1_plan, planner, viewer_client
+):
+    from planner.decisions.services import decision_create
+
+    decision = decision_create(user=planner, title="llama on a800", plan=s1_plan)
+    target = make_target(name="wrong-model", plan=s1_plan, decision=decision)
+    feed_simulated(target, _replica("q", blocks=5000, model="Qwen/Qwen2.5-32B-Instruct"))
+    served = b"wrong-model serves Qwen/Qwen2.5-32B-Instruct"
+
+    for url in (
+        target.get_absolute_url(),
+        s1_plan.get_absolute_url(),
+        decision.get_absolute_url(),
+    ):
+        page = viewer_client.get(url)
+        assert page.status_code == 200, url
+        assert b'data-code="model_mismatch"' in page.content, url
+        assert served in page.content, url
+
+
+def test_the_target_page_draws_like_for_like_lines(two_replicas, planner, viewer_client):
+    from planner.decisions.services import decision_create
+
+    a, _ = two_replicas
+    decision = decision_create(user=planner, title="slo", evidence={"ttft_p95": {"threshold": 800}})
+    Target.objects.filter(pk=a.pk).update(decision=decision)
+
+    page = viewer_client.get(a.get_absolute_url())
+
+    charts = {c.id: c for c in page.context["charts"]}
+    kv = charts["chart-kv"].lines
+    assert [line.y for line in kv] == [100.0]  # this replica has exactly the planned blocks
+    ttft = {line.kind: line.y for line in charts["chart-ttft"].lines}
+    assert ttft["slo"] == 800.0
+    assert ttft["plan"] > 0
+    assert {line.kind for line in charts["chart-itl"].lines} == {"plan"}
