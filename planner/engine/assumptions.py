@@ -58,6 +58,16 @@ class Assumptions:
     pp_efficiency: float = 0.9  # pipeline bubbles
     balancer_efficiency: float = 0.95  # least_conn balancing is not perfect
     cold_start_gbs: float = 1.5  # effective weight load speed from local NVMe/page cache, GB/s
+    # serving model (planner/engine/serving; fitted by bench/fit_serving.py on the calibration
+    # runs of tests/planner/engine/fixtures/serving_runs.json)
+    moe_hbm_efficiency: float = 0.6  # routed-expert GEMMs read weights less efficiently
+    launch_per_layer_decode_us: float = 20.0  # CUDA-graph replay, per layer and decode step
+    launch_per_layer_mixed_us: float = 60.0  # piecewise graphs when a prefill chunk rides along
+    request_overhead_ms: float = 20.0  # API server, tokenizer, detokenizer: once per request
+    # uncertainty bands: p80 of |relative error| on the calibration runs
+    band_ttft_share: float = 0.3
+    band_tpot_share: float = 0.15
+    band_tok_s_share: float = 0.15
 
     def to_dict(self) -> dict[str, Any]:
         """Return every constant as a JSON-able dict."""

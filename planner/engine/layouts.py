@@ -241,6 +241,7 @@ def evaluate(
         rejected_reason=reason,
         score=0.0,
         pinned=pinned,
+        serving_context=perf.context,
     )
 
 

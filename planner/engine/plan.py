@@ -21,6 +21,7 @@ from planner.engine.network import domain_example, inter_node_link, intra_node_l
 from planner.engine.pitfalls import check_pitfalls
 from planner.engine.placement import plan_placement
 from planner.engine.result import Candidate, PlanResult, Recommendation
+from planner.engine.serving import predict
 from planner.engine.signals import evaluate_signals, wants_route_c
 from planner.engine.spec import PlanSpec
 from planner.engine.texts import Message, message
@@ -59,6 +60,23 @@ def _run(
     return score_candidates(spec, cands)
 
 
+SIMULATED_CANDIDATES = 3  # the leading candidates whose serving is simulated, not just ranked
+
+
+def with_serving(spec: PlanSpec, cand: Candidate, a: Assumptions) -> Candidate:
+    """Return `cand` with the serving model's simulated prediction under the spec's workload."""
+    if cand.serving_context is None or not cand.fits:
+        return cand
+    prediction = predict(
+        cand.serving_context,
+        spec.workload,
+        replicas=cand.replicas,
+        balancer_efficiency=a.balancer_efficiency,
+        bands=(a.band_ttft_share, a.band_tpot_share, a.band_tok_s_share),
+    )
+    return replace(cand, serving=prediction)
+
+
 def _quant_option(dtype: str, cands: list[Candidate]) -> dict[str, Any]:
     one_node = [c for c in cands if c.nodes_per_replica == 1]
     pick = max(one_node or cands, key=lambda c: (c.fits, c.kv_tokens_per_replica, -c.tp))
@@ -90,6 +108,7 @@ def plan(spec: PlanSpec, assumptions: Assumptions | None = None) -> PlanResult:
                 chosen = dtype
                 break
     cands = by_dtype[chosen]
+    cands[:SIMULATED_CANDIDATES] = [with_serving(spec, c, a) for c in cands[:SIMULATED_CANDIDATES]]
     best = cands[0]
     for dtype in QUANT_LADDER[requested]:
         if dtype not in by_dtype:
@@ -165,7 +184,7 @@ def plan(spec: PlanSpec, assumptions: Assumptions | None = None) -> PlanResult:
         )
         if pinned_c is not None:
             scored = score_candidates(spec, [*cands, pinned_c])
-            pinned = next(c for c in scored if c.pinned)
+            pinned = with_serving(spec, next(c for c in scored if c.pinned), a)
             verdict = (
                 f"does not fit at {requested} weights: {pinned.rejected_reason}"
                 if not pinned.fits and requested != chosen

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any
 
+from planner.engine.serving import Prediction, ServingContext
 from planner.engine.texts import Message
 
 
@@ -12,7 +13,11 @@ def _plain(value: Any) -> Any:
     if isinstance(value, Message):
         return value.to_dict()
     if is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
+        return {
+            f.name: _plain(getattr(value, f.name))
+            for f in fields(value)
+            if not f.metadata.get("internal")
+        }
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -73,6 +78,13 @@ class Candidate:
     rejected_reason: str
     score: float
     pinned: bool = False
+    # The serving model's prediction under the workload (simulated for the leading candidates
+    # and the pinned layout; None for the others, which are ranked on the steady state).
+    serving: Prediction | None = None
+    # What the prediction was computed from; kept in memory only (never serialised).
+    serving_context: ServingContext | None = field(
+        default=None, compare=False, repr=False, metadata={"internal": True}
+    )
 
     @property
     def label(self) -> str:

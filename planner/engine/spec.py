@@ -13,6 +13,7 @@ from catalog.data import load_gpus, load_models
 WEIGHT_DTYPES = ("bf16", "fp16", "fp8", "int8", "int4")
 KV_DTYPES = ("auto", "fp8")
 TRAFFIC_SHAPES = ("steady", "diurnal", "bursty")
+ARRIVALS = ("closed", "poisson", "burst")
 INTRA_LINKS = ("nvlink", "nvswitch", "pcie")
 NIC_KINDS = ("ethernet", "roce", "infiniband")
 NIC_ROLES = ("data", "management")
@@ -92,6 +93,17 @@ class Workload:
     ttft_slo_ms: float | None = None
     itl_slo_ms: float | None = None
     shared_prefixes: bool = False
+    # How requests arrive: `closed` keeps `concurrency` requests in flight (a benchmark's
+    # --max-concurrency), `poisson` sends `request_rate_per_s` on average, `burst` sends
+    # `burst_size` at once. Lengths are means with a standard deviation (0: fixed).
+    arrival: str = "closed"
+    request_rate_per_s: float | None = None
+    burst_size: int | None = None
+    input_tokens_sd: float = 0.0
+    output_tokens_sd: float = 0.0
+    shared_prefix_fraction: float = 0.0  # share of each prompt served from the prefix cache
+    num_requests: int | None = None  # requests a prediction simulates (default: from the load)
+    cached_requests: int = 0  # the first N prompts are already in the prefix cache (replays)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -513,6 +525,46 @@ def _inline_architecture(r: _Reader, raw: Any) -> Architecture | None:
     )
 
 
+def _arrival(r: _Reader, w: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the arrival shape fields of a workload; a rate or a burst size is required."""
+    arrival = r.choice(w, "arrival", "workload.arrival", ARRIVALS, "closed")
+    rate = r.number(
+        w, "request_rate_per_s", "workload.request_rate_per_s", gt=0, le=1e6, default=None
+    )
+    burst = r.integer(w, "burst_size", "workload.burst_size", 1, 100_000, None)
+    if arrival == "poisson" and rate is None:
+        r.errors.setdefault(
+            "workload.request_rate_per_s", "required when arrival is poisson: a number in (0, 1e6]"
+        )
+    if arrival == "burst" and burst is None:
+        r.errors.setdefault(
+            "workload.burst_size", "required when arrival is burst: an integer from 1 to 100000"
+        )
+    return {
+        "arrival": arrival,
+        "request_rate_per_s": rate,
+        "burst_size": burst,
+        "input_tokens_sd": r.number(
+            w, "input_tokens_sd", "workload.input_tokens_sd", gt=-1e-9, le=1e7, default=0.0
+        )
+        or 0.0,
+        "output_tokens_sd": r.number(
+            w, "output_tokens_sd", "workload.output_tokens_sd", gt=-1e-9, le=1e7, default=0.0
+        )
+        or 0.0,
+        "shared_prefix_fraction": r.number(
+            w,
+            "shared_prefix_fraction",
+            "workload.shared_prefix_fraction",
+            gt=-1e-9,
+            le=0.99,
+            default=0.0,
+        )
+        or 0.0,
+        "num_requests": r.integer(w, "num_requests", "workload.num_requests", 1, 20_000, None),
+    }
+
+
 def spec_from_dict(d: Mapping[str, Any]) -> PlanSpec:
     """Validate a JSON-like dict and return a PlanSpec; raise SpecError with every field error."""
     if not isinstance(d, Mapping):
@@ -562,6 +614,7 @@ def spec_from_dict(d: Mapping[str, Any]) -> PlanSpec:
         ttft_slo_ms=r.number(w, "ttft_slo_ms", "workload.ttft_slo_ms", gt=0, le=1e7, default=None),
         itl_slo_ms=r.number(w, "itl_slo_ms", "workload.itl_slo_ms", gt=0, le=1e7, default=None),
         shared_prefixes=r.boolean(w, "shared_prefixes", "workload.shared_prefixes"),
+        **_arrival(r, w),
     )
     hw = r.mapping(d, "hardware", "hardware")
     pool_kind = r.choice(hw, "pool_kind", "hardware.pool_kind", POOL_KINDS, "dedicated")

@@ -25,6 +25,10 @@ DIMENSIONLESS = {
     "best_score",
     "runner_up_score",
     "concurrency",
+    "saturation_concurrency",
+    "max_concurrency_meeting_slo",
+    "requests_simulated",
+    "preempted_requests",
     "max_concurrency",
     "max_concurrency_per_replica",
     "max_concurrency_total",
@@ -115,7 +119,9 @@ def test_every_number_names_its_unit():
     bad = {
         k
         for k in _numbers(out)
-        if k not in DIMENSIONLESS and not UNIT.search(k) and not k.endswith("_efficiency")
+        if k not in DIMENSIONLESS
+        and not UNIT.search(k)
+        and not k.endswith(("_efficiency", "_share"))
     }
     assert not bad
 

@@ -1,0 +1,177 @@
+"""What one replica of a candidate layout is, reduced to the numbers a scheduler step needs.
+
+Built once per candidate (pure arithmetic on the architecture, the GPU datasheet, the memory
+plan and the links), then used for every simulated step. All byte and FLOP figures are per GPU of
+the slowest pipeline stage.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from catalog.architecture import Architecture, parameter_breakdown
+from planner.engine.assumptions import Assumptions
+from planner.engine.memory import MemoryResult
+from planner.engine.network import Link, all_reduce_ms
+from planner.engine.serving.kernels import gpu_generation, kernel_speed
+from planner.engine.spec import GpuSpec
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServingContext:
+    """One replica: the constants of its step time, its KV capacity and scheduler limits."""
+
+    label: str
+    tp: int
+    pp: int
+    layers_per_stage: int
+    hidden_size: int
+    # memory side (bytes, per GPU of the slowest stage)
+    dense_weight_bytes: float
+    expert_weight_bytes: float
+    experts: int
+    experts_per_token: int
+    kv_bytes_per_token: float
+    hbm_bytes_per_ms: float
+    expert_hbm_bytes_per_ms: float
+    # compute side (FLOPs per GPU)
+    flops_per_token: float
+    attn_flops_per_pair: float
+    prefill_flops_per_ms: float
+    decode_flops_per_ms: float
+    sliding_window: int  # 0: full attention
+    # fixed costs (ms)
+    launch_decode_ms: float
+    launch_mixed_ms: float
+    step_overhead_ms: float
+    per_seq_overhead_ms: float
+    request_overhead_ms: float
+    # communication
+    tp_link: Link
+    pp_link: Link
+    all_reduces_per_layer: int
+    activation_bytes: float
+    overlap: float
+    pp_efficiency: float
+    # scheduler limits
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    kv_blocks: int
+    block_size: int
+    prefix_caching: bool = True
+
+    @property
+    def kv_tokens(self) -> int:
+        return self.kv_blocks * self.block_size
+
+
+def _sliding_window(arch: Architecture) -> int:
+    """Return the attention window when every layer slides (Mistral v0.1 style), else 0."""
+    cfg = arch.extra or {}
+    window = cfg.get("sliding_window")
+    if not isinstance(window, int) or window <= 0:
+        return 0
+    if cfg.get("use_sliding_window") is False:
+        return 0
+    return window
+
+
+def _attn_flops_per_pair(arch: Architecture, layers: int, tp: int) -> float:
+    """Return attention FLOPs per (query token, context token) pair on one GPU.
+
+    QKᵀ and PV are 2 FLOPs per multiply-add each; MLA attends over the absorbed latent
+    (kv_lora_rank + rope dims) per head.
+    """
+    heads = max(1, arch.num_attention_heads // tp)
+    if arch.is_mla:
+        dims = (arch.kv_lora_rank + arch.qk_rope_head_dim) + arch.kv_lora_rank
+    else:
+        dims = 2 * arch.head_dim
+    return 2.0 * heads * dims * layers
+
+
+def build_context(
+    arch: Architecture,
+    gpu: GpuSpec,
+    mem: MemoryResult,
+    *,
+    tp: int,
+    pp: int,
+    tp_link: Link,
+    pp_link: Link,
+    dtype: str,
+    max_num_seqs: int,
+    max_num_batched_tokens: int,
+    a: Assumptions,
+    overlap: float,
+    label: str = "",
+) -> ServingContext:
+    """Return the serving context of one replica of TP×PP on `gpu` with `dtype` weights."""
+    stage = max(mem.stages, key=lambda s: s.weights_bytes)
+    b = parameter_breakdown(arch)
+    expert_share = 0.0
+    if arch.is_moe:
+        expert_share = (b.experts_per_layer * b.num_moe_layers) / max(b.total, 1)
+    speed = kernel_speed(dtype, gpu_generation(gpu.slug, gpu.fp8_support))
+    hbm = gpu.hbm_bandwidth_gbs * 1e9 / 1e3 * a.hbm_efficiency * speed.memory
+    tflops = gpu.bf16_dense_tflops * 1e12 / 1e3 * speed.compute
+    layers = stage.layers
+    return ServingContext(
+        label=label,
+        tp=tp,
+        pp=pp,
+        layers_per_stage=layers,
+        hidden_size=arch.hidden_size,
+        dense_weight_bytes=stage.weights_bytes * (1 - expert_share),
+        expert_weight_bytes=stage.weights_bytes * expert_share,
+        experts=arch.num_experts,
+        experts_per_token=arch.experts_per_token,
+        kv_bytes_per_token=stage.kv_bytes_per_token,
+        hbm_bytes_per_ms=hbm,
+        expert_hbm_bytes_per_ms=hbm * a.moe_hbm_efficiency,
+        flops_per_token=2.0 * b.active / (tp * pp),
+        attn_flops_per_pair=_attn_flops_per_pair(arch, layers, tp),
+        prefill_flops_per_ms=tflops * a.prefill_mfu,
+        decode_flops_per_ms=tflops * a.decode_mfu,
+        sliding_window=_sliding_window(arch),
+        launch_decode_ms=layers * a.launch_per_layer_decode_us / 1e3,
+        launch_mixed_ms=layers * a.launch_per_layer_mixed_us / 1e3,
+        step_overhead_ms=a.decode_step_overhead_ms,
+        per_seq_overhead_ms=a.decode_per_seq_overhead_ms,
+        request_overhead_ms=a.request_overhead_ms,
+        tp_link=tp_link,
+        pp_link=pp_link,
+        all_reduces_per_layer=a.all_reduces_per_layer,
+        activation_bytes=a.activation_bytes,
+        overlap=overlap,
+        pp_efficiency=a.pp_efficiency if pp > 1 else 1.0,
+        max_num_seqs=max_num_seqs,
+        max_num_batched_tokens=max_num_batched_tokens,
+        kv_blocks=max(mem.blocks, 0),
+        block_size=a.block_size_tokens,
+    )
+
+
+def expert_fraction(ctx: ServingContext, tokens: float) -> float:
+    """Return the share of a layer's routed experts that `tokens` tokens touch (uniform routing)."""
+    if ctx.experts <= 0:
+        return 1.0
+    p = ctx.experts_per_token / ctx.experts
+    return float(1.0 - (1.0 - p) ** max(tokens, 1.0))
+
+
+def tp_comm_ms(ctx: ServingContext, tokens: float) -> float:
+    """Return the TP all-reduces of one stage for `tokens` tokens (latency + bandwidth), in ms."""
+    if ctx.tp <= 1 or tokens <= 0:
+        return 0.0
+    message = tokens * ctx.hidden_size * ctx.activation_bytes
+    calls = ctx.layers_per_stage * ctx.all_reduces_per_layer
+    return calls * all_reduce_ms(message, ctx.tp, ctx.tp_link)
+
+
+def pp_hop_ms(ctx: ServingContext, tokens: float) -> float:
+    """Return one activation transfer between two pipeline stages, in ms."""
+    if ctx.pp <= 1 or tokens <= 0:
+        return 0.0
+    size = tokens * ctx.hidden_size * ctx.activation_bytes
+    return size / (ctx.pp_link.bandwidth_gbs * 1e9) * 1e3 + ctx.pp_link.latency_us / 1e3

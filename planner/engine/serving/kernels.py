@@ -1,0 +1,66 @@
+"""Kernel speed per weight dtype per GPU generation: how fast a quantized GEMM runs.
+
+Decode reads the weights at their stored width; prefill multiplies at the tensor-core rate of
+the compute dtype. Weight-only formats (AWQ/GPTQ int4 Marlin, fp8 Marlin on GPUs without fp8
+tensor cores) dequantize to 16 bit, so they read fewer bytes but compute at the bf16 rate and pay
+a dequantization tax. Factors are relative to the datasheet's dense BF16 TFLOPS and to the HBM
+bandwidth the bf16 kernels reach.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+GENERATIONS = ("ampere", "ada", "hopper", "blackwell")
+
+
+def gpu_generation(slug: str, fp8_support: bool) -> str:
+    """Return the GPU generation from its catalog slug (custom GPUs: by fp8 support)."""
+    s = slug.lower()
+    if s.startswith(("b200", "b100", "gb200", "b300")):
+        return "blackwell"
+    if s.startswith(("h100", "h800", "h200", "h20", "gh200")):
+        return "hopper"
+    if s.startswith(("l40", "l20", "l4", "rtx-4090", "rtx-6000-ada")):
+        return "ada"
+    if s.startswith(("a100", "a800", "a10", "a6000", "rtx-3090", "a30", "a40")):
+        return "ampere"
+    return "hopper" if fp8_support else "ampere"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KernelSpeed:
+    """Multipliers of the bf16 tensor rate (compute) and of the reachable HBM rate (memory)."""
+
+    compute: float
+    memory: float
+
+
+# (dtype, generation) -> speed. fp8 on Hopper/Ada/Blackwell runs native FP8 tensor cores (2× the
+# dense BF16 rate on the datasheet, ~1.6× reached in vLLM's cutlass scaled-mm); on Ampere vLLM
+# serves fp8 checkpoints weight-only through Marlin. int4 (AWQ/GPTQ Marlin) dequantizes in the
+# GEMM; mxfp4 is native only on Blackwell.
+_TABLE: dict[tuple[str, str], KernelSpeed] = {
+    ("fp8", "hopper"): KernelSpeed(compute=1.6, memory=0.97),
+    ("fp8", "blackwell"): KernelSpeed(compute=1.7, memory=0.97),
+    ("fp8", "ada"): KernelSpeed(compute=1.5, memory=0.95),
+    ("fp8", "ampere"): KernelSpeed(compute=0.9, memory=0.9),
+    ("int8", "hopper"): KernelSpeed(compute=1.5, memory=0.95),
+    ("int8", "blackwell"): KernelSpeed(compute=1.5, memory=0.95),
+    ("int8", "ada"): KernelSpeed(compute=1.5, memory=0.95),
+    ("int8", "ampere"): KernelSpeed(compute=1.6, memory=0.95),
+    ("int4", "hopper"): KernelSpeed(compute=0.8, memory=0.85),
+    ("int4", "blackwell"): KernelSpeed(compute=0.8, memory=0.85),
+    ("int4", "ada"): KernelSpeed(compute=0.85, memory=0.85),
+    ("int4", "ampere"): KernelSpeed(compute=0.85, memory=0.85),
+    ("mxfp4", "blackwell"): KernelSpeed(compute=3.0, memory=0.95),
+    ("mxfp4", "hopper"): KernelSpeed(compute=0.8, memory=0.85),
+    ("mxfp4", "ada"): KernelSpeed(compute=0.8, memory=0.85),
+    ("mxfp4", "ampere"): KernelSpeed(compute=0.8, memory=0.85),
+}
+_BF16 = KernelSpeed(compute=1.0, memory=1.0)
+
+
+def kernel_speed(dtype: str, generation: str) -> KernelSpeed:
+    """Return the kernel speed of `dtype` weights on `generation` (bf16/fp16: 1.0, 1.0)."""
+    return _TABLE.get((dtype, generation), _BF16)

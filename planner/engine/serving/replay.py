@@ -1,0 +1,108 @@
+"""Replay a published benchmark run's setup through the serving model.
+
+A run record (tests/planner/engine/fixtures/serving_runs.json) states the GPU, model, dtype,
+TP/PP, scheduler limits, the KV cache the server logged and the load. `replay` rebuilds that
+replica and predicts what the benchmark measured, so calibration and validation compare like
+with like (the KV capacity is the logged one, not our memory model's).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from catalog.data import load_gpus, load_models
+from planner.engine.assumptions import Assumptions
+from planner.engine.memory import plan_memory
+from planner.engine.network import intra_node_link
+from planner.engine.serving.context import build_context
+from planner.engine.serving.predict import Prediction, predict
+from planner.engine.spec import GpuSpec, NetworkOverrides, Node, Workload
+
+
+def _gpu(slug: str) -> GpuSpec:
+    g = load_gpus()[slug]
+    return GpuSpec(
+        slug=g.slug,
+        name=g.name,
+        memory_gib=g.memory_gib,
+        driver_visible_gib=g.driver_visible_gib,
+        hbm_bandwidth_gbs=g.hbm_bandwidth_gbs,
+        bf16_dense_tflops=g.bf16_dense_tflops,
+        fp8_support=g.fp8_support,
+        nvlink_gbs=g.nvlink_gbs,
+    )
+
+
+def workload_of(run: Mapping[str, Any]) -> Workload:
+    """Return the run's load as a Workload (mean output = tokens the benchmark counted)."""
+    load = run["load"]
+    n = int(load.get("burst_size") or load.get("num_prompts") or 1)
+    out = load.get("generated_tokens")
+    mean_out = round(out / n) if out else int(load["output_tokens"])
+    arrival = load["arrival"]
+    return Workload(
+        concurrency=int(load.get("concurrency") or n),
+        avg_input_tokens=int(load["input_tokens"]),
+        avg_output_tokens=max(1, mean_out),
+        arrival=arrival,
+        burst_size=n if arrival == "burst" else None,
+        request_rate_per_s=load.get("request_rate_per_s"),
+        num_requests=int(load.get("num_prompts") or n),
+        cached_requests=int(load.get("cached_prompts") or 0),
+    )
+
+
+def replay(run: Mapping[str, Any], a: Assumptions | None = None) -> Prediction:
+    """Return the serving model's prediction for a published run."""
+    a = a or Assumptions()
+    arch = load_models()[run["model_slug"]].architecture
+    gpu = _gpu(run["gpu"])
+    tp, pp = int(run["tp"]), int(run.get("pp", 1))
+    mem = plan_memory(
+        arch,
+        dtype=run["weight_dtype"],
+        kv_cache_dtype=run.get("kv_cache_dtype", "auto"),
+        tp=tp,
+        pp=pp,
+        visible_gib=gpu.driver_visible_gib,
+        gpu_slug=gpu.slug,
+        utilization=run.get("gpu_memory_utilization") or 0.9,
+        max_model_len=run.get("max_model_len") or 4096,
+        max_num_batched_tokens=run["max_num_batched_tokens"],
+        max_num_seqs=run["max_num_seqs"],
+        a=a,
+    )
+    blocks = int(run["kv_tokens"]) // a.block_size_tokens
+    mem = dataclasses.replace(mem, blocks=blocks, kv_tokens=blocks * a.block_size_tokens)
+    node = Node(
+        hostname="run",
+        gpu=gpu,
+        gpu_count=tp * pp,
+        intra_link="nvlink" if run.get("tp_link", "nvlink") in ("nvlink", "") else "pcie",
+    )
+    link = intra_node_link(
+        node,
+        a,
+        NetworkOverrides(
+            intra_node_bandwidth_gbs=run.get("tp_link_bandwidth_gbs"),
+            per_call_latency_us=run.get("tp_link_latency_us"),
+        ),
+    )
+    ctx = build_context(
+        arch,
+        gpu,
+        mem,
+        tp=tp,
+        pp=pp,
+        tp_link=link,
+        pp_link=link,
+        dtype=run["weight_dtype"],
+        max_num_seqs=int(run["max_num_seqs"]),
+        max_num_batched_tokens=int(run["max_num_batched_tokens"]),
+        a=a,
+        overlap=a.overlap_factor,
+        label=run["id"],
+    )
+    return predict(ctx, workload_of(run), scan=False)

@@ -1,0 +1,318 @@
+"""A discrete-event simulation of vLLM V1's scheduler, one engine step at a time.
+
+Each step the scheduler serves running requests first (one decode token each, or the next chunk
+of an unfinished prefill), then admits waiting requests FCFS while the token budget
+(max_num_batched_tokens), the sequence limit (max_num_seqs) and free KV blocks allow. A decode
+that finds no free block preempts the most recently admitted request, which loses its KV and is
+recomputed later (vLLM V1's recompute preemption). The first token is sampled in the step that
+finishes a prompt. Stretches where every running request only decodes and nothing can change the
+batch are advanced in one jump, so a few hundred requests cost milliseconds.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass
+
+from planner.engine.serving.context import ServingContext
+from planner.engine.serving.step import attention_pairs, step_ms, visible_context
+
+MAX_STEPS = 200_000
+
+
+class Request:
+    """One request's progress through the engine (times in ms)."""
+
+    __slots__ = (
+        "arrival_ms",
+        "blocks",
+        "cached",
+        "computed",
+        "finish_ms",
+        "first_token_ms",
+        "generated",
+        "input_tokens",
+        "output_tokens",
+        "prompt",
+    )
+
+    def __init__(self, arrival_ms: float, input_tokens: int, output_tokens: int, cached: int):
+        self.arrival_ms = arrival_ms
+        self.input_tokens = input_tokens
+        self.output_tokens = max(1, output_tokens)
+        self.cached = min(cached, max(input_tokens - 1, 0))
+        self.prompt = input_tokens  # grows by the generated tokens after a preemption
+        self.computed = 0
+        self.generated = 0
+        self.blocks = 0
+        self.first_token_ms = -1.0
+        self.finish_ms = -1.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Finished:
+    """The measured timeline of one request (ms), as a benchmark client sees it."""
+
+    ttft_ms: float
+    tpot_ms: float
+    e2e_ms: float
+    input_tokens: int
+    output_tokens: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SimResult:
+    finished: tuple[Finished, ...]
+    duration_ms: float
+    steps: int
+    preemptions: int
+    peak_running: int
+
+
+def _blocks(ctx: ServingContext, tokens: float) -> int:
+    return math.ceil(tokens / ctx.block_size)
+
+
+def simulate(
+    ctx: ServingContext,
+    arrivals: list[tuple[float, int, int, int]],
+    *,
+    closed_concurrency: int | None = None,
+) -> SimResult:
+    """Run `arrivals` (arrival ms, input, output, cached prompt tokens) through one replica.
+
+    With `closed_concurrency` the arrival times are ignored: that many requests start at 0 and
+    each completion sends the next one (a benchmark client's --max-concurrency).
+    """
+    pending = deque(sorted(arrivals, key=lambda x: x[0]))
+    if closed_concurrency is not None:
+        pending = deque((0.0, i, o, c) for _, i, o, c in arrivals)
+    waiting: deque[Request] = deque()
+    running: list[Request] = []
+    done: list[Finished] = []
+    free_blocks = ctx.kv_blocks
+    now = 0.0
+    in_flight = 0
+    steps = preemptions = peak = 0
+
+    def release(n: int) -> None:
+        nonlocal in_flight
+        if closed_concurrency is None:
+            return
+        for _ in range(n):
+            if not pending or in_flight >= closed_concurrency:
+                return
+            a, i, o, c = pending.popleft()
+            waiting.append(Request(now if closed_concurrency is not None else a, i, o, c))
+            in_flight += 1
+
+    if closed_concurrency is not None:
+        release(closed_concurrency)
+
+    def finish(r: Request) -> None:
+        nonlocal free_blocks, in_flight
+        r.finish_ms = now
+        free_blocks += r.blocks
+        r.blocks = 0
+        in_flight -= 1
+        ttft = r.first_token_ms - r.arrival_ms + ctx.request_overhead_ms
+        e2e = r.finish_ms - r.arrival_ms + ctx.request_overhead_ms
+        decode_ms = r.finish_ms - r.first_token_ms
+        tpot = decode_ms / (r.output_tokens - 1) if r.output_tokens > 1 else 0.0
+        done.append(
+            Finished(
+                ttft_ms=ttft,
+                tpot_ms=tpot,
+                e2e_ms=e2e,
+                input_tokens=r.input_tokens,
+                output_tokens=r.output_tokens,
+            )
+        )
+
+    total = len(pending) + len(waiting)
+    while len(done) < total and steps < MAX_STEPS:
+        if closed_concurrency is None:
+            while pending and pending[0][0] <= now:
+                a, i, o, c = pending.popleft()
+                waiting.append(Request(a, i, o, c))
+        if not running and not waiting:
+            if not pending:
+                break
+            now = max(now, pending[0][0])
+            continue
+        # Jump through pure-decode stretches nothing can interrupt.
+        prefilling = any(r.computed < r.prompt for r in running)
+        can_admit = (
+            bool(waiting)
+            and len(running) < ctx.max_num_seqs
+            and _admissible(ctx, waiting[0], free_blocks)
+        )
+        if running and not prefilling and not can_admit:
+            k = _jump(ctx, running, free_blocks, now, pending, closed_concurrency)
+            if k > 1:
+                n = len(running)
+                ctx_sum = sum(visible_context(ctx, r.prompt + r.generated) for r in running)
+                mid = ctx_sum + n * (k - 1) / 2
+                dt = step_ms(
+                    ctx,
+                    decode_seqs=n,
+                    prefill_tokens=0,
+                    kv_read_tokens=mid,
+                    attn_pairs=mid,
+                    running_seqs=n,
+                )
+                now += k * dt
+                steps += k
+                for r in running:
+                    r.generated += k
+                    new_blocks = _blocks(ctx, r.prompt + r.generated)
+                    free_blocks -= new_blocks - r.blocks
+                    r.blocks = new_blocks
+                still = []
+                for r in running:
+                    if r.generated >= r.output_tokens:
+                        finish(r)
+                    else:
+                        still.append(r)
+                ended = len(running) - len(still)
+                running = still
+                release(ended)
+                continue
+        # One ordinary step.
+        budget = ctx.max_num_batched_tokens
+        decode = 0
+        prefill = 0
+        kv_read = 0.0
+        pairs = 0.0
+        plan: list[tuple[Request, int]] = []
+        i = 0
+        while i < len(running) and budget > 0:
+            r = running[i]
+            if r.computed < r.prompt:
+                need = min(r.prompt - r.computed, budget)
+                want = _blocks(ctx, r.computed + need)
+            else:
+                need = 1
+                want = _blocks(ctx, r.prompt + r.generated)
+            while want - r.blocks > free_blocks and running[-1] is not r:
+                victim = running.pop()
+                free_blocks += victim.blocks
+                victim.blocks = 0
+                victim.prompt = victim.input_tokens + victim.generated
+                victim.computed = 0
+                waiting.appendleft(victim)
+                preemptions += 1
+            if want - r.blocks > free_blocks:
+                break
+            free_blocks -= want - r.blocks
+            r.blocks = want
+            plan.append((r, need))
+            budget -= need
+            i += 1
+        while (
+            waiting and budget > 0 and len(running) < ctx.max_num_seqs and len(plan) == len(running)
+        ):
+            r = waiting[0]
+            if r.computed == 0 and r.cached:
+                r.computed = r.cached
+            need = min(r.prompt - r.computed, budget)
+            want = _blocks(ctx, r.computed + need)
+            if want - r.blocks > free_blocks:
+                break
+            waiting.popleft()
+            free_blocks -= want - r.blocks
+            r.blocks = want
+            running.append(r)
+            plan.append((r, need))
+            budget -= need
+        if not plan:
+            # Nothing fits (a prompt larger than the whole cache): drop it, as vLLM rejects it.
+            r = waiting.popleft() if waiting else running.pop()
+            free_blocks += r.blocks
+            r.blocks = 0
+            r.first_token_ms = now
+            finish(r)
+            release(1)
+            continue
+        for r, need in plan:
+            if r.computed < r.prompt:
+                prefill += need
+                pairs += attention_pairs(ctx, r.computed, need)
+                kv_read += visible_context(ctx, r.computed)
+            else:
+                decode += 1
+                seen = visible_context(ctx, r.prompt + r.generated)
+                kv_read += seen
+                pairs += seen
+        peak = max(peak, len(running))
+        now += step_ms(
+            ctx,
+            decode_seqs=decode,
+            prefill_tokens=prefill,
+            kv_read_tokens=kv_read,
+            attn_pairs=pairs,
+            running_seqs=len(running),
+        )
+        steps += 1
+        ended = 0
+        for r, need in plan:
+            if r.computed < r.prompt:
+                r.computed += need
+                if r.computed >= r.prompt:
+                    if r.first_token_ms < 0:
+                        r.first_token_ms = now
+                    r.generated += 1
+            else:
+                r.generated += 1
+            if r.computed >= r.prompt and r.generated >= r.output_tokens:
+                running.remove(r)
+                finish(r)
+                ended += 1
+        release(ended)
+    duration = max((now, 1e-9))
+    return SimResult(
+        finished=tuple(done),
+        duration_ms=duration,
+        steps=steps,
+        preemptions=preemptions,
+        peak_running=peak,
+    )
+
+
+def _admissible(ctx: ServingContext, r: Request, free_blocks: int) -> bool:
+    start = r.computed or r.cached
+    need = min(r.prompt - start, ctx.max_num_batched_tokens)
+    return _blocks(ctx, start + need) - r.blocks <= free_blocks
+
+
+def _jump(
+    ctx: ServingContext,
+    running: list[Request],
+    free_blocks: int,
+    now: float,
+    pending: deque[tuple[float, int, int, int]],
+    closed_concurrency: int | None,
+) -> int:
+    """Return how many decode steps can be taken at once before anything changes the batch."""
+    k = min(r.output_tokens - r.generated for r in running)
+    # KV growth must fit: every block boundary crossed needs a free block.
+    growth = 0
+    for r in running:
+        growth += _blocks(ctx, r.prompt + r.generated + k) - r.blocks
+    if growth > free_blocks:
+        return 1
+    if closed_concurrency is None and pending:
+        n = len(running)
+        ctx_sum = sum(visible_context(ctx, r.prompt + r.generated) for r in running)
+        dt = step_ms(
+            ctx,
+            decode_seqs=n,
+            prefill_tokens=0,
+            kv_read_tokens=ctx_sum,
+            attn_pairs=ctx_sum,
+            running_seqs=n,
+        )
+        if dt > 0:
+            k = min(k, max(1, math.ceil((pending[0][0] - now) / dt)))
+    return max(k, 1)

@@ -1,0 +1,95 @@
+"""The time of one vLLM V1 engine step: a batch of decode tokens plus prefill chunks.
+
+stage time = max(HBM time, tensor time) + kernel launches + TP all-reduces × (1 − overlap)
+  HBM time    = (dense weights + touched experts + KV read) / reachable HBM bandwidth
+  tensor time = (2 × active params × tokens + attention pairs × FLOPs per pair) / (TFLOPS × MFU)
+step time  = pp × stage time(tokens / pp) + (pp − 1) hops, over the PP efficiency (bubbles),
+             + scheduler/sampler overhead per step and per running sequence.
+
+Decode-only steps replay CUDA graphs (a small launch cost per layer); steps that carry a
+prefill chunk run piecewise graphs with a larger per-layer cost.
+"""
+
+from __future__ import annotations
+
+from planner.engine.serving.context import ServingContext, expert_fraction, pp_hop_ms, tp_comm_ms
+
+
+def stage_ms(
+    ctx: ServingContext,
+    *,
+    decode_seqs: float,
+    prefill_tokens: float,
+    kv_read_tokens: float,
+    attn_pairs: float,
+) -> tuple[float, float]:
+    """Return (stage time, its TP communication) for one micro-batch on one stage, in ms."""
+    tokens = decode_seqs + prefill_tokens
+    if tokens <= 0:
+        return 0.0, 0.0
+    expert_bytes = ctx.expert_weight_bytes * expert_fraction(ctx, tokens)
+    t_mem = (ctx.dense_weight_bytes + kv_read_tokens * ctx.kv_bytes_per_token) / (
+        ctx.hbm_bytes_per_ms
+    ) + expert_bytes / ctx.expert_hbm_bytes_per_ms
+    flops = tokens * ctx.flops_per_token + attn_pairs * ctx.attn_flops_per_pair
+    rate = ctx.prefill_flops_per_ms if prefill_tokens > 0 else ctx.decode_flops_per_ms
+    t_flops = flops / rate
+    launch = ctx.launch_mixed_ms if prefill_tokens > 0 else ctx.launch_decode_ms
+    comm = tp_comm_ms(ctx, tokens)
+    return max(t_mem, t_flops) + launch + comm * (1 - ctx.overlap), comm
+
+
+def step_ms(
+    ctx: ServingContext,
+    *,
+    decode_seqs: float,
+    prefill_tokens: float,
+    kv_read_tokens: float,
+    attn_pairs: float,
+    running_seqs: float,
+) -> float:
+    """Return the wall time of one engine step over all pipeline stages, in ms."""
+    if decode_seqs + prefill_tokens <= 0:
+        return 0.0
+    pp = ctx.pp
+    stage, _ = stage_ms(
+        ctx,
+        decode_seqs=decode_seqs / pp,
+        prefill_tokens=prefill_tokens / pp,
+        kv_read_tokens=kv_read_tokens / pp,
+        attn_pairs=attn_pairs / pp,
+    )
+    hops = (pp - 1) * pp_hop_ms(ctx, (decode_seqs + prefill_tokens) / pp)
+    gpu = (pp * stage + hops) / ctx.pp_efficiency
+    return gpu + ctx.step_overhead_ms + running_seqs * ctx.per_seq_overhead_ms
+
+
+def decode_step_ms(ctx: ServingContext, seqs: float, context_tokens: float) -> float:
+    """Return a decode-only step of `seqs` sequences that each attend to `context_tokens`."""
+    seen = visible_context(ctx, context_tokens)
+    return step_ms(
+        ctx,
+        decode_seqs=seqs,
+        prefill_tokens=0,
+        kv_read_tokens=seqs * seen,
+        attn_pairs=seqs * seen,
+        running_seqs=seqs,
+    )
+
+
+def attention_pairs(ctx: ServingContext, start: float, chunk: float) -> float:
+    """Return query×key pairs of a prefill chunk of `chunk` tokens after `start` cached ones."""
+    if chunk <= 0:
+        return 0.0
+    end = start + chunk
+    if ctx.sliding_window and end > ctx.sliding_window:
+        return chunk * ctx.sliding_window
+    # Σ over the chunk's queries of their causal context: chunk × (start + (chunk + 1) / 2).
+    return chunk * (start + (chunk + 1) / 2)
+
+
+def visible_context(ctx: ServingContext, tokens: float) -> float:
+    """Return the KV tokens one decode query reads (capped by a sliding window)."""
+    if ctx.sliding_window:
+        return min(tokens, ctx.sliding_window)
+    return tokens

@@ -1,0 +1,113 @@
+"""Properties of the serving model (planner/engine/serving) that must hold for any workload."""
+
+import dataclasses
+from functools import cache
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from catalog.data import load_models
+from planner.engine.assumptions import Assumptions
+from planner.engine.memory import plan_memory
+from planner.engine.network import Link
+from planner.engine.serving import build_context, predict, steady_state
+from planner.engine.serving.predict import SCAN_LEVELS, saturation
+from planner.engine.serving.replay import _gpu
+from planner.engine.spec import Workload
+
+A = Assumptions()
+NVLINK = Link(kind="nvlink", nominal_gbps=7200, bandwidth_gbs=360, latency_us=8, label="NVLink")
+SLOW = Link(kind="ethernet", nominal_gbps=25, bandwidth_gbs=2, latency_us=60, label="25 GbE")
+
+
+@cache
+def _ctx(slug="llama-3.1-8b", tp=1, link=NVLINK, gpu="h100-sxm", dtype="bf16"):
+    arch = load_models()[slug].architecture
+    g = _gpu(gpu)
+    mem = plan_memory(
+        arch,
+        dtype=dtype,
+        kv_cache_dtype="auto",
+        tp=tp,
+        pp=1,
+        visible_gib=g.driver_visible_gib,
+        gpu_slug=g.slug,
+        utilization=0.9,
+        max_model_len=8192,
+        max_num_batched_tokens=8192,
+        max_num_seqs=256,
+        a=A,
+    )
+    return build_context(
+        arch,
+        g,
+        mem,
+        tp=tp,
+        pp=1,
+        tp_link=link,
+        pp_link=link,
+        dtype=dtype,
+        max_num_seqs=256,
+        max_num_batched_tokens=8192,
+        a=A,
+        overlap=0.0,
+    )
+
+
+lengths = st.tuples(st.integers(16, 4096), st.integers(8, 1024))
+
+
+@settings(max_examples=30, deadline=None)
+@given(lengths, st.integers(1, 512), st.integers(1, 512))
+def test_more_concurrency_never_lowers_ttft_p95(lens, c1, c2):
+    wl = Workload(avg_input_tokens=lens[0], avg_output_tokens=lens[1])
+    lo, hi = sorted((c1, c2))
+    assert steady_state(_ctx(), wl, hi).ttft_p95_ms >= steady_state(_ctx(), wl, lo).ttft_p95_ms
+
+
+@settings(max_examples=10, deadline=None)
+@given(lengths)
+def test_simulated_ttft_p95_grows_with_concurrency(lens):
+    wl = Workload(avg_input_tokens=lens[0], avg_output_tokens=lens[1], num_requests=64)
+    p95 = [
+        predict(_ctx(), dataclasses.replace(wl, concurrency=c), scan=False).ttft_p95_ms
+        for c in (1, 4, 16, 64)
+    ]
+    assert all(b >= a * 0.999 for a, b in zip(p95, p95[1:], strict=False))
+
+
+@settings(max_examples=30, deadline=None)
+@given(lengths, st.sampled_from(["llama-3.1-8b", "qwen3-30b-a3b", "qwen2.5-32b"]))
+def test_throughput_never_falls_below_a_lower_concurrency_up_to_saturation(lens, slug):
+    ctx = _ctx(slug)
+    wl = Workload(avg_input_tokens=lens[0], avg_output_tokens=lens[1])
+    curve = [(c, steady_state(ctx, wl, c)) for c in SCAN_LEVELS]
+    sat = saturation(curve)
+    below = [s.output_tok_s for c, s in curve if c <= sat]
+    assert all(b >= a * 0.999 for a, b in zip(below, below[1:], strict=False))
+
+
+@settings(max_examples=30, deadline=None)
+@given(lengths, st.integers(1, 256), st.sampled_from([2, 4]))
+def test_a_faster_link_never_slows_a_layout(lens, concurrency, tp):
+    wl = Workload(avg_input_tokens=lens[0], avg_output_tokens=lens[1])
+    slow = steady_state(_ctx("qwen2.5-32b", tp, SLOW), wl, concurrency)
+    fast = steady_state(_ctx("qwen2.5-32b", tp, NVLINK), wl, concurrency)
+    assert fast.tpot_ms <= slow.tpot_ms
+    assert fast.ttft_ms <= slow.ttft_ms
+    assert fast.output_tok_s >= slow.output_tok_s
+
+
+@settings(max_examples=10, deadline=None)
+@given(lengths, st.integers(1, 200), st.integers(1, 200))
+def test_a_bigger_burst_never_waits_less(lens, n1, n2):
+    small, big = sorted((n1, n2))
+
+    def ttft(n):
+        wl = Workload(
+            avg_input_tokens=lens[0], avg_output_tokens=lens[1], arrival="burst", burst_size=n
+        )
+        p = predict(_ctx(), wl, scan=False)
+        return p.ttft_p50_ms, p.ttft_p95_ms
+
+    assert ttft(big)[1] >= ttft(small)[1] * 0.999
