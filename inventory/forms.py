@@ -60,6 +60,7 @@ class PoolForm(forms.ModelForm):
 MACHINE_FIELDS = [
     "hostname",
     "management_address",
+    "gpu_metrics_url",
     "datacenter",
     "rack",
     "pool",

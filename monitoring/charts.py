@@ -56,7 +56,7 @@ class Chart:
     series: tuple[str, ...]
     names: dict[str, Any] = field(default_factory=dict)
     empty: Any = NO_SAMPLES
-    kind: str = "line"  # line | heatmap
+    kind: str = "line"  # line | heatmap (last poll, from the state) | timeheat (label x time)
     scale: float = 1.0
     stack: bool = False
     label: str = ""  # which label names a trace (besides the series name)
@@ -101,6 +101,42 @@ OVERVIEW = (
         ("vllm.requests_running", "vllm.requests_waiting"),
         {"vllm.requests_running": _("running"), "vllm.requests_waiting": _("waiting")},
         _("No vLLM target was polled successfully in this range."),
+    ),
+)
+
+
+FLEET_GPUS = Chart(
+    "chart-fleet-gpus",
+    _("Fleet GPUs busy and idle (GPU exporters)"),
+    _("GPUs"),
+    ("gpu.machine.gpus_busy", "gpu.machine.gpus_idle"),
+    {"gpu.machine.gpus_busy": _("busy"), "gpu.machine.gpus_idle": _("idle")},
+    _("No GPU exporter was polled successfully in this range."),
+    stack=True,
+)
+OVERVIEW = (*OVERVIEW, FLEET_GPUS)
+MACHINES = (
+    FLEET_GPUS,
+    Chart(
+        "chart-fleet-gpu-memory",
+        _("Fleet GPU memory used"),
+        _("GiB"),
+        ("gpu.machine.memory_used_mib",),
+        {"gpu.machine.memory_used_mib": _("used")},
+        _("No GPU exporter was polled successfully in this range."),
+        scale=1 / 1024,
+    ),
+    Chart(
+        "chart-fleet-gpu-stuck",
+        _("GPUs with memory full but idle, and throttled"),
+        _("GPUs"),
+        ("gpu.machine.gpus_stuck", "gpu.machine.gpus_throttled", "gpu.machine.gpus_xid"),
+        {
+            "gpu.machine.gpus_stuck": _("memory full, idle"),
+            "gpu.machine.gpus_throttled": _("throttled"),
+            "gpu.machine.gpus_xid": _("XID error"),
+        },
+        _("No GPU exporter was polled successfully in this range."),
     ),
 )
 
@@ -295,5 +331,80 @@ def ray_charts() -> list[Chart]:
             ("ray.serve.ongoing_http_requests",),
             {"ray.serve.ongoing_http_requests": _("ongoing")},
             _("No Ray Serve proxy reports requests in this range."),
+        ),
+    ]
+
+
+def gpu_charts() -> list[Chart]:
+    """Charts of one machine's GPU exporter, one trace (or heatmap row) per GPU."""
+    no_gpu = _(
+        "No GPU reading in this range: the exporter answered without GPU series, or it was "
+        "not polled successfully yet."
+    )
+    return [
+        Chart(
+            "chart-gpu-util-history",
+            _("GPU utilization over time (one row per GPU)"),
+            _("%"),
+            ("gpu.utilization_pct",),
+            empty=no_gpu,
+            kind="timeheat",
+            label="gpu",
+        ),
+        Chart(
+            "chart-gpu-util",
+            _("GPU utilization per GPU"),
+            _("%"),
+            ("gpu.utilization_pct",),
+            {"gpu.utilization_pct": _("GPU")},
+            no_gpu,
+            label="gpu",
+        ),
+        Chart(
+            "chart-gpu-memory",
+            _("GPU memory used per GPU"),
+            _("%"),
+            ("gpu.memory_used_pct",),
+            {"gpu.memory_used_pct": _("GPU")},
+            no_gpu,
+            label="gpu",
+            hline=95.0,
+            hline_name=_("alert line"),
+        ),
+        Chart(
+            "chart-gpu-temperature",
+            _("GPU temperature"),
+            _("°C"),
+            ("gpu.temperature_c",),
+            {"gpu.temperature_c": _("GPU")},
+            no_gpu,
+            label="gpu",
+        ),
+        Chart(
+            "chart-gpu-power",
+            _("GPU power draw"),
+            _("W"),
+            ("gpu.power_w",),
+            {"gpu.power_w": _("GPU")},
+            no_gpu,
+            label="gpu",
+        ),
+        Chart(
+            "chart-gpu-counts",
+            _("GPUs busy, idle, stuck and throttled"),
+            _("GPUs"),
+            (
+                "gpu.machine.gpus_busy",
+                "gpu.machine.gpus_idle",
+                "gpu.machine.gpus_stuck",
+                "gpu.machine.gpus_throttled",
+            ),
+            {
+                "gpu.machine.gpus_busy": _("busy"),
+                "gpu.machine.gpus_idle": _("idle"),
+                "gpu.machine.gpus_stuck": _("memory full, idle"),
+                "gpu.machine.gpus_throttled": _("throttled"),
+            },
+            no_gpu,
         ),
     ]

@@ -19,6 +19,7 @@ DEFAULT_POLL_INTERVAL_S = 15
 class TargetKind(models.TextChoices):
     VLLM = "vllm", _("vLLM server")
     RAY = "ray", _("Ray cluster")
+    GPU = "gpu", _("GPU exporter (one machine)")
 
 
 class PlanScope(models.TextChoices):
@@ -33,7 +34,8 @@ class PollStatus(models.TextChoices):
 
 
 class Target(models.Model):
-    """A vLLM server (its base URL) or a Ray cluster (its dashboard URL) that workers poll."""
+    """What workers poll: a vLLM server (its base URL), a Ray cluster (its dashboard URL) or one
+    machine's GPU exporter (dcgm-exporter or nvidia_gpu_exporter, its base URL)."""
 
     name = models.CharField(_("name"), max_length=100, unique=True)
     kind = models.CharField(_("kind"), max_length=8, choices=TargetKind.choices)
@@ -42,7 +44,9 @@ class Target(models.Model):
         max_length=500,
         help_text=_(
             "vLLM: the OpenAI-compatible server, e.g. http://10.0.0.5:8000. "
-            "Ray: the dashboard, e.g. http://10.0.0.9:8265."
+            "Ray: the dashboard, e.g. http://10.0.0.9:8265. "
+            "GPU: the machine's dcgm-exporter (http://10.0.0.5:9400) or nvidia_gpu_exporter "
+            "(http://10.0.0.5:9835)."
         ),
     )
     machines = models.ManyToManyField(
@@ -50,7 +54,10 @@ class Target(models.Model):
         verbose_name=_("machines"),
         blank=True,
         related_name="monitoring_targets",
-        help_text=_("The inventory machines this server or cluster runs on."),
+        help_text=_(
+            "The inventory machines this server or cluster runs on. A GPU exporter is linked "
+            "to its machine here, or else by the host name it reports."
+        ),
     )
     plan = models.ForeignKey(
         "planner.Plan",

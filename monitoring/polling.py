@@ -17,8 +17,9 @@ from django.db import transaction
 
 from core.crypto import SecretUnreadable
 from monitoring import conf
+from monitoring import kinds as web_kinds
 from monitoring.models import Target, TargetSnapshot
-from monitoring.scrape import ScrapeResult, scrape_once
+from monitoring.scrape import ScrapeResult, kinds, scrape_once
 from monitoring.services import PollOutcome, poll_record_failure, poll_record_success
 
 # Failures worth retrying within the same slot: the network, not the target's answer.
@@ -123,13 +124,16 @@ def poll(
         return record_failure(target, report, slot=slot, on_stored=on_stored)
     ts = to_datetime(result.ts)
     info = dict(result.info)
+    extras = web_kinds.get(target.kind).extra_samples(target, result.samples, info)
+    if extras:
+        result.samples.extend(extras)
     if result.errors:  # a partial Ray poll: some exporters or dashboard endpoints failed
         info["partial_errors"] = [e.as_dict() for e in result.errors[:20]]
     outcome = PollOutcome(
         samples=result.samples,
         snapshot=result.raw.to_json() if result.raw is not None else None,
         info=info,
-        exporters=result.exporters if result.kind == "ray" else None,
+        exporters=result.exporters if kinds.get(result.kind).discovers_exporters else None,
         warnings=result.warnings,
         duration_ms=duration_ms,
     )

@@ -12,9 +12,9 @@ from django.db import connection
 from django.db.models import Count, F, Func, IntegerField, Q, QuerySet, Sum
 from django.utils import timezone
 
-from monitoring import conf
+from monitoring import conf, kinds
 from monitoring.error_text import public_error
-from monitoring.models import AlertEvent, PollStatus, Rollup, Sample, Target, TargetKind
+from monitoring.models import AlertEvent, PollStatus, Rollup, Sample, Target
 from monitoring.retention import rolled_up_to
 from monitoring.scrape.series import parse_series_id, series_id
 
@@ -54,24 +54,17 @@ class Tile:
             self.target.last_error_kind or ("error" if self.target.last_error else "")
         )
 
+    @property
+    def template(self) -> str:
+        """The partial that shows this kind's values."""
+        return kinds.get(self.target.kind).tile_template
+
 
 @dataclass(slots=True, kw_only=True)
 class Fleet:
     tiles: list[Tile]
     totals: dict[str, float | int]
     generated_at: datetime = field(default_factory=timezone.now)
-
-
-TILE_KEYS = {
-    "vllm": (
-        "tokens_per_s",
-        "vllm.requests_running",
-        "vllm.requests_waiting",
-        "vllm.kv_cache_usage_pct",
-        "vllm.ttft_seconds.p95",
-        "vllm.completion_ratio",
-    ),
-}
 
 
 def target_state(target: Target, now: datetime) -> str:
@@ -98,31 +91,7 @@ def _tile_values(target: Target, state: str) -> dict[str, float | None]:
     def get(key: str) -> float | None:
         return latest.get(key) if fresh else None
 
-    values: dict[str, float | None] = {}
-    if target.kind == TargetKind.VLLM:
-        prompt, generation = get("vllm.prompt_tokens_per_s"), get("vllm.generation_tokens_per_s")
-        values["tokens_per_s"] = (
-            None if prompt is None and generation is None else (prompt or 0) + (generation or 0)
-        )
-        values["generation_tokens_per_s"] = generation
-        values["requests_running"] = get("vllm.requests_running")
-        values["requests_waiting"] = get("vllm.requests_waiting")
-        values["kv_cache_usage_pct"] = get("vllm.kv_cache_usage_pct")
-        ttft = get("vllm.ttft_seconds.p95")
-        values["ttft_p95_ms"] = None if ttft is None else ttft * 1000.0
-        completion = get("vllm.completion_ratio")
-        values["completion_pct"] = None if completion is None else completion * 100.0
-    else:
-        values["gpus_used"] = get('ray.cluster.resources_used{resource="GPU"}')
-        available = get('ray.cluster.resources_available{resource="GPU"}')
-        used = values["gpus_used"]
-        values["gpus_total"] = None if used is None or available is None else used + available
-        values["nodes"] = get("ray.cluster.nodes_scraped")
-        values["placement_groups_pending"] = get('ray.placement_groups{state="PENDING"}') or (
-            0.0 if fresh else None
-        )
-        values["serve_ongoing_requests"] = get("ray.serve.ongoing_http_requests")
-    return values
+    return kinds.get(target.kind).tiles(get, fresh)
 
 
 def fleet_overview(*, now: datetime | None = None) -> Fleet:
@@ -139,8 +108,9 @@ def fleet_overview(*, now: datetime | None = None) -> Fleet:
     for target in targets:
         state = target_state(target, now)
         trouble = _TROUBLE[state] * 2
+        busy_key = kinds.get(target.kind).busy_key
         if state == "up" and (
-            target.open_alerts or (target.latest or {}).get("vllm.requests_waiting")
+            target.open_alerts or (busy_key and (target.latest or {}).get(busy_key))
         ):
             trouble = 2 if target.open_alerts else 3
         tiles.append(
@@ -159,13 +129,7 @@ def fleet_overview(*, now: datetime | None = None) -> Fleet:
     totals["targets"] = len(tiles)
     totals["open_alerts"] = sum(t.open_alerts for t in tiles)
     for tile in tiles:
-        for name in (
-            "tokens_per_s",
-            "requests_running",
-            "requests_waiting",
-            "gpus_used",
-            "gpus_total",
-        ):
+        for name in kinds.get(tile.target.kind).totals:
             value = tile.values.get(name)
             if value is not None:
                 totals[name] += value

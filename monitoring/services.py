@@ -14,7 +14,8 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from monitoring import conf
+from monitoring import conf, kinds
+from monitoring.kinds import RuleContext, RuleSpec
 from monitoring.models import (
     AlertRule,
     AllowlistEntry,
@@ -26,16 +27,16 @@ from monitoring.models import (
     TargetKind,
     TargetSnapshot,
 )
+from monitoring.scrape import keys
 from monitoring.scrape.errors import ScrapeError
 from monitoring.scrape.fetch import check_url, guard
 from monitoring.scrape.series import series_id
 
 logger = logging.getLogger(__name__)
 
-# Unlabelled series copied into Target.latest for the fleet overview, plus a few labelled ones.
-LATEST_LABELLED = frozenset(
-    {"ray.cluster.resources_used", "ray.cluster.resources_available", "ray.placement_groups"}
-)
+# Unlabelled series copied into Target.latest for the fleet overview, plus the labelled ones the
+# key table marks `latest` (Ray GPU resources, per-GPU readings for the Machines view).
+LATEST_LABELLED = keys.LATEST_LABELLED
 MAX_ERROR_CHARS = 1000
 
 
@@ -138,6 +139,72 @@ def target_update(
     return target
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GpuRegistration:
+    """What `gpu_targets_register` did: target names created and updated, machines refused."""
+
+    created: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    refused: list[tuple[str, str]] = field(default_factory=list)  # (hostname, why)
+
+
+def gpu_target_name(hostname: str) -> str:
+    return f"gpu-{hostname}"[:100]
+
+
+def gpu_targets_register(*, machines: Iterable[Any] | None = None) -> GpuRegistration:
+    """Create or update one GPU target per machine with a GPU metrics URL, linked to it.
+
+    Idempotent: a machine's target is found by its link (or by its name `gpu-<hostname>`) and
+    its URL updated when the machine's changed. One machine's bad URL refuses that machine
+    only (each target is written in its own transaction).
+    """
+    from inventory.models import Machine
+
+    if machines is None:
+        machines = Machine.objects.exclude(gpu_metrics_url="").order_by("hostname")
+    report = GpuRegistration()
+    for machine in machines:
+        if not machine.gpu_metrics_url:
+            continue
+        existing = (
+            Target.objects.defer("token")
+            .filter(kind=TargetKind.GPU, machines=machine)
+            .order_by("pk")
+            .first()
+        ) or Target.objects.defer("token").filter(name=gpu_target_name(machine.hostname)).first()
+        try:
+            if existing is None:
+                target = target_create(
+                    name=gpu_target_name(machine.hostname),
+                    kind=TargetKind.GPU,
+                    base_url=machine.gpu_metrics_url,
+                    machines=[machine],
+                )
+                report.created.append(target.name)
+            elif (
+                existing.kind != TargetKind.GPU
+                or existing.base_url != machine.gpu_metrics_url.rstrip("/")
+                or not existing.machines.filter(pk=machine.pk).exists()
+            ):
+                target_update(
+                    target=existing,
+                    kind=TargetKind.GPU,
+                    base_url=machine.gpu_metrics_url,
+                    machines=[machine],
+                )
+                report.updated.append(existing.name)
+            else:
+                report.unchanged.append(existing.name)
+        except ValidationError as exc:
+            messages = "; ".join(
+                f"{name}: {' '.join(errors)}" for name, errors in exc.message_dict.items()
+            )
+            report.refused.append((machine.hostname, messages))
+    return report
+
+
 def ttft_rule_sync(*, target: Target) -> None:
     """Set the default TTFT p95 rule's threshold from the linked decision (or the default)."""
     ttft = decision_ttft_threshold_s(target) or float(
@@ -157,15 +224,6 @@ def target_delete(*, target: Target) -> None:
 # --- alert rules ----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class RuleSpec:
-    name: str
-    series: str
-    comparison: str
-    threshold: float
-    duration_s: int
-
-
 def decision_ttft_threshold_s(target: Target) -> float | None:
     """Return the TTFT p95 threshold of the target's decision record, in seconds, if any."""
     from planner.decisions.selectors import latency_slo
@@ -175,32 +233,12 @@ def decision_ttft_threshold_s(target: Target) -> float | None:
 
 
 def default_rule_specs(kind: str, *, ttft_threshold_s: float | None = None) -> list[RuleSpec]:
-    """Return the rules every new target gets (English names: rules are data, not UI text).
+    """Return the rules every new target of `kind` gets (English names: rules are data).
 
     The TTFT p95 rule uses the linked decision's threshold when there is one.
     """
-    down = RuleSpec("Target down for 3 polls", "poll.consecutive_failures", Comparison.GE, 3, 0)
-    if kind == TargetKind.RAY:
-        return [
-            down,
-            RuleSpec(
-                "Placement group pending for 5 min",
-                'ray.placement_groups{state="PENDING"}',
-                Comparison.GT,
-                0,
-                300,
-            ),
-        ]
     ttft = ttft_threshold_s or float(conf.get("MONITORING_DEFAULT_TTFT_P95_THRESHOLD_S"))
-    return [
-        down,
-        RuleSpec(
-            "KV cache above 90 % for 5 min", "vllm.kv_cache_usage_pct", Comparison.GT, 90, 300
-        ),
-        RuleSpec("Requests waiting for 2 min", "vllm.requests_waiting", Comparison.GT, 0, 120),
-        RuleSpec("Preemptions", "vllm.preemptions_per_s", Comparison.GT, 0, 0),
-        RuleSpec(f"TTFT p95 above {ttft:g} s", "vllm.ttft_seconds.p95", Comparison.GT, ttft, 60),
-    ]
+    return kinds.get(kind).default_rules(RuleContext(ttft_threshold_s=ttft))
 
 
 def default_rules_create(*, target: Target) -> list[AlertRule]:

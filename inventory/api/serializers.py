@@ -174,6 +174,7 @@ class MachineSerializer(ServiceSerializer):
             "id",
             "hostname",
             "management_address",
+            "gpu_metrics_url",
             "datacenter",
             "rack",
             "pool",

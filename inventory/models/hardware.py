@@ -184,6 +184,16 @@ class Machine(models.Model):
     management_address = models.CharField(
         _("management address"), max_length=253, blank=True, validators=[validate_address]
     )
+    gpu_metrics_url = models.URLField(
+        _("GPU metrics URL"),
+        max_length=500,
+        blank=True,
+        help_text=_(
+            "The machine's GPU exporter: dcgm-exporter (e.g. http://10.0.0.5:9400) or "
+            "nvidia_gpu_exporter (e.g. http://10.0.0.5:9835). Monitoring registers one GPU "
+            "target per machine that has one."
+        ),
+    )
     datacenter = models.CharField(_("datacenter"), max_length=100, blank=True)
     rack = models.CharField(_("rack"), max_length=100, blank=True)
     pool = models.ForeignKey(

@@ -19,7 +19,7 @@ from rest_framework.views import APIView
 
 from core.permissions import AdminOnly
 from core.roles import is_admin
-from monitoring import selectors, services
+from monitoring import kinds, selectors, services
 from monitoring.api.serializers import (
     AlertEventSerializer,
     AlertRuleSerializer,
@@ -184,8 +184,9 @@ def target_state_payload(target: Target, *, user: Any = None) -> dict[str, Any]:
             many=True,
         ).data,
     }
-    if target.kind == "ray":
-        payload["ray"] = selectors.ray_state(target)
+    state = kinds.get(target.kind).page_state(target)
+    if state is not None:
+        payload[target.kind] = state
     return payload
 
 

@@ -1,7 +1,7 @@
-"""Pure-Python scraping of vLLM and Ray metrics: fetch, parse, extract, derive. No Django here.
+"""Pure-Python scraping of vLLM, Ray and GPU exporters: fetch, parse, extract, derive. No Django.
 
 Entry points: `scrape_once(source, kind, previous)` for a live target and `from_text(text, kind)`
-for a saved payload; both return a ScrapeResult. Series keys: `keys.SERIES`.
+for a saved payload; both return a ScrapeResult. Kinds: `kinds.REGISTRY`; keys: `keys.SERIES`.
 """
 
 from .errors import FetchError, ParseError, ScrapeError

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# Keys of every target kind start with one of these; a kind's own keys start with `<kind>.`.
+COMMON_PREFIXES = ("scrape.", "poll.")
+
 
 @dataclass(frozen=True, slots=True)
 class SeriesSpec:
@@ -19,6 +22,15 @@ class SeriesSpec:
     labels: tuple[str, ...]
     source: str
     description: str
+    # Labelled series whose every label set is also kept in Target.latest (tiles, overview).
+    latest: bool = False
+
+    @property
+    def target_kind(self) -> str:
+        """The target kind that stores this key ("" for keys every kind stores)."""
+        if self.key.startswith(COMMON_PREFIXES):
+            return ""
+        return self.key.split(".", 1)[0]
 
 
 def _q(key: str, labels: tuple[str, ...], source: str, what: str) -> list[SeriesSpec]:
@@ -32,6 +44,18 @@ SERIES: tuple[SeriesSpec, ...] = (
     # --- every target ---
     SeriesSpec("scrape.duration_seconds", "gauge", (), "poll", "time the poll took"),
     SeriesSpec("scrape.payload_bytes", "gauge", (), "poll", "bytes of metrics text read"),
+    SeriesSpec(
+        "scrape.samples_skipped",
+        "gauge",
+        (),
+        "poll",
+        "samples dropped as unreadable (non-numeric value, blank sentinel, out of range)",
+    ),
+    SeriesSpec("poll.up", "gauge", (), "poller", "1 when the poll succeeded, 0 when it failed"),
+    SeriesSpec(
+        "poll.consecutive_failures", "gauge", (), "poller", "failed polls in a row (0 when up)"
+    ),
+    SeriesSpec("poll.duration_ms", "gauge", (), "poller", "wall time of the poll and its storage"),
     # --- vLLM gauges ---
     SeriesSpec(
         "vllm.requests_running", "gauge", (), "vllm:num_requests_running", "requests running"
@@ -182,9 +206,21 @@ SERIES: tuple[SeriesSpec, ...] = (
     ),
     # --- Ray cluster ---
     SeriesSpec(
-        "ray.cluster.resources_used", "gauge", ("resource",), "sum of nodes", "reservations = used"
+        "ray.cluster.resources_used",
+        "gauge",
+        ("resource",),
+        "sum of nodes",
+        "reservations = used",
+        latest=True,
     ),
-    SeriesSpec("ray.cluster.resources_available", "gauge", ("resource",), "sum of nodes", "free"),
+    SeriesSpec(
+        "ray.cluster.resources_available",
+        "gauge",
+        ("resource",),
+        "sum of nodes",
+        "free",
+        latest=True,
+    ),
     SeriesSpec(
         "ray.cluster.resources_reserved",
         "gauge",
@@ -204,7 +240,12 @@ SERIES: tuple[SeriesSpec, ...] = (
     SeriesSpec("ray.cluster.exporters_failed", "gauge", (), "poll", "exporters that failed"),
     SeriesSpec("ray.cluster.gpus_reporting", "gauge", (), "sum of nodes", "GPUs with a reading"),
     SeriesSpec(
-        "ray.placement_groups", "gauge", ("state",), "ray_placement_groups", "groups by state"
+        "ray.placement_groups",
+        "gauge",
+        ("state",),
+        "ray_placement_groups",
+        "groups by state",
+        latest=True,
     ),
     SeriesSpec(
         "ray.actors", "gauge", ("state",), 'ray_actors (one Source: "gcs")', "actors by state"
@@ -278,9 +319,152 @@ SERIES: tuple[SeriesSpec, ...] = (
         "ray_serve_deployment_status",
         "numeric enum, 6 = HEALTHY",
     ),
+    # --- GPUs (dcgm-exporter, nvidia_gpu_exporter), per GPU or MIG instance ---
+    SeriesSpec(
+        "gpu.utilization_pct",
+        "gauge",
+        ("gpu", "mig"),
+        "DCGM_FI_DEV_GPU_UTIL (MIG: DCGM_FI_PROF_GR_ENGINE_ACTIVE x 100); "
+        "nvidia_smi_utilization_gpu_ratio x 100",
+        "0-100; `mig` (GPU_I_ID) only on MIG instances",
+        latest=True,
+    ),
+    SeriesSpec(
+        "gpu.memory_used_mib",
+        "gauge",
+        ("gpu", "mig"),
+        "DCGM_FI_DEV_FB_USED; nvidia_smi_memory_used_bytes / 2^20",
+        "framebuffer memory used",
+        latest=True,
+    ),
+    SeriesSpec(
+        "gpu.memory_total_mib",
+        "gauge",
+        ("gpu", "mig"),
+        "DCGM_FI_DEV_FB_TOTAL or FB_USED + FB_FREE + FB_RESERVED; nvidia_smi_memory_total_bytes",
+        "framebuffer memory in all",
+        latest=True,
+    ),
+    SeriesSpec(
+        "gpu.memory_used_pct",
+        "gauge",
+        ("gpu", "mig"),
+        "used / total",
+        "memory used, 0-100",
+        latest=True,
+    ),
+    SeriesSpec(
+        "gpu.power_w",
+        "gauge",
+        ("gpu", "mig"),
+        "DCGM_FI_DEV_POWER_USAGE; nvidia_smi_power_draw_watts",
+        "power draw, W",
+        latest=True,
+    ),
+    SeriesSpec(
+        "gpu.power_limit_w",
+        "gauge",
+        ("gpu", "mig"),
+        "DCGM_FI_DEV_POWER_MGMT_LIMIT; nvidia_smi_enforced_power_limit_watts",
+        "enforced power limit, W",
+    ),
+    SeriesSpec(
+        "gpu.temperature_c",
+        "gauge",
+        ("gpu", "mig"),
+        "DCGM_FI_DEV_GPU_TEMP; nvidia_smi_temperature_gpu",
+        "GPU temperature, degrees C",
+        latest=True,
+    ),
+    SeriesSpec(
+        "gpu.sm_clock_mhz",
+        "gauge",
+        ("gpu", "mig"),
+        "DCGM_FI_DEV_SM_CLOCK; nvidia_smi_clocks_current_sm_clock_hz / 1e6",
+        "SM clock, MHz",
+    ),
+    SeriesSpec(
+        "gpu.dram_active_pct",
+        "gauge",
+        ("gpu", "mig"),
+        "DCGM_FI_PROF_DRAM_ACTIVE x 100; nvidia_smi_utilization_memory_ratio x 100",
+        "memory interface busy, 0-100",
+    ),
+    SeriesSpec(
+        "gpu.xid_last",
+        "gauge",
+        ("gpu", "mig"),
+        "DCGM_FI_DEV_XID_ERRORS",
+        "code of the last XID error, 0 = none (dcgm-exporter only)",
+        latest=True,
+    ),
+    SeriesSpec(
+        "gpu.throttle_thermal",
+        "gauge",
+        ("gpu", "mig"),
+        "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS / CLOCKS_EVENT_REASONS bits 0x20|0x40; "
+        "nvidia_smi_clocks_*_reasons_{sw,hw}_thermal_slowdown",
+        "1 while clocks are cut for temperature",
+        latest=True,
+    ),
+    SeriesSpec(
+        "gpu.throttle_power",
+        "gauge",
+        ("gpu", "mig"),
+        "same bitmask, bits 0x4|0x80; nvidia_smi_clocks_*_reasons_{sw_power_cap,"
+        "hw_power_brake_slowdown}",
+        "1 while clocks are cut for power",
+        latest=True,
+    ),
+    # --- GPUs, per machine (the target) ---
+    SeriesSpec("gpu.machine.gpus", "gauge", (), "per-GPU series", "physical GPUs seen"),
+    SeriesSpec(
+        "gpu.machine.gpus_idle",
+        "gauge",
+        (),
+        "utilization",
+        "GPUs or MIG instances below the idle line (5 %)",
+    ),
+    SeriesSpec("gpu.machine.gpus_busy", "gauge", (), "utilization", "the others"),
+    SeriesSpec(
+        "gpu.machine.gpus_stuck",
+        "gauge",
+        (),
+        "memory + utilization",
+        "memory nearly full while utilization is idle (a stuck or hung process)",
+    ),
+    SeriesSpec(
+        "gpu.machine.gpus_throttled", "gauge", (), "throttle reasons", "thermal or power throttled"
+    ),
+    SeriesSpec("gpu.machine.gpus_xid", "gauge", (), "DCGM_FI_DEV_XID_ERRORS", "GPUs with an XID"),
+    SeriesSpec(
+        "gpu.machine.gpus_idle_planned",
+        "gauge",
+        (),
+        "plan allocation + utilization (stored by the poller)",
+        "idle GPUs the linked plan allocates to a vLLM server or Ray node",
+    ),
+    SeriesSpec(
+        "gpu.machine.utilization_pct", "gauge", (), "per-GPU series", "mean over GPUs, 0-100"
+    ),
+    SeriesSpec("gpu.machine.memory_used_mib", "gauge", (), "per-GPU series", "sum over GPUs"),
+    SeriesSpec("gpu.machine.memory_total_mib", "gauge", (), "per-GPU series", "sum over GPUs"),
+    SeriesSpec("gpu.machine.power_w", "gauge", (), "per-GPU series", "sum over GPUs"),
+    SeriesSpec("gpu.machine.temperature_max_c", "gauge", (), "per-GPU series", "hottest GPU"),
 )
 
 BY_KEY: dict[str, SeriesSpec] = {spec.key: spec for spec in SERIES}
+# Labelled series copied into Target.latest next to every unlabelled one.
+LATEST_LABELLED: frozenset[str] = frozenset(s.key for s in SERIES if s.latest)
+
+
+def for_kind(kind: str) -> tuple[SeriesSpec, ...]:
+    """Return the keys a target of `kind` stores: its own and the ones every kind stores."""
+    return tuple(s for s in SERIES if s.target_kind in ("", kind))
+
+
+def is_known(key: str) -> bool:
+    return key in BY_KEY
 
 
 def markdown_table() -> str:

@@ -11,13 +11,14 @@ import json
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from .derive import comparable, histogram_delta, histogram_mean, quantiles, rate
 from .errors import SourceError
 from .parse import MetricFamily, PromSample, parse
 from .series import (
+    Extracted,
     Histogram,
     RawSnapshot,
     Sample,
@@ -93,14 +94,6 @@ WANTED: frozenset[str] = frozenset(
 # Status gauges are numeric enums.
 APPLICATION_RUNNING = 6
 DEPLOYMENT_HEALTHY = 6
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Extracted:
-    gauges: list[Sample]
-    raw: RawSnapshot
-    info: dict[str, Any] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
 
 
 def _finite(samples: Iterable[PromSample], warnings: list[str], what: str) -> list[float]:

@@ -166,3 +166,18 @@ class RawSnapshot:
                 str(k): Histogram.from_json(v) for k, v in data.get("histograms", {}).items()
             },
         )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Extracted:
+    """What one payload holds: gauges to store as is, the raw snapshot kept for rates, facts.
+
+    `skipped` counts samples the extractor dropped as unreadable (a non-numeric value such as
+    dcgm-exporter's `ERROR - FAILED TO CONVERT TO STRING`, or a blank sentinel).
+    """
+
+    gauges: list[Sample]
+    raw: RawSnapshot
+    info: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    skipped: int = 0

@@ -10,12 +10,19 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 from .derive import comparable, histogram_delta, histogram_mean, quantiles, rate, ratio
 from .parse import MetricFamily, PromSample, parse
-from .series import Histogram, RawSnapshot, Sample, make_sample, merge_histograms, series_id
+from .series import (
+    Extracted,
+    Histogram,
+    RawSnapshot,
+    Sample,
+    make_sample,
+    merge_histograms,
+    series_id,
+)
 
 KIND = "vllm"
 
@@ -68,16 +75,6 @@ _STAND_IN_FOR = {
 WANTED: frozenset[str] = frozenset(
     {*GAUGES, *COUNTERS, *HISTOGRAMS, *LEGACY_NAMES, CACHE_CONFIG, PROCESS_START}
 )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Extracted:
-    """What one payload holds: gauges to store as is, the raw snapshot, and server info."""
-
-    gauges: list[Sample]
-    raw: RawSnapshot
-    info: dict[str, Any] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
 
 
 def _canonical(families: dict[str, MetricFamily]) -> dict[str, MetricFamily]:

@@ -2,8 +2,9 @@
 
 Layout, from one base port P on 127.0.0.1 (P = 0 picks free ports):
 - P: every simulated vLLM server under a path prefix: `http://127.0.0.1:P/vllm/<name>` is the
-  target's base URL (`/metrics`, `/health`, `/version`, `/v1/models` below it); `GET /` lists
-  all targets as JSON.
+  target's base URL (`/metrics`, `/health`, `/version`, `/v1/models` below it); every simulated
+  machine's dcgm-exporter at `http://127.0.0.1:P/dcgm/<hostname>` (`/metrics` below it);
+  `GET /` lists all targets as JSON.
 - P+1: the Ray dashboard (`/api/prometheus/sd`, `/nodes?view=summary`,
   `/api/v0/placement_groups?detail=1`, `/api/cluster_status`, `/api/version`).
 - P+2, P+3: the two Ray node exporters (`/metrics`), as the dashboard's discovery lists them.
@@ -20,6 +21,7 @@ from dataclasses import asdict, dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from .dcgm_sim import DEMO_GPU_MACHINES, SimDcgm, fleet_profile
 from .ray_sim import SimRayCluster
 from .vllm_sim import SimVllm, VllmProfile
 
@@ -38,7 +40,10 @@ FLEET_MODELS = tuple(p.model for p in DEMO_PROFILES)
 
 @dataclass(frozen=True, slots=True)
 class SimTarget:
-    """One target a poller can register: kind (vllm or ray), base URL, display name."""
+    """One target a poller can register: kind (vllm, ray, gpu), base URL, display name.
+
+    A gpu target's `name` is the host name of the machine it simulates.
+    """
 
     kind: str
     base_url: str
@@ -101,6 +106,7 @@ class Simulator:
         port: int = DEFAULT_PORT,
         vllm_count: int = 3,
         ray: bool = True,
+        gpu_machines: int | None = None,
         day_s: float = 1800.0,
         faults: bool = True,
         seed: int = 0,
@@ -128,6 +134,15 @@ class Simulator:
                     seed=seed * 1000 + i,
                 )
             self.vllm[profile.name] = SimVllm(profile, day_s=day_s)
+        # The demo fleet's machines first, then 8-GPU load-test machines; None: the demo fleet.
+        count = len(DEMO_GPU_MACHINES) if gpu_machines is None else gpu_machines
+        profiles = [
+            DEMO_GPU_MACHINES[i] if i < len(DEMO_GPU_MACHINES) else fleet_profile(i)
+            for i in range(count)
+        ]
+        self.gpus: dict[str, SimDcgm] = {
+            p.hostname: SimDcgm(p, day_s=day_s, seed=seed) for p in profiles
+        }
         self.with_ray = ray
         self.ray: SimRayCluster | None = None
         self._servers: list[_Server] = []
@@ -139,6 +154,14 @@ class Simulator:
         if path in ("/", ""):
             return 200, JSON, json.dumps([t.as_dict() for t in self.targets()]).encode()
         parts = path.split("?", 1)[0].strip("/").split("/", 2)
+        if len(parts) == 3 and parts[0] == "dcgm" and parts[1] in self.gpus:
+            if parts[2] != "metrics":
+                return 404, "text/plain", b"404 page not found"
+            return (
+                200,
+                "text/plain; version=0.0.4; charset=utf-8",
+                self.gpus[parts[1]].metrics(time.time()),
+            )
         if len(parts) < 3 or parts[0] != "vllm" or parts[1] not in self.vllm:
             return 404, JSON, b'{"detail":"Not Found"}'
         sim, endpoint = self.vllm[parts[1]], "/" + parts[2]
@@ -239,6 +262,16 @@ class Simulator:
             if p.slow_probability:
                 note += f"; {p.slow_probability:.0%} of scrapes take {p.slow_delay_s:g} s"
             out.append(SimTarget("vllm", f"http://{self.host}:{self.port}/vllm/{name}", name, note))
+        for hostname, sim in self.gpus.items():
+            p = sim.profile
+            out.append(
+                SimTarget(
+                    "gpu",
+                    f"http://{self.host}:{self.port}/dcgm/{hostname}",
+                    hostname,
+                    f"dcgm-exporter, {p.gpu_count} x {p.model}",
+                )
+            )
         # Before start() a fixed base port already says where the dashboard will be (P + 1).
         dashboard_port = self.ray.dashboard_port if self.ray is not None else None
         if dashboard_port is None and self.with_ray and self.port:

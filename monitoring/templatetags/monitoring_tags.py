@@ -141,3 +141,38 @@ def residual_error(residual: Any, which: str) -> float | None:
     if not measured or predicted is None:
         return None
     return 100.0 * (predicted - measured) / measured
+
+
+@register.filter
+def mib_gib(value: Any) -> float | None:
+    """Convert MiB to GiB (None for a missing value)."""
+    try:
+        return float(value) / 1024
+    except (TypeError, ValueError):
+        return None
+
+
+GPU_STATE_LABELS = {
+    "busy": _("busy"),
+    "idle": _("idle, memory in use"),
+    "free": _("free"),
+    "stuck": _("memory full, idle"),
+    "unknown": _("no utilisation reading"),
+}
+
+
+@register.simple_tag
+def gpu_state_label(state: str) -> str:
+    return str(GPU_STATE_LABELS.get(state, state))
+
+
+@register.filter
+def util_class(value: Any) -> str:
+    """Return the CSS class of a utilisation (`util-0` .. `util-10`, 10 % steps; `util-na`)."""
+    if value is None or value == "":
+        return "util-na"
+    try:
+        pct = max(0.0, min(100.0, float(value)))
+    except (TypeError, ValueError):
+        return "util-na"
+    return f"util-{round(pct / 10)}"

@@ -18,11 +18,11 @@ from django_filters.views import FilterView
 
 from core.mixins import PlannerRequiredMixin
 from core.roles import is_planner
-from monitoring import charts, selectors, services
+from monitoring import charts, kinds, machines, selectors, services
 from monitoring.evidence import evidence_fill
 from monitoring.filters import AlertEventFilter, TargetFilter
 from monitoring.forms import TargetForm
-from monitoring.models import AlertEvent, AlertRule, Target, TargetKind
+from monitoring.models import AlertEvent, AlertRule, Target
 from monitoring.plan_link import PlanComparison, PlanUnreadable, Scope, plan_comparison
 from planner.decisions.services import DecisionError
 
@@ -56,6 +56,55 @@ class OverviewTilesView(TemplateView):
         context = super().get_context_data(**kwargs)
         context["fleet"] = selectors.fleet_overview()
         return context
+
+
+class MachinesView(TemplateView):
+    """Every inventory machine with its GPUs (the GPU exporters' last polls)."""
+
+    template_name = "monitoring/machines.html"
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        context = super().get_context_data(**kwargs)
+        context["overview"] = machines.machines_overview()
+        context["charts"] = charts.MACHINES
+        context["refresh_ms"] = OVERVIEW_REFRESH_MS
+        context["ranges"] = selectors.RANGES
+        context["can_edit"] = is_planner(self.request.user)
+        return context
+
+
+class MachinesGridView(TemplateView):
+    """The machine cards alone, re-fetched by the Machines page's script."""
+
+    template_name = "monitoring/partials/machines_grid.html"
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        context = super().get_context_data(**kwargs)
+        context["overview"] = machines.machines_overview()
+        return context
+
+
+class MachinesRegisterView(PlannerRequiredMixin, View):
+    """Create or update one GPU target per inventory machine with a GPU metrics URL."""
+
+    def post(self, request: HttpRequest) -> HttpResponse:
+        report = services.gpu_targets_register()
+        if report.created or report.updated:
+            messages.success(
+                request,
+                _("GPU targets: %(created)d created, %(updated)d updated.")
+                % {"created": len(report.created), "updated": len(report.updated)},
+            )
+        elif not report.refused:
+            messages.info(
+                request, _("Every machine with a GPU metrics URL already has its target.")
+            )
+        for hostname, error in report.refused:
+            messages.error(
+                request,
+                _("%(machine)s: not registered: %(error)s") % {"machine": hostname, "error": error},
+            )
+        return HttpResponseRedirect(reverse("monitoring:machines"))
 
 
 class TargetListView(FilterView):
@@ -148,7 +197,11 @@ def chart_lines(comparison: PlanComparison | None, target: Target) -> charts.Cha
 
 def _target_context(request: HttpRequest, target: Target) -> dict[str, Any]:
     comparison, window, error = comparison_for_page(request, target)
+    kind = kinds.get(target.kind)
     return {
+        "kind": kind,
+        # The kind's own page state (Ray nodes and Serve apps, GPUs of the machine).
+        target.kind: kind.page_state(target),
         "target": target,
         "state": selectors.target_state(target, timezone.now()),
         "refresh_ms": _refresh_ms(target),
@@ -169,18 +222,9 @@ class TargetDetailView(View):
         target = get_object_or_404(
             Target.objects.defer("token").select_related("plan", "decision"), pk=pk
         )
-        template = (
-            "monitoring/ray_target.html"
-            if target.kind == TargetKind.RAY
-            else "monitoring/vllm_target.html"
-        )
         context = _target_context(request, target)
-        if target.kind == TargetKind.RAY:
-            context["ray"] = selectors.ray_state(target)
-            context["charts"] = charts.ray_charts()
-        else:
-            context["charts"] = charts.vllm_charts(chart_lines(context["comparison"], target))
-        return render(request, template, context)
+        context["charts"] = context["kind"].charts(chart_lines(context["comparison"], target))
+        return render(request, "monitoring/target_detail.html", context)
 
 
 def _kv_plan_pct(comparison: PlanComparison) -> float | None:
@@ -203,8 +247,6 @@ class TargetPanelsView(View):
             Target.objects.defer("token").select_related("plan", "decision"), pk=pk
         )
         context = _target_context(request, target)
-        if target.kind == TargetKind.RAY:
-            context["ray"] = selectors.ray_state(target)
         return render(request, "monitoring/partials/target_panels.html", context)
 
 

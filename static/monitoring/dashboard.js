@@ -16,6 +16,8 @@
   var charts = Array.prototype.slice.call(root.querySelectorAll("[data-chart]"));
   var lineCharts = charts.filter(function (c) { return c.dataset.chart === "line"; });
   var heatmaps = charts.filter(function (c) { return c.dataset.chart === "heatmap"; });
+  // History heatmaps: one row per label value (a GPU), one column per time bucket.
+  var timeheats = charts.filter(function (c) { return c.dataset.chart === "timeheat"; });
 
   // Split "a,b{x=\"1\",y=\"2\"}" on the commas outside braces.
   function splitSeries(text) {
@@ -38,7 +40,7 @@
   }
 
   var wanted = [];
-  lineCharts.forEach(function (chart) {
+  lineCharts.concat(timeheats).forEach(function (chart) {
     splitSeries(chart.dataset.series).forEach(function (s) {
       if (wanted.indexOf(s) < 0) { wanted.push(s); }
     });
@@ -160,6 +162,50 @@
     draw(chart, traces, baseLayout(chart, extra), points);
   }
 
+  // Sequential scale, light at 0: an idle GPU reads as empty, a busy one as dark.
+  var SEQUENTIAL = [[0, "#f7fbff"], [0.25, "#c6dbef"], [0.5, "#6baed6"], [0.75, "#2171b5"], [1, "#08306b"]];
+
+  function renderTimeheat(chart, data) {
+    var label = chart.dataset.label;
+    var request = splitSeries(chart.dataset.series)[0];
+    var rows = data.series.filter(function (s) { return matches(request, s) && s.t.length; });
+    if (!rows.length) { showEmpty(chart); return; }
+    var names = rows.map(function (s) {
+      var extra = Object.keys(s.labels || {}).filter(function (k) { return k !== label; })
+        .map(function (k) { return k + "=" + s.labels[k]; });
+      return (s.labels[label] !== undefined ? s.labels[label] : s.id) + (extra.length ? " (" + extra.join(", ") + ")" : "");
+    });
+    var order = names.map(function (n, i) { return i; }).sort(function (a, b) {
+      var x = parseFloat(names[a]), y = parseFloat(names[b]);
+      if (!isNaN(x) && !isNaN(y) && x !== y) { return x - y; }
+      return names[a] < names[b] ? -1 : names[a] > names[b] ? 1 : 0;
+    });
+    var times = [];
+    rows.forEach(function (s) { s.t.forEach(function (t) { if (times.indexOf(t) < 0) { times.push(t); } }); });
+    times.sort(function (a, b) { return a - b; });
+    var z = order.map(function (i) {
+      var byT = {};
+      rows[i].t.forEach(function (t, k) { byT[t] = rows[i].v[k]; });
+      return times.map(function (t) { return byT[t] === undefined ? null : byT[t]; });
+    });
+    var trace = {
+      type: "heatmap",
+      z: z,
+      x: times.map(function (t) { return new Date(t); }),
+      y: order.map(function (i) { return (label ? label.toUpperCase() + " " : "") + names[i]; }),
+      colorscale: SEQUENTIAL,
+      zmin: 0,
+      zmax: chart.dataset.unit === "%" ? 100 : undefined,
+      colorbar: { title: { text: chart.dataset.unit || "" } },
+      hovertemplate: "%{y} %{x}: %{z:.4g} " + (chart.dataset.unit || "") + "<extra></extra>",
+    };
+    var layout = baseLayout(chart, {
+      xaxis: { type: "date", range: [new Date(data.start), new Date(data.end)] },
+      yaxis: { type: "category", automargin: true, autorange: "reversed" },
+    });
+    draw(chart, [trace], layout, times.length * rows.length);
+  }
+
   function renderHeatmap(chart, state) {
     var ray = state && state.ray;
     var z = ray && ray[chart.dataset.field];
@@ -171,7 +217,7 @@
       z: z,
       x: ray.gpu_ids.map(function (g) { return "GPU " + g; }),
       y: nodes,
-      colorscale: "YlOrRd",
+      colorscale: SEQUENTIAL,
       zmin: 0,
       colorbar: { title: { text: chart.dataset.unit || "" } },
       hovertemplate: "%{y} %{x}: %{z:.4g} " + (chart.dataset.unit || "") + "<extra></extra>",
@@ -207,7 +253,9 @@
       var url = root.dataset.seriesUrl + "?series=" + encodeURIComponent(wanted.join(",")) +
         "&range=" + encodeURIComponent(range);
       jobs.push(getJSON(url).then(function (data) {
-        if (data) { lineCharts.forEach(function (c) { renderLine(c, data); }); }
+        if (!data) { return; }
+        lineCharts.forEach(function (c) { renderLine(c, data); });
+        timeheats.forEach(function (c) { renderTimeheat(c, data); });
       }));
     }
     if (heatmaps.length && root.dataset.stateUrl) {

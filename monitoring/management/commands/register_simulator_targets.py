@@ -7,13 +7,17 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
-from monitoring.models import Target
+from inventory.models import Machine
+from monitoring.models import Target, TargetKind
 from monitoring.services import target_create, target_update
 from monitoring.simulator import Simulator
 
 
 class Command(BaseCommand):
-    help = "Create or update one monitoring target per simulated vLLM server and Ray cluster."
+    help = (
+        "Create or update one monitoring target per simulated vLLM server, Ray cluster and "
+        "machine GPU exporter (linked to the inventory machine of the same host name)."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
@@ -21,19 +25,36 @@ class Command(BaseCommand):
         )
         parser.add_argument("--vllm", type=int, default=3, help="simulated vLLM servers")
         parser.add_argument("--no-ray", action="store_true")
+        parser.add_argument(
+            "--gpu-machines",
+            type=int,
+            default=None,
+            help="simulated GPU machines (default: the demo fleet's five)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         created = updated = 0
         simulator = Simulator(
-            port=options["port"], vllm_count=options["vllm"], ray=not options["no_ray"]
+            port=options["port"],
+            vllm_count=options["vllm"],
+            ray=not options["no_ray"],
+            gpu_machines=options["gpu_machines"],
         )
         for sim in simulator.targets():
-            name = f"sim-{sim.name}" if not sim.name.startswith("sim-") else sim.name
+            name = sim.name if sim.name.startswith("sim-") else f"sim-{sim.name}"
+            if sim.kind == TargetKind.GPU:
+                name = f"sim-gpu-{sim.name}"
+            # A simulated GPU exporter stands for the inventory machine of its host name.
+            machines = []
+            if sim.kind == TargetKind.GPU:
+                machines = list(Machine.objects.filter(hostname=sim.name))
             existing = Target.objects.defer("token").filter(name=name).first()
             if existing is None:
-                target_create(name=name, kind=sim.kind, base_url=sim.base_url)
+                target_create(name=name, kind=sim.kind, base_url=sim.base_url, machines=machines)
                 created += 1
             elif existing.base_url != sim.base_url or existing.kind != sim.kind:
-                target_update(target=existing, kind=sim.kind, base_url=sim.base_url)
+                target_update(
+                    target=existing, kind=sim.kind, base_url=sim.base_url, machines=machines
+                )
                 updated += 1
         self.stdout.write(f"Simulator targets: {created} created, {updated} updated.")

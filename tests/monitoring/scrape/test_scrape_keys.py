@@ -11,10 +11,11 @@ import pytest
 from monitoring.scrape import from_text
 from monitoring.scrape.keys import BY_KEY, SERIES, markdown_table
 from monitoring.scrape.series import parse_series_id, series_id
+from monitoring.simulator.dcgm_sim import DEMO_GPU_MACHINES, SimDcgm
 from monitoring.simulator.ray_sim import SimRayCluster
 from monitoring.simulator.vllm_sim import SimVllm, VllmProfile
 
-from .conftest import fixture_text
+from .conftest import FIXTURES, fixture_text
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -32,6 +33,11 @@ def emitted_keys() -> set[str]:
     now = time.time()
     pairs.append((sim.metrics(now).decode(), sim.metrics(now + 15).decode(), "vllm"))
     pairs.append((cluster.exporter(1, now).decode(), cluster.exporter(1, now + 15).decode(), "ray"))
+    gpu_payloads = [fixture_text("gpu", f.name) for f in sorted((FIXTURES / "gpu").glob("*.txt"))]
+    gpu_payloads = [t for t in gpu_payloads if "DCGM_FI_DEV_COMPUTE_PIDS" not in t]
+    for profile in DEMO_GPU_MACHINES:
+        gpu_payloads.append(SimDcgm(profile).metrics(now).decode())
+    pairs.extend((text, text, "gpu") for text in gpu_payloads)
     for a, b, kind in pairs:
         first = from_text(a, kind, ts=0)
         second = from_text(b, kind, ts=15, previous=first.raw)
@@ -43,6 +49,28 @@ def test_every_emitted_key_is_documented_in_the_series_table():
     missing = emitted_keys() - set(BY_KEY)
 
     assert not missing
+
+
+def test_nothing_outside_the_key_table_is_stored():
+    from monitoring.scrape.run import known
+    from monitoring.scrape.series import Sample
+
+    warnings: list[str] = []
+    kept = known([Sample("vllm.requests_running", (), 1.0), Sample("made.up", (), 2.0)], warnings)
+
+    assert [s.key for s in kept] == ["vllm.requests_running"]
+    assert warnings == ["keys outside the key table not stored: made.up"]
+
+
+def test_each_kind_stores_its_own_keys_and_the_common_ones():
+    from monitoring.scrape import kinds
+
+    gpu_keys = {s.key for s in kinds.get("gpu").keys}
+
+    assert "gpu.utilization_pct" in gpu_keys
+    assert "scrape.duration_seconds" in gpu_keys
+    assert not any(k.startswith(("vllm.", "ray.")) for k in gpu_keys)
+    assert set(BY_KEY) == {s.key for k in kinds.KINDS for s in kinds.get(k).keys}
 
 
 def test_series_table_has_unique_keys_with_units_or_kinds_in_their_names():

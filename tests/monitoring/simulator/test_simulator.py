@@ -160,7 +160,7 @@ def test_served_targets_poll_end_to_end():
     sim = Simulator(port=0, vllm_count=4, ray=True, faults=False)
     targets = sim.start()
     try:
-        assert [t.kind for t in targets] == ["vllm"] * 4 + ["ray"]
+        assert [t.kind for t in targets] == ["vllm"] * 4 + ["gpu"] * 5 + ["ray"]
         index = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{sim.port}/").read())
         assert [t["base_url"] for t in index] == [t.base_url for t in targets]
         policy = FetchPolicy(total_timeout_s=5)
@@ -169,6 +169,8 @@ def test_served_targets_poll_end_to_end():
             assert result.ok, result.errors
         ray_result = scrape_once(targets[-1].base_url, "ray", policy=policy)
         assert sum(s.key == "ray.node.gpu_utilization_pct" for s in ray_result.samples) >= 7
+        gpu_result = scrape_once(targets[4].base_url, "gpu", policy=policy)
+        assert gpu_result.info["hostname"] == targets[4].name == "a800-node-1"
     finally:
         sim.stop()
 

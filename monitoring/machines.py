@@ -1,0 +1,391 @@
+"""Reads for the Machines view: every inventory machine with its GPUs as the exporters see them.
+
+A GPU target belongs to a machine by an explicit link (Target.machines) or else by the host name
+its exporter reports (dcgm-exporter's `Hostname` label). Per-GPU values come from the targets'
+`latest` (no sample query); who uses a GPU comes from the plan allocation of the vLLM and Ray
+targets linked to plans, or else from the exporter's Kubernetes labels.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.utils import timezone
+
+from inventory.models import Machine
+from monitoring import allocation
+from monitoring.models import Target, TargetKind
+from monitoring.scrape.gpu import IDLE_UTIL_PCT, STUCK_MEMORY_PCT
+from monitoring.scrape.series import parse_series_id
+from monitoring.selectors import target_state
+
+# A GPU is free now when it computes nothing and holds at most this share of its memory.
+FREE_MEMORY_PCT = 10.0
+# The plan allocation is re-read at most this often by the poller (it changes with plan links).
+ALLOCATION_TTL_S = 60.0
+GPU_FIELDS = (
+    "utilization_pct",
+    "memory_used_mib",
+    "memory_total_mib",
+    "memory_used_pct",
+    "temperature_c",
+    "power_w",
+    "xid_last",
+    "throttle_thermal",
+    "throttle_power",
+)
+
+
+@dataclass(slots=True, kw_only=True)
+class GpuCell:
+    id: str  # "3", or "3/7" for MIG instance 7 of GPU 3
+    values: dict[str, float]
+    model: str = ""
+    user: str = ""
+    user_source: str = ""  # plan | exporter
+
+    def get(self, name: str) -> float | None:
+        return self.values.get(name)
+
+    @property
+    def utilization_pct(self) -> float | None:
+        return self.values.get("utilization_pct")
+
+    @property
+    def memory_used_pct(self) -> float | None:
+        return self.values.get("memory_used_pct")
+
+    @property
+    def temperature_c(self) -> float | None:
+        return self.values.get("temperature_c")
+
+    @property
+    def memory_used_mib(self) -> float | None:
+        return self.values.get("memory_used_mib")
+
+    @property
+    def memory_total_mib(self) -> float | None:
+        return self.values.get("memory_total_mib")
+
+    @property
+    def xid_last(self) -> float | None:
+        return self.values.get("xid_last")
+
+    @property
+    def throttled(self) -> bool:
+        return bool(self.values.get("throttle_thermal") or self.values.get("throttle_power"))
+
+    def as_dict(self) -> dict[str, Any]:
+        """The cell as JSON (the state API) with the attribute names templates use."""
+        return {
+            "id": self.id,
+            "state": self.state,
+            "model": self.model,
+            "user": self.user,
+            "user_source": self.user_source,
+            "throttled": self.throttled,
+            **{name: self.values.get(name) for name in GPU_FIELDS},
+        }
+
+    @property
+    def state(self) -> str:
+        """busy | idle | stuck | free | unknown (no utilisation reading)."""
+        util = self.utilization_pct
+        if util is None:
+            return "unknown"
+        if util >= IDLE_UTIL_PCT:
+            return "busy"
+        memory = self.memory_used_pct
+        if memory is not None and memory >= STUCK_MEMORY_PCT:
+            return "stuck"
+        if memory is None or memory <= FREE_MEMORY_PCT:
+            return "free"
+        return "idle"
+
+
+@dataclass(slots=True, kw_only=True)
+class MachineRow:
+    machine: Machine | None
+    target: Target | None
+    link: str  # explicit | hostname | "" (no GPU target)
+    state: str  # the GPU target's poll state, or "none"
+    gpus: list[GpuCell] = field(default_factory=list)
+    servers: list[Target] = field(default_factory=list)
+
+    @property
+    def hostname(self) -> str:
+        if self.machine is not None:
+            return self.machine.hostname
+        return (self.target.info or {}).get("hostname", "") if self.target else ""
+
+    @property
+    def inventory_gpus(self) -> int | None:
+        return self.machine.gpu_count if self.machine is not None else None
+
+    @property
+    def reported_gpus(self) -> int:
+        return len({g.id.split("/", 1)[0] for g in self.gpus})
+
+    def count(self, state: str) -> int:
+        return sum(1 for g in self.gpus if g.state == state)
+
+    @property
+    def busy(self) -> int:
+        return self.count("busy")
+
+    @property
+    def free(self) -> int:
+        return self.count("free")
+
+    @property
+    def idle(self) -> int:
+        return sum(1 for g in self.gpus if g.state in ("idle", "free", "stuck"))
+
+    @property
+    def missing(self) -> int:
+        """GPUs the inventory lists that the exporter does not report (fell off the bus?)."""
+        if self.inventory_gpus is None or not self.gpus:
+            return 0
+        return max(0, self.inventory_gpus - self.reported_gpus)
+
+    def total(self, name: str) -> float:
+        return sum(g.values.get(name) or 0.0 for g in self.gpus)
+
+
+@dataclass(slots=True, kw_only=True)
+class MachinesOverview:
+    rows: list[MachineRow]
+    totals: dict[str, float]
+    generated_at: datetime
+
+
+def _short(hostname: str) -> str:
+    return hostname.strip().lower().split(".", 1)[0]
+
+
+def gpu_cells(target: Target) -> list[GpuCell]:
+    """Return the GPUs of a GPU target's last successful poll (from `latest`, no query)."""
+    return cells_from(target.latest or {}, (target.info or {}).get("gpus", {}))
+
+
+def cells_from(latest: Mapping[str, float], facts: Mapping[str, Any]) -> list[GpuCell]:
+    """Return GPU cells from per-GPU series ids and values and the exporter's facts per GPU."""
+    by_gpu: dict[str, dict[str, float]] = defaultdict(dict)
+    for sid, value in latest.items():
+        if not sid.startswith("gpu.") or "{" not in sid:
+            continue
+        key, labels = parse_series_id(sid)
+        gpu = labels.get("gpu", "")
+        gid = f"{gpu}/{labels['mig']}" if labels.get("mig") else gpu
+        by_gpu[gid][key.removeprefix("gpu.")] = value
+    cells = []
+    for gid in sorted(by_gpu, key=_gpu_order):
+        fact = facts.get(gid, {})
+        user = "/".join(p for p in (fact.get("namespace"), fact.get("pod")) if p)
+        cells.append(
+            GpuCell(
+                id=gid,
+                values=by_gpu[gid],
+                model=fact.get("model", ""),
+                user=user,
+                user_source="exporter" if user else "",
+            )
+        )
+    return cells
+
+
+def _gpu_order(gid: str) -> tuple[int, int, str]:
+    gpu, _, mig = gid.partition("/")
+    return (
+        int(gpu) if gpu.isdigit() else 1 << 30,
+        int(mig) if mig.isdigit() else -1,
+        gid,
+    )
+
+
+def plan_allocation(servers: Iterable[Target] | None = None) -> dict[str, dict[str, str]]:
+    """Return {short host name: {GPU index: server name}} from the plans linked to targets."""
+    if servers is None:
+        servers = (
+            Target.objects.filter(plan__isnull=False)
+            .exclude(kind=TargetKind.GPU)
+            .select_related("plan")
+            .only("name", "plan__result")
+            .order_by("name")
+        )
+    table = allocation.allocate((t.name, t.plan.result) for t in servers if t.plan is not None)
+    return {_short(host): gpus for host, gpus in table.items()}
+
+
+_cache: dict[str, Any] = {}
+
+
+def cached_plan_allocation() -> dict[str, dict[str, str]]:
+    """plan_allocation(), re-read at most every ALLOCATION_TTL_S (for the poller)."""
+    now = time.monotonic()
+    if _cache.get("until", 0.0) < now:
+        _cache["table"] = plan_allocation()
+        _cache["until"] = now + ALLOCATION_TTL_S
+    return _cache["table"]
+
+
+def idle_planned(cells: Iterable[GpuCell], allocated: Mapping[str, str]) -> int:
+    """Count GPUs the plan gives to a server that compute nothing."""
+    return sum(
+        1
+        for g in cells
+        if g.id.split("/", 1)[0] in allocated and g.state in ("idle", "free", "stuck")
+    )
+
+
+def _assign_users(row: MachineRow, table: Mapping[str, dict[str, str]]) -> None:
+    planned = table.get(_short(row.hostname), {})
+    for cell in row.gpus:
+        user = planned.get(cell.id.split("/", 1)[0])
+        if user:
+            cell.user, cell.user_source = user, "plan"
+
+
+def machines_overview(*, now: datetime | None = None) -> MachinesOverview:
+    """Return every machine with its GPU target's GPUs, plus GPU targets no machine matches.
+
+    Four queries whatever the fleet size: machines, GPU targets, explicit links, linked servers.
+    """
+    now = now or timezone.now()
+    machines = list(Machine.objects.select_related("gpu_type").order_by("hostname"))
+    targets = list(
+        Target.objects.filter(kind=TargetKind.GPU)
+        .defer("token", "discovered_exporters")
+        .order_by("name")
+    )
+    links = Target.machines.through.objects.filter(target__in=[t.pk for t in targets])
+    explicit: dict[int, Target] = {}
+    by_id = {t.pk: t for t in targets}
+    for target_id, machine_id in links.values_list("target_id", "machine_id"):
+        explicit.setdefault(machine_id, by_id[target_id])
+    by_host: dict[str, Target] = {}
+    linked = {t.pk for t in explicit.values()}
+    for t in targets:
+        hostname = (t.info or {}).get("hostname")
+        if t.pk in linked:
+            continue  # its explicit link says which machine it is
+        if hostname:
+            by_host.setdefault(_short(hostname), t)
+    servers = list(
+        Target.objects.exclude(kind=TargetKind.GPU)
+        .select_related("plan")
+        .defer("token", "info", "latest", "discovered_exporters")
+        .prefetch_related("machines")
+        .order_by("name")
+    )
+    table = plan_allocation(servers)
+    servers_by_host: dict[str, list[Target]] = defaultdict(list)
+    for server in servers:
+        hosts = {_short(m.hostname) for m in server.machines.all()}
+        hosts |= {h for h, gpus in table.items() if server.name in gpus.values()}
+        for host in hosts:
+            servers_by_host[host].append(server)
+
+    rows: list[MachineRow] = []
+    used: set[int] = set()
+    for machine in machines:
+        target = explicit.get(machine.pk)
+        link = "explicit" if target else ""
+        if target is None:
+            target = by_host.get(_short(machine.hostname))
+            link = "hostname" if target else ""
+            if target is not None and target.pk in used:
+                target, link = None, ""  # two machines of one short name: the first keeps it
+        row = MachineRow(
+            machine=machine,
+            target=target,
+            link=link,
+            state=target_state(target, now) if target else "none",
+            servers=servers_by_host.get(_short(machine.hostname), []),
+        )
+        if target is not None:
+            used.add(target.pk)
+            if row.state in ("up", "stale"):
+                row.gpus = gpu_cells(target)
+                _assign_users(row, table)
+        rows.append(row)
+    for target in targets:
+        if target.pk not in used:  # an exporter whose host is not in the inventory
+            state = target_state(target, now)
+            row = MachineRow(machine=None, target=target, link="", state=state)
+            if state in ("up", "stale"):
+                row.gpus = gpu_cells(target)
+                _assign_users(row, table)
+            rows.append(row)
+    return MachinesOverview(rows=rows, totals=_totals(rows), generated_at=now)
+
+
+def _totals(rows: list[MachineRow]) -> dict[str, float]:
+    return {
+        "machines": sum(1 for r in rows if r.machine is not None),
+        "monitored": sum(1 for r in rows if r.target is not None),
+        "gpus_inventory": sum(r.inventory_gpus or 0 for r in rows),
+        "gpus_reported": sum(r.reported_gpus for r in rows),
+        "gpus_busy": sum(r.busy for r in rows),
+        "gpus_idle": sum(r.idle for r in rows),
+        "gpus_free": sum(r.free for r in rows),
+        "gpus_missing": sum(r.missing for r in rows),
+        "memory_used_mib": sum(r.total("memory_used_mib") for r in rows),
+        "memory_total_mib": sum(r.total("memory_total_mib") for r in rows),
+    }
+
+
+def _machine_for(target: Target) -> tuple[Machine | None, str]:
+    machine = target.machines.order_by("hostname").first()
+    if machine is not None:
+        return machine, "explicit"
+    hostname = (target.info or {}).get("hostname")
+    if hostname:
+        for candidate in Machine.objects.filter(hostname__istartswith=_short(hostname)):
+            if _short(candidate.hostname) == _short(hostname):
+                return candidate, "hostname"
+    return None, ""
+
+
+def gpu_state(target: Target) -> dict[str, Any]:
+    """Return a GPU target page's state: its machine and every GPU (also the state API's)."""
+    machine, link = _machine_for(target)
+    row = MachineRow(machine=machine, target=target, link=link, state="up", gpus=gpu_cells(target))
+    _assign_users(row, plan_allocation())
+    return {
+        "hostname": (target.info or {}).get("hostname", ""),
+        "machine": (
+            {"id": machine.pk, "hostname": machine.hostname, "gpu_count": machine.gpu_count}
+            if machine
+            else None
+        ),
+        "link": link,
+        "gpu_ids": [g.id for g in row.gpus],
+        "gpus": [g.as_dict() for g in row.gpus],
+        "free": row.free,
+        "busy": row.busy,
+        "missing": row.missing,
+    }
+
+
+def poll_extras(target: Target, samples: list[Any], info: Mapping[str, Any]) -> list[Any]:
+    """Samples a GPU poll adds from the database: idle GPUs the linked plans allocate.
+
+    Stored as `gpu.machine.gpus_idle_planned` (the "idle while the plan expects busy" alert);
+    nothing when the machine is unknown.
+    """
+    from monitoring.scrape.series import Sample
+
+    latest = {s.series_id: s.value for s in samples if s.key.startswith("gpu.") and s.labels}
+    cells = cells_from(latest, info.get("gpus", {}))
+    machine, _link = _machine_for(target)
+    hostname = machine.hostname if machine is not None else info.get("hostname", "")
+    if not hostname or not cells:
+        return []
+    allocated = cached_plan_allocation().get(_short(hostname), {})
+    return [Sample("gpu.machine.gpus_idle_planned", (), float(idle_planned(cells, allocated)))]

@@ -1,0 +1,374 @@
+"""Extract GPU series from NVIDIA's dcgm-exporter or the nvidia_gpu_exporter (`nvidia_smi_*`).
+
+One payload is one machine. Every GPU (or MIG instance) gets its own series, labelled `gpu`
+(the device index) and, on MIG instances, `mig` (GPU_I_ID); per-machine counts (idle, stuck,
+throttled) are derived here. Exporter labels that say who uses a GPU (Kubernetes pod, namespace,
+container) and what it is (UUID, model, MIG profile) go to `info["gpus"]`, the machine's host
+name to `info["hostname"]`.
+
+Real dcgm-exporter output can carry samples whose value is not a number (`ERROR - FAILED TO
+CONVERT TO STRING` for array fields) or DCGM's "blank" sentinels (values near 2^31 or 2^63):
+such samples are skipped and counted; the rest of the payload is kept.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import ParseError
+from .parse import MetricFamily, PromSample, parse
+from .series import Extracted, RawSnapshot, Sample, make_sample
+
+KIND = "gpu"
+
+MIB = 1024.0 * 1024.0
+# Below this utilisation a GPU counts as idle; above this share of memory used while idle, stuck.
+IDLE_UTIL_PCT = 5.0
+STUCK_MEMORY_PCT = 80.0
+# DCGM marks "no value" with sentinels from 0x7ffffff0 (int32) and 0x7ffffffffffffff0 (int64);
+# none of the fields we read can legitimately reach 2^31.
+DCGM_BLANK_FROM = float(0x7FFFFFF0)
+
+# NVML clock event (throttle) reason bits, as DCGM_FI_DEV_CLOCK_THROTTLE_REASONS reports them.
+POWER_BITS = 0x4 | 0x80  # SW power cap, HW power brake
+THERMAL_BITS = 0x20 | 0x40  # SW thermal slowdown, HW thermal slowdown
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """One exporter family feeding one per-GPU key: value x scale."""
+
+    family: str
+    key: str
+    scale: float = 1.0
+
+
+# First family present wins for a key (dcgm names first, then nvidia-smi names old and new).
+FIELDS: tuple[Field, ...] = (
+    Field("DCGM_FI_DEV_GPU_UTIL", "gpu.utilization_pct"),
+    Field("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "gpu.utilization_pct", 100.0),
+    Field("nvidia_smi_utilization_gpu_ratio", "gpu.utilization_pct", 100.0),
+    Field("DCGM_FI_DEV_FB_USED", "gpu.memory_used_mib"),
+    Field("nvidia_smi_memory_used_bytes", "gpu.memory_used_mib", 1.0 / MIB),
+    Field("DCGM_FI_DEV_FB_TOTAL", "gpu.memory_total_mib"),
+    Field("nvidia_smi_memory_total_bytes", "gpu.memory_total_mib", 1.0 / MIB),
+    Field("DCGM_FI_DEV_POWER_USAGE", "gpu.power_w"),
+    Field("nvidia_smi_power_draw_watts", "gpu.power_w"),
+    Field("nvidia_smi_power_draw_instant_watts", "gpu.power_w"),
+    Field("DCGM_FI_DEV_POWER_MGMT_LIMIT", "gpu.power_limit_w"),
+    Field("nvidia_smi_enforced_power_limit_watts", "gpu.power_limit_w"),
+    Field("DCGM_FI_DEV_GPU_TEMP", "gpu.temperature_c"),
+    Field("nvidia_smi_temperature_gpu", "gpu.temperature_c"),
+    Field("DCGM_FI_DEV_SM_CLOCK", "gpu.sm_clock_mhz"),
+    Field("nvidia_smi_clocks_current_sm_clock_hz", "gpu.sm_clock_mhz", 1e-6),
+    Field("DCGM_FI_PROF_DRAM_ACTIVE", "gpu.dram_active_pct", 100.0),
+    Field("nvidia_smi_utilization_memory_ratio", "gpu.dram_active_pct", 100.0),
+    Field("DCGM_FI_DEV_XID_ERRORS", "gpu.xid_last"),
+)
+FB_PARTS = ("DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_FB_RESERVED")
+THROTTLE_MASKS = ("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", "DCGM_FI_DEV_CLOCKS_EVENT_REASONS")
+# nvidia-smi reports each reason as its own 0/1 family; older drivers say "throttle".
+_SMI_REASONS = ("clocks_event_reasons", "clocks_throttle_reasons")
+SMI_THERMAL = tuple(
+    f"nvidia_smi_{p}_{r}"
+    for p in _SMI_REASONS
+    for r in ("sw_thermal_slowdown", "hw_thermal_slowdown")
+)
+SMI_POWER = tuple(
+    f"nvidia_smi_{p}_{r}" for p in _SMI_REASONS for r in ("sw_power_cap", "hw_power_brake_slowdown")
+)
+SMI_INFO = "nvidia_smi_gpu_info"
+SMI_INDEX = "nvidia_smi_index"
+WANTED: frozenset[str] = frozenset(
+    {
+        *(f.family for f in FIELDS),
+        *FB_PARTS,
+        *THROTTLE_MASKS,
+        *SMI_THERMAL,
+        *SMI_POWER,
+        SMI_INFO,
+        SMI_INDEX,
+    }
+)
+PERCENT_KEYS = frozenset({"gpu.utilization_pct", "gpu.dram_active_pct"})
+# Facts kept per GPU from exporter labels (ours <- theirs).
+IDENTITY_LABELS = {
+    "uuid": ("UUID", "uuid"),
+    "model": ("modelName", "name"),
+    "mig_profile": ("GPU_I_PROFILE",),
+    "pod": ("pod",),
+    "namespace": ("namespace",),
+    "container": ("container",),
+}
+HOSTNAME_LABELS = ("Hostname", "hostname")
+
+GpuId = tuple[str, str]  # (gpu index, MIG instance id or "")
+
+
+def _value_token(line: str) -> str | None:
+    """Return the value text of a sample line, or None when its labels never close."""
+    brace = line.find("{")
+    space = line.find(" ")
+    if brace < 0 or 0 <= space < brace:
+        rest = line.split(None, 1)
+        return rest[1].split()[0] if len(rest) == 2 and rest[1].split() else None
+    quoted = escaped = False
+    for pos in range(brace + 1, len(line)):
+        ch = line[pos]
+        if escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = quoted
+        elif ch == '"':
+            quoted = not quoted
+        elif ch == "}" and not quoted:
+            tail = line[pos + 1 :].split()
+            return tail[0] if tail else None
+    return None
+
+
+def _is_number(token: str) -> bool:
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True
+
+
+def numeric_lines(text: str) -> tuple[str, list[str]]:
+    """Return the payload without samples whose value is not a number, and their names."""
+    kept: list[str] = []
+    dropped: list[str] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line[0] == "#":
+            kept.append(line)
+            continue
+        token = _value_token(line)
+        if token is not None and _is_number(token):
+            kept.append(line)
+            continue
+        dropped.append(line.split("{", 1)[0].split(None, 1)[0])
+    return "\n".join(kept) + "\n", dropped
+
+
+def _gpu_id(labels: dict[str, str], index_by_uuid: dict[str, str]) -> GpuId:
+    gpu = labels.get("gpu")
+    if gpu is None:
+        uuid = labels.get("uuid", "")
+        gpu = index_by_uuid.get(uuid, uuid)
+    return gpu, labels.get("GPU_I_ID", "")
+
+
+def _samples(family: MetricFamily) -> Iterator[PromSample]:
+    return (s for s in family.samples if not s.name.endswith("_created"))
+
+
+@dataclass(slots=True)
+class _Gpu:
+    values: dict[str, float]
+    facts: dict[str, str]
+    thermal: bool = False
+    power: bool = False
+    throttle_seen: bool = False  # a throttle reason was read (a GPU with nothing else counts)
+
+
+def extract(text: str, ts: float, *, instance: str = "") -> Extracted:
+    """Parse one GPU exporter payload taken at unix time `ts` (`instance` is unused: one host)."""
+    clean, dropped = numeric_lines(text)
+    families = parse(clean, WANTED)
+    warnings: list[str] = []
+    skipped = len(dropped)
+    if dropped:
+        names = ", ".join(sorted(set(dropped))[:5])
+        warnings.append(f"{len(dropped)} sample(s) with a non-numeric value skipped ({names})")
+    if not families:
+        raise ParseError(
+            "no GPU series: not a dcgm-exporter or nvidia_gpu_exporter payload"
+            + (f" ({len(dropped)} non-numeric sample(s) skipped)" if dropped else "")
+        )
+
+    index_by_uuid: dict[str, str] = {}
+    for name in (SMI_INFO, SMI_INDEX):
+        family = families.get(name)
+        for s in _samples(family) if family else ():
+            if name == SMI_INFO and "index" in s.labels:
+                index_by_uuid[s.labels.get("uuid", "")] = s.labels["index"]
+            elif name == SMI_INDEX and math.isfinite(s.value):
+                index_by_uuid.setdefault(s.labels.get("uuid", ""), str(int(s.value)))
+
+    gpus: dict[GpuId, _Gpu] = defaultdict(lambda: _Gpu(values={}, facts={}))
+    hostnames: set[str] = set()
+
+    for family in families.values():  # identity and host name from every family we read
+        for s in _samples(family):
+            facts = gpus[_gpu_id(s.labels, index_by_uuid)].facts
+            for ours, theirs in IDENTITY_LABELS.items():
+                for name in theirs:
+                    if s.labels.get(name):
+                        facts.setdefault(ours, s.labels[name])
+            hostnames.update(s.labels[n] for n in HOSTNAME_LABELS if s.labels.get(n))
+
+    def readable(s: PromSample, family: str) -> bool:
+        nonlocal skipped
+        blank = family.startswith("DCGM_") and abs(s.value) >= DCGM_BLANK_FROM
+        if blank or not math.isfinite(s.value):
+            skipped += 1
+            warnings.append(f"{family}: blank or non-finite value {s.value:g} skipped")
+            return False
+        return True
+
+    for spec in FIELDS:
+        family = families.get(spec.family)
+        if family is None:
+            continue
+        for s in _samples(family):
+            gpu = gpus[_gpu_id(s.labels, index_by_uuid)]
+            if spec.key in gpu.values or not readable(s, spec.family):
+                continue
+            value = s.value * spec.scale
+            if spec.key in PERCENT_KEYS and not 0.0 <= value <= 100.0:
+                skipped += 1
+                warnings.append(f"{spec.family}: {s.value:g} is not a percentage, skipped")
+                continue
+            gpu.values[spec.key] = value
+
+    # Without FB_TOTAL, the total is used + free (+ reserved, counted by newer exporters).
+    fb_parts: dict[GpuId, dict[str, float]] = defaultdict(dict)
+    for name in FB_PARTS:
+        family = families.get(name)
+        for s in _samples(family) if family else ():
+            if readable(s, name):
+                fb_parts[_gpu_id(s.labels, index_by_uuid)][name] = s.value
+    for gid, parts in fb_parts.items():
+        if "DCGM_FI_DEV_FB_USED" in parts and "DCGM_FI_DEV_FB_FREE" in parts:
+            gpus[gid].values.setdefault("gpu.memory_total_mib", sum(parts.values()))
+
+    for name in THROTTLE_MASKS:
+        family = families.get(name)
+        for s in _samples(family) if family else ():
+            if readable(s, name):
+                mask = int(s.value)
+                gpu = gpus[_gpu_id(s.labels, index_by_uuid)]
+                gpu.throttle_seen = True
+                gpu.thermal |= bool(mask & THERMAL_BITS)
+                gpu.power |= bool(mask & POWER_BITS)
+    for names, attr in ((SMI_THERMAL, "thermal"), (SMI_POWER, "power")):
+        for name in names:
+            family = families.get(name)
+            for s in _samples(family) if family else ():
+                if readable(s, name):
+                    gpu = gpus[_gpu_id(s.labels, index_by_uuid)]
+                    gpu.throttle_seen = True
+                    if s.value >= 1:
+                        setattr(gpu, attr, True)
+    has_throttle = any(n in families for n in (*THROTTLE_MASKS, *SMI_THERMAL, *SMI_POWER))
+
+    samples = _per_gpu_samples(gpus, has_throttle)
+    samples.extend(_machine_samples(gpus))
+    if skipped:
+        samples.append(Sample("scrape.samples_skipped", (), float(skipped)))
+    info: dict[str, Any] = {"gpus": _facts(gpus)}
+    if hostnames:
+        info["hostname"] = sorted(hostnames)[0]
+        if len(hostnames) > 1:
+            warnings.append(f"several host names in one payload: {', '.join(sorted(hostnames))}")
+    raw = RawSnapshot(kind=KIND, ts=ts)
+    return Extracted(gauges=samples, raw=raw, info=info, warnings=warnings, skipped=skipped)
+
+
+def _labels(gid: GpuId) -> dict[str, str]:
+    gpu, mig = gid
+    return {"gpu": gpu, "mig": mig} if mig else {"gpu": gpu}
+
+
+def _order(gid: GpuId) -> tuple[int, str, int, str]:
+    gpu, mig = gid
+    return (
+        int(gpu) if gpu.isdigit() else 1 << 30,
+        gpu,
+        int(mig) if mig.isdigit() else -1,
+        mig,
+    )
+
+
+def _reporting(gpus: dict[GpuId, _Gpu]) -> list[GpuId]:
+    """GPU ids with at least one value: a MIG parent seen only through labels is no GPU."""
+    return sorted((gid for gid, g in gpus.items() if g.values or g.throttle_seen), key=_order)
+
+
+def _per_gpu_samples(gpus: dict[GpuId, _Gpu], has_throttle: bool) -> list[Sample]:
+    out: list[Sample | None] = []
+    for gid in _reporting(gpus):
+        gpu = gpus[gid]
+        labels = _labels(gid)
+        values = dict(gpu.values)
+        used, total = values.get("gpu.memory_used_mib"), values.get("gpu.memory_total_mib")
+        if used is not None and total:
+            values["gpu.memory_used_pct"] = min(100.0, 100.0 * used / total)
+        if has_throttle:
+            values["gpu.throttle_thermal"] = float(gpu.thermal)
+            values["gpu.throttle_power"] = float(gpu.power)
+        out.extend(make_sample(key, value, labels) for key, value in sorted(values.items()))
+    return [s for s in out if s is not None]
+
+
+def is_idle(values: dict[str, float]) -> bool | None:
+    util = values.get("gpu.utilization_pct")
+    return None if util is None else util < IDLE_UTIL_PCT
+
+
+def is_stuck(values: dict[str, float]) -> bool:
+    """Memory nearly full while the GPU computes nothing: a hung or leaked process."""
+    used, total = values.get("gpu.memory_used_mib"), values.get("gpu.memory_total_mib")
+    if not is_idle(values) or used is None or not total:
+        return False
+    return 100.0 * used / total >= STUCK_MEMORY_PCT
+
+
+def _machine_samples(gpus: dict[GpuId, _Gpu]) -> list[Sample]:
+    ids = _reporting(gpus)
+    if not ids:
+        return []
+    rows = [gpus[g] for g in ids]
+    utils = [g.values["gpu.utilization_pct"] for g in rows if "gpu.utilization_pct" in g.values]
+    idle = [is_idle(g.values) for g in rows]
+
+    def total(key: str) -> float | None:
+        values = [g.values[key] for g in rows if key in g.values]
+        return sum(values) if values else None
+
+    temps = [g.values["gpu.temperature_c"] for g in rows if "gpu.temperature_c" in g.values]
+    values: dict[str, float | None] = {
+        "gpu.machine.gpus": float(len({gpu for gpu, _mig in ids})),
+        "gpu.machine.gpus_idle": float(sum(1 for i in idle if i)) if utils else None,
+        "gpu.machine.gpus_busy": float(sum(1 for i in idle if i is False)) if utils else None,
+        "gpu.machine.gpus_stuck": float(sum(1 for g in rows if is_stuck(g.values))),
+        "gpu.machine.gpus_throttled": float(sum(1 for g in rows if g.thermal or g.power)),
+        "gpu.machine.gpus_xid": float(sum(1 for g in rows if g.values.get("gpu.xid_last", 0) > 0)),
+        "gpu.machine.utilization_pct": sum(utils) / len(utils) if utils else None,
+        "gpu.machine.memory_used_mib": total("gpu.memory_used_mib"),
+        "gpu.machine.memory_total_mib": total("gpu.memory_total_mib"),
+        "gpu.machine.power_w": total("gpu.power_w"),
+        "gpu.machine.temperature_max_c": max(temps) if temps else None,
+    }
+    out = [make_sample(k, v) for k, v in values.items() if v is not None]
+    return [s for s in out if s is not None]
+
+
+def _facts(gpus: dict[GpuId, _Gpu]) -> dict[str, dict[str, str]]:
+    """Return identity facts by our series label text: "0", or "2/3" for MIG instance 3 of GPU 2."""
+    out = {}
+    for gid in _reporting(gpus):
+        gpu, mig = gid
+        out[f"{gpu}/{mig}" if mig else gpu] = dict(gpus[gid].facts)
+    return out
+
+
+def derive(previous: RawSnapshot | None, current: RawSnapshot) -> list[Sample]:
+    """GPU series are gauges: nothing to derive between two polls."""
+    return []

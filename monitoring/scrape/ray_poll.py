@@ -1,0 +1,179 @@
+"""The live poll of a Ray cluster: discover its exporters from the dashboard, read each one,
+merge them, and add the dashboard's placement-group and reservation state."""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import httpx
+
+from . import ray
+from .errors import LimitError, ScrapeError, SourceError
+from .fetch import FetchPolicy, check_url, fetch
+from .result import PollError, ScrapeResult, poll_samples, previous_snapshot, unique
+from .series import RawSnapshot, Sample, make_sample
+
+MAX_EXPORTER_THREADS = 8
+
+
+def _split_exporter_url(source: str) -> tuple[str, str] | None:
+    url = check_url(source)
+    if url.path.rstrip("/").endswith("/metrics"):
+        return str(url), url.netloc.decode("ascii")
+    return None
+
+
+def scrape_cluster(
+    source: str,
+    previous: RawSnapshot | Mapping[str, Any] | None,
+    policy: FetchPolicy,
+    token: str | None,
+    clock: Callable[[], float],
+    client: httpx.Client | None,
+    started: float,
+) -> ScrapeResult:
+    errors: list[PollError] = []
+    info: dict[str, Any] = {}
+    extra: list[Sample] = []
+    single = _split_exporter_url(source)
+    base = str(check_url(source)).rstrip("/")
+    if single is not None:
+        exporters = [single]
+    else:
+        exporters = _discover(base, policy, token, client, errors, info)
+    exporters = _capped(exporters, policy.limits.max_exporters, errors, source)
+
+    def poll(item: tuple[str, str]) -> tuple[str, ray.Extracted | PollError, int]:
+        url, node = item
+        try:
+            # The token belongs to the dashboard: only send it to an exporter on the same host.
+            same_host = check_url(url).host == check_url(base).host
+            body = fetch(url, policy=policy, token=token if same_host else None, client=client)
+            return node, ray.extract(body.text(), clock(), node=node), len(body.body)
+        except ScrapeError as exc:
+            return node, PollError(exc.kind, str(exc), url), 0
+
+    parts: list[ray.Extracted] = []
+    payload = 0
+    if exporters:
+        workers = min(MAX_EXPORTER_THREADS, len(exporters))
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ray-exporter") as pool:
+            # Each exporter is parsed under this poll's limits (a copy of this context each).
+            futures = [pool.submit(contextvars.copy_context().run, poll, e) for e in exporters]
+            for _node, outcome, size in (f.result() for f in futures):
+                if isinstance(outcome, PollError):
+                    errors.append(outcome)
+                else:
+                    parts.append(outcome)
+                    payload += size
+    ts = clock()
+    asked = sorted(node for _url, node in exporters)
+    if single is None and parts:
+        extra.extend(_dashboard_state(base, policy, token, client, errors, info))
+    if not parts:
+        if not errors:
+            errors.append(PollError("source", "no metrics exporter found", source))
+        return ScrapeResult(
+            kind="ray", source=source, ts=ts, ok=False, errors=errors, info=info, exporters=asked
+        )
+    merged = ray.merge(parts, ts)
+    prev = previous_snapshot(previous)
+    samples = [*merged.gauges, *ray.derive(prev, merged.raw), *extra]
+    counts = [
+        make_sample("ray.cluster.exporters", float(len(exporters))),
+        make_sample("ray.cluster.exporters_failed", float(len(exporters) - len(parts))),
+    ]
+    samples.extend(s for s in counts if s is not None)
+    samples.extend(poll_samples(started, payload))
+    info.update(merged.info)
+    return ScrapeResult(
+        kind="ray",
+        source=source,
+        ts=ts,
+        ok=True,
+        samples=unique(samples),
+        raw=merged.raw,
+        errors=errors,
+        warnings=merged.warnings,
+        info=info,
+        exporters=asked,
+    )
+
+
+def _capped(
+    exporters: list[tuple[str, str]], cap: int, errors: list[PollError], source: str
+) -> list[tuple[str, str]]:
+    """Return at most `cap` exporters (0: no cap), recording how many were left out.
+
+    A dashboard's answer is the target's to write: without a cap, one poll could be made to
+    probe hundreds of addresses. Every exporter kept still passes the address guard.
+    """
+    unique_exporters = list(dict.fromkeys(exporters))
+    if not cap or len(unique_exporters) <= cap:
+        return unique_exporters
+    left_out = len(unique_exporters) - cap
+    message = f"{len(unique_exporters)} exporters discovered, {left_out} over the cap of {cap}"
+    errors.append(PollError(LimitError.kind, message, source))
+    return sorted(unique_exporters, key=lambda e: e[1])[:cap]
+
+
+def _discover(
+    base: str,
+    policy: FetchPolicy,
+    token: str | None,
+    client: httpx.Client | None,
+    errors: list[PollError],
+    info: dict[str, Any],
+) -> list[tuple[str, str]]:
+    """Return (exporter URL, node label) pairs from the dashboard (sd first, then nodes)."""
+    try:
+        body = fetch(f"{base}/api/prometheus/sd", policy=policy, token=token, client=client)
+        targets = ray.exporters_from_sd(body.body)
+        if targets:
+            return [(f"http://{t}/metrics", t) for t in targets]
+    except ScrapeError as exc:
+        errors.append(PollError(exc.kind, str(exc), f"{base}/api/prometheus/sd"))
+    try:
+        body = fetch(f"{base}/nodes?view=summary", policy=policy, token=token, client=client)
+        nodes = ray.nodes_from_summary(body.body)
+    except ScrapeError as exc:
+        errors.append(PollError(exc.kind, str(exc), f"{base}/nodes?view=summary"))
+        return []
+    info["nodes"] = [
+        {"node_id": n.node_id, "ip": n.ip, "hostname": n.hostname, "head": n.is_head} for n in nodes
+    ]
+    out = []
+    for n in nodes:
+        if n.exporter and n.state in ("ALIVE", ""):
+            out.append((f"http://{n.exporter}/metrics", n.exporter))
+    return out
+
+
+def _dashboard_state(
+    base: str,
+    policy: FetchPolicy,
+    token: str | None,
+    client: httpx.Client | None,
+    errors: list[PollError],
+    info: dict[str, Any],
+) -> list[Sample]:
+    """Read pending placement groups (with reasons) and reservations; failures are recorded."""
+    groups: list[ray.PlacementGroupInfo] = []
+    url = f"{base}/api/v0/placement_groups?detail=1"
+    try:
+        groups = ray.placement_groups(fetch(url, policy=policy, token=token, client=client).body)
+        info["placement_groups_pending"] = [g.as_dict() for g in groups if g.state == "PENDING"]
+    except ScrapeError as exc:
+        errors.append(PollError(exc.kind, str(exc), url))
+    url = f"{base}/api/cluster_status"
+    try:
+        body = fetch(url, policy=policy, token=token, client=client).body
+        return ray.reservations(body, groups)
+    except ScrapeError as exc:
+        errors.append(PollError(exc.kind, str(exc), url))
+    except (TypeError, ValueError, AttributeError) as exc:
+        errors.append(PollError(SourceError.kind, f"unexpected cluster_status: {exc}", url))
+    return []
