@@ -368,8 +368,7 @@ def gpu_charts() -> list[Chart]:
             {"gpu.memory_used_pct": _("GPU")},
             no_gpu,
             label="gpu",
-            hline=95.0,
-            hline_name=_("alert line"),
+            lines=(RefLine(y=95.0, name=_("alert line"), kind="slo"),),
         ),
         Chart(
             "chart-gpu-temperature",
