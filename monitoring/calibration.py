@@ -74,6 +74,8 @@ def _bins(polls: list[tuple[float, float, float]]) -> list[list[tuple[float, flo
 
 def _observations(target: Target, start: datetime, end: datetime) -> list[Observation]:
     plan = target.plan
+    if plan is None:
+        return []
     values = plan_values(plan)
     spec = plan_spec(plan)
     seen = observe(target, start, end)
@@ -119,7 +121,7 @@ def calibration_run(*, targets: Sequence[Target], start: datetime, end: datetime
     observations: list[Observation] = []
     sources = []
     for target in targets:
-        if target.kind != TargetKind.VLLM or target.plan_id is None:
+        if target.kind != TargetKind.VLLM or target.plan is None:
             raise ValidationError(
                 {
                     "targets": _("%(name)s is not a vLLM target linked to a plan.")

@@ -119,9 +119,10 @@ def evidence_fill(
     """
     from planner.decisions.services import record_evidence_measurement
 
-    if target.decision_id is None:
+    decision = target.decision
+    if decision is None:
         return EvidenceFill(filled=(), held=())
-    items = evidence_items(target.decision_id)
+    items = evidence_items(decision.pk)
     filled: list[Measured] = []
     held: list[HeldBack] = []
     with transaction.atomic():
@@ -129,12 +130,12 @@ def evidence_fill(
             if kinds is not None and item.kind not in kinds:
                 continue
             current = items.get(item.kind)
-            typed = (
+            if (
                 current is not None
-                and current.value_source != EvidenceSource.MONITORING
                 and current.measured_value is not None
-            )
-            if typed and item.kind not in overwrite:
+                and current.value_source != EvidenceSource.MONITORING
+                and item.kind not in overwrite
+            ):
                 held.append(
                     HeldBack(
                         kind=item.kind,
@@ -146,7 +147,7 @@ def evidence_fill(
                 )
                 continue
             record_evidence_measurement(
-                decision=target.decision,
+                decision=decision,
                 item_kind=item.kind,
                 value=item.value,
                 unit=item.unit,

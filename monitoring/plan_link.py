@@ -18,7 +18,8 @@ from django.utils.translation import gettext as _
 from monitoring.models import PlanScope, Target
 from monitoring.observed import TargetObservation, observe
 from monitoring.sanity import ComparisonWarning, sanity_warnings
-from planner.decisions.selectors import latency_slo
+from planner.decisions.selectors import LatencySlo, latency_slo
+from planner.engine.at_concurrency import ServingPoint
 from planner.selectors.plan_values import PlanUnreadable, PlanValues, plan_values, predict_at
 
 # How far an observation may stray from the prediction before it is highlighted, in %.
@@ -105,7 +106,9 @@ def _row(
     )
 
 
-def _slo_row(quantity: str, label: str, threshold: float | None, observed: float | None):
+def _slo_row(
+    quantity: str, label: str, threshold: float | None, observed: float | None
+) -> ComparisonRow:
     """A threshold row: within when the observation does not exceed the threshold."""
     within = None if threshold is None or observed is None else observed <= threshold
     return ComparisonRow(
@@ -135,7 +138,7 @@ def linked_targets(target: Target) -> list[Target]:
     """Return every replica-scope target linked to the same plan (this one included)."""
     return list(
         Target.objects.defer("token")
-        .filter(plan_id=target.plan_id, plan_scope=PlanScope.REPLICA, kind=target.kind)
+        .filter(plan=target.plan, plan_scope=PlanScope.REPLICA, kind=target.kind)
         .order_by("name")
     )
 
@@ -148,9 +151,9 @@ def plan_comparison(
     Return None when the target is not linked to a plan; raise PlanUnreadable when the plan
     recommends nothing to compare with.
     """
-    if target.plan_id is None:
-        return None
     plan = target.plan
+    if plan is None:
+        return None
     values = plan_values(plan)
     whole = target.plan_scope == PlanScope.PLAN
     chosen = Scope.PLAN if whole or scope == Scope.PLAN else Scope.REPLICA
@@ -159,7 +162,7 @@ def plan_comparison(
     observations = [observe(t, start, end) for t in members]
     # A whole-plan endpoint spreads its load over the planned replicas.
     share = values.replicas if whole else 1
-    predictions = []
+    predictions: list[ServingPoint | None] = []
     for obs in observations:
         if obs.concurrency is None:
             predictions.append(None)
@@ -186,121 +189,136 @@ def plan_comparison(
     )
 
 
-def _rows(values, scope, whole, observations, predictions, slo) -> list[ComparisonRow]:
-    replica = values.replica
-    rows: list[ComparisonRow] = []
-    obs: TargetObservation
+def _rows(
+    values: PlanValues,
+    scope: Scope,
+    whole: bool,
+    observations: list[TargetObservation],
+    predictions: list[ServingPoint | None],
+    slo: LatencySlo,
+) -> list[ComparisonRow]:
     if scope == Scope.REPLICA:
-        obs, pred = observations[0], predictions[0]
-        rows.append(
-            _row(
-                "kv_blocks",
-                _("KV-cache blocks per GPU (vllm:cache_config_info num_gpu_blocks)"),
-                "blocks",
-                float(replica.kv_blocks),
-                None if obs.served.kv_blocks is None else float(obs.served.kv_blocks),
-            )
-        )
-        rows.append(
-            _row(
-                "running_requests",
-                _("Running requests (mean; the plan's expected load for context)"),
-                "requests",
-                round(replica.concurrency, 1),
-                None if obs.concurrency is None else round(obs.concurrency, 1),
-            )
-        )
-        planned_tok_s = None if pred is None else pred.output_tok_s
-        planned_ttft = None if pred is None else pred.ttft_ms
-        planned_itl = None if pred is None else pred.itl_ms
-        observed = (obs.output_tok_s, obs.ttft_p95_ms, obs.itl_p95_ms)
+        rows = _replica_rows(values, observations[0])
+        speed = _replica_speed(observations[0], predictions[0])
     else:
-        n = values.replicas
-        found = len(observations)
-        rows.append(
-            _row(
-                "replicas",
-                _("Replicas (targets linked to the plan)"),
-                "replicas",
-                float(n),
-                float(1 if whole else found),
-            )
-        )
-        capacity = _sum([o.kv_capacity_tokens for o in observations])
-        rows.append(
-            _row(
-                "kv_capacity_tokens",
-                _("KV-cache capacity, all replicas"),
-                "tokens",
-                float(replica.kv_tokens * n),
-                capacity,
-                "" if whole else _("planned: every planned replica; observed: the linked ones"),
-            )
-        )
-        rows.append(
-            _row(
-                "running_requests",
-                _("Running requests, all replicas (mean; the plan's expected load)"),
-                "requests",
-                round(replica.concurrency * n, 1),
-                _sum(
-                    [
-                        None if o.concurrency is None else round(o.concurrency, 1)
-                        for o in observations
-                    ]
-                ),
-            )
-        )
-        share = n if whole else 1
-        planned_tok_s = _sum([None if p is None else p.output_tok_s * share for p in predictions])
-        planned_ttft = _max([None if p is None else p.ttft_ms for p in predictions])
-        planned_itl = _max([None if p is None else p.itl_ms for p in predictions])
-        observed = (
+        rows = _plan_rows(values, whole, observations)
+        speed = _plan_speed(values.replicas if whole else 1, observations, predictions)
+    return [*rows, *_speed_rows(speed, scope), *_slo_rows(values, slo, speed)]
+
+
+@dataclass(frozen=True, slots=True)
+class _Speed:
+    """Planned (at the observed concurrency) and observed throughput, TTFT p95 and ITL p95."""
+
+    planned: tuple[float | None, float | None, float | None]
+    observed: tuple[float | None, float | None, float | None]
+
+
+def _replica_rows(values: PlanValues, obs: TargetObservation) -> list[ComparisonRow]:
+    replica = values.replica
+    return [
+        _row(
+            "kv_blocks",
+            _("KV-cache blocks per GPU (vllm:cache_config_info num_gpu_blocks)"),
+            "blocks",
+            float(replica.kv_blocks),
+            None if obs.served.kv_blocks is None else float(obs.served.kv_blocks),
+        ),
+        _row(
+            "running_requests",
+            _("Running requests (mean; the plan's expected load for context)"),
+            "requests",
+            round(replica.concurrency, 1),
+            None if obs.concurrency is None else round(obs.concurrency, 1),
+        ),
+    ]
+
+
+def _replica_speed(obs: TargetObservation, pred: ServingPoint | None) -> _Speed:
+    planned = (None, None, None) if pred is None else (pred.output_tok_s, pred.ttft_ms, pred.itl_ms)
+    return _Speed(planned=planned, observed=(obs.output_tok_s, obs.ttft_p95_ms, obs.itl_p95_ms))
+
+
+def _plan_rows(
+    values: PlanValues, whole: bool, observations: list[TargetObservation]
+) -> list[ComparisonRow]:
+    n = values.replicas
+    return [
+        _row(
+            "replicas",
+            _("Replicas (targets linked to the plan)"),
+            "replicas",
+            float(n),
+            float(1 if whole else len(observations)),
+        ),
+        _row(
+            "kv_capacity_tokens",
+            _("KV-cache capacity, all replicas"),
+            "tokens",
+            float(values.replica.kv_tokens * n),
+            _sum([o.kv_capacity_tokens for o in observations]),
+            "" if whole else _("planned: every planned replica; observed: the linked ones"),
+        ),
+        _row(
+            "running_requests",
+            _("Running requests, all replicas (mean; the plan's expected load)"),
+            "requests",
+            round(values.replica.concurrency * n, 1),
+            _sum(
+                [None if o.concurrency is None else round(o.concurrency, 1) for o in observations]
+            ),
+        ),
+    ]
+
+
+def _plan_speed(
+    share: int, observations: list[TargetObservation], predictions: list[ServingPoint | None]
+) -> _Speed:
+    """Sum throughput over the linked targets; latency is the slowest replica's."""
+    known = [p for p in predictions if p is not None]
+    return _Speed(
+        planned=(
+            _sum([p.output_tok_s * share for p in known]),
+            _max([p.ttft_ms for p in known]),
+            _max([p.itl_ms for p in known]),
+        ),
+        observed=(
             _sum([o.output_tok_s for o in observations]),
             _max([o.ttft_p95_ms for o in observations]),
             _max([o.itl_p95_ms for o in observations]),
-        )
+        ),
+    )
+
+
+def _speed_rows(speed: _Speed, scope: Scope) -> list[ComparisonRow]:
     at = _("predicted at the observed concurrency and request lengths")
-    rows.append(
-        _row(
-            "output_throughput",
-            _("Output throughput"),
-            "tok/s",
-            _round(planned_tok_s),
-            _round(observed[0]),
-            at,
-        )
-    )
     slowest = "" if scope == Scope.REPLICA else " " + _("(slowest replica)")
-    rows.append(
-        _row(
-            "ttft_p95", _("TTFT p95") + slowest, "ms", _round(planned_ttft), _round(observed[1]), at
+    labels = (
+        ("output_throughput", _("Output throughput"), "tok/s"),
+        ("ttft_p95", _("TTFT p95") + slowest, "ms"),
+        ("itl_p95", _("Inter-token latency p95") + slowest, "ms"),
+    )
+    return [
+        _row(quantity, label, unit, _round(planned), _round(observed), at)
+        for (quantity, label, unit), planned, observed in zip(
+            labels, speed.planned, speed.observed, strict=True
         )
-    )
-    rows.append(
-        _row(
-            "itl_p95",
-            _("Inter-token latency p95") + slowest,
-            "ms",
-            _round(planned_itl),
-            _round(observed[2]),
-            at,
-        )
-    )
-    ttft_slo = slo.ttft_p95_ms if slo.ttft_p95_ms is not None else values.ttft_slo_ms
-    itl_slo = slo.itl_p95_ms if slo.itl_p95_ms is not None else values.itl_slo_ms
-    rows.append(
-        _slo_row("ttft_p95_slo", _("TTFT p95 against the SLO"), ttft_slo, _round(observed[1]))
-    )
-    rows.append(
+    ]
+
+
+def _slo_rows(values: PlanValues, slo: LatencySlo, speed: _Speed) -> list[ComparisonRow]:
+    """The decision's thresholds, else the plan's workload SLOs."""
+    ttft = slo.ttft_p95_ms if slo.ttft_p95_ms is not None else values.ttft_slo_ms
+    itl = slo.itl_p95_ms if slo.itl_p95_ms is not None else values.itl_slo_ms
+    return [
+        _slo_row("ttft_p95_slo", _("TTFT p95 against the SLO"), ttft, _round(speed.observed[1])),
         _slo_row(
             "itl_p95_slo",
             _("Inter-token latency p95 against the SLO"),
-            itl_slo,
-            _round(observed[2]),
-        )
-    )
-    return rows
+            itl,
+            _round(speed.observed[2]),
+        ),
+    ]
 
 
 def _round(value: float | None) -> float | None:

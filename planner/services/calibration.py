@@ -138,7 +138,7 @@ def calibration_note(
 ) -> dict[str, Any]:
     """Return what a plan's result says about the profile it was computed with."""
     rec = result.get("recommendation") or {}
-    chosen = next(
+    chosen: dict[str, Any] = next(
         (c for c in result.get("candidates") or [] if c.get("id") == rec.get("candidate_id")), {}
     )
     matches = (
