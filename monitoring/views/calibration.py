@@ -10,6 +10,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
 from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views import View
 
 from core.mixins import PlannerRequiredMixin
@@ -32,8 +33,15 @@ def _candidates():
     )
 
 
+CHART_QUANTITIES = (
+    ("itl_ms", gettext_lazy("Inter-token latency p50: measured and predicted")),
+    ("ttft_ms", gettext_lazy("TTFT p50: measured and predicted")),
+)
+
+
 def _list_context(request: HttpRequest, **extra: Any) -> dict[str, Any]:
     return {
+        "chart_quantities": CHART_QUANTITIES,
         "profiles": CalibrationProfile.objects.select_related("created_by").order_by(
             "key", "-version"
         ),
@@ -100,6 +108,7 @@ class CalibrationDetailView(View):
             ),
             "plans": profile.plans.order_by("-created_at")[:20],
             "can_edit": is_planner(request.user),
+            "chart_quantities": CHART_QUANTITIES,
         }
         return render(request, "monitoring/calibration_detail.html", context)
 

@@ -63,3 +63,33 @@ def test_the_target_page_draws_plan_and_slo_lines(
     assert "deviation-out" in (row.get_attribute("class") or "")
     assert "-20" in row.inner_text()
     assert errors == []
+
+
+def test_the_profile_page_draws_measured_before_and_after(
+    browser_page,  # noqa: F811
+    live_server,
+    make_target,
+    s1_plan,  # noqa: F811
+    planner,
+):
+    from monitoring.calibration import calibration_create
+    from monitoring.selectors import resolve_range
+
+    page, errors = browser_page
+    blocks = plan_values(s1_plan).replica.kv_blocks
+    targets = []
+    for name, seed in (("a", 1), ("b", 2)):
+        target = make_target(name=f"s1-{name}", plan=s1_plan, enabled=False)
+        feed_simulated(target, _replica(name, blocks=blocks, seed=seed))
+        targets.append(target)
+    start, end = resolve_range("1h")
+    profile = calibration_create(targets=targets, start=start, end=end, user=planner)
+
+    page.goto(live_server.url + profile.get_absolute_url())
+    page.wait_for_selector("[data-calibration-chart='itl_ms'][data-drawn]", timeout=30_000)
+
+    names = page.evaluate(
+        "() => document.querySelector(\"[data-calibration-chart='itl_ms']\").data.map(t => t.name)"
+    )
+    assert names == ["measured", "predicted before calibration", "predicted after calibration"]
+    assert errors == []
