@@ -235,8 +235,19 @@ def _replica_rows(values: PlanValues, obs: TargetObservation) -> list[Comparison
 
 
 def _replica_speed(obs: TargetObservation, pred: ServingPoint | None) -> _Speed:
-    planned = (None, None, None) if pred is None else (pred.output_tok_s, pred.ttft_ms, pred.itl_ms)
+    planned = (
+        (None, None, None)
+        if pred is None
+        else (pred.output_tok_s, _p95(pred, "ttft"), _p95(pred, "itl"))
+    )
     return _Speed(planned=planned, observed=(obs.output_tok_s, obs.ttft_p95_ms, obs.itl_p95_ms))
+
+
+def _p95(point: ServingPoint, which: str) -> float:
+    """Return the simulated p95, or the mean when the model could not simulate the layout."""
+    if which == "ttft":
+        return point.ttft_p95_ms if point.ttft_p95_ms is not None else point.ttft_ms
+    return point.itl_p95_ms if point.itl_p95_ms is not None else point.itl_ms
 
 
 def _plan_rows(
@@ -264,9 +275,7 @@ def _plan_rows(
             _("Running requests, all replicas (mean; the plan's expected load)"),
             "requests",
             round(values.replica.concurrency * n, 1),
-            _sum(
-                [None if o.concurrency is None else round(o.concurrency, 1) for o in observations]
-            ),
+            _round(_sum([o.concurrency for o in observations])),
         ),
     ]
 
@@ -279,8 +288,8 @@ def _plan_speed(
     return _Speed(
         planned=(
             _sum([p.output_tok_s * share for p in known]),
-            _max([p.ttft_ms for p in known]),
-            _max([p.itl_ms for p in known]),
+            _max([_p95(p, "ttft") for p in known]),
+            _max([_p95(p, "itl") for p in known]),
         ),
         observed=(
             _sum([o.output_tok_s for o in observations]),

@@ -3,7 +3,9 @@
 A server seldom runs at the concurrency the plan assumed; comparing its throughput with the
 plan's figure at another concurrency says nothing. This evaluates the plan's layout again at the
 observed concurrency (and, when known, the observed request lengths). It is the single engine
-call monitoring and calibration make, so a better serving-speed model replaces only `_evaluate`.
+call monitoring and calibration make. Means come from the serving model's steady state (what the
+candidate ranking uses; cheap enough for a least-squares fit); with `percentiles` the serving
+model's simulation of vLLM's scheduler adds the p95s that the servers' p95s are compared with.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from dataclasses import dataclass, replace
 
 from planner.engine.assumptions import DEFAULT_ASSUMPTIONS, Assumptions
 from planner.engine.layouts import evaluate, group_nodes
+from planner.engine.serving import predict
 from planner.engine.spec import Layout, PlanSpec
 
 
@@ -31,8 +34,10 @@ class ServingPoint:
 
     concurrency_per_replica: float
     output_tok_s: float
-    ttft_ms: float
-    itl_ms: float
+    ttft_ms: float  # mean (steady state)
+    itl_ms: float  # mean (steady state)
+    ttft_p95_ms: float | None  # simulated; None unless asked for
+    itl_p95_ms: float | None
     kv_blocks: int  # per GPU of the stage that limits the KV cache (vLLM's num_gpu_blocks)
     kv_tokens: int
     kv_budget_gib: float  # per GPU
@@ -51,6 +56,7 @@ def predict_replica(
     avg_input_tokens: float | None = None,
     avg_output_tokens: float | None = None,
     a: Assumptions = DEFAULT_ASSUMPTIONS,
+    percentiles: bool = False,
 ) -> ServingPoint:
     """Return one replica's throughput, TTFT and ITL at the given concurrency."""
     workload = replace(
@@ -60,10 +66,12 @@ def predict_replica(
         avg_input_tokens=max(1, round(avg_input_tokens or spec.workload.avg_input_tokens)),
         avg_output_tokens=max(1, round(avg_output_tokens or spec.workload.avg_output_tokens)),
     )
-    return _evaluate(replace(spec, workload=workload), layout, a)
+    return _evaluate(replace(spec, workload=workload), layout, a, percentiles)
 
 
-def _evaluate(spec: PlanSpec, layout: ReplicaLayout, a: Assumptions) -> ServingPoint:
+def _evaluate(
+    spec: PlanSpec, layout: ReplicaLayout, a: Assumptions, percentiles: bool
+) -> ServingPoint:
     group = next((g for g in group_nodes(spec.hardware.nodes) if g.gpu_slug == layout.gpu), None)
     if group is None:
         raise LayoutUnavailable(f"no {layout.gpu} nodes in the plan's hardware")
@@ -82,11 +90,19 @@ def _evaluate(spec: PlanSpec, layout: ReplicaLayout, a: Assumptions) -> ServingP
     if cand is None:
         raise LayoutUnavailable(f"TP{layout.tp}×PP{layout.pp} does not fit {layout.gpu} nodes")
     block = a.block_size_tokens
+    ttft_p95 = itl_p95 = None
+    output = cand.output_throughput_tok_s
+    if percentiles and cand.serving_context is not None:
+        simulated = predict(cand.serving_context, spec.workload, replicas=1, scan=False)
+        ttft_p95, itl_p95 = simulated.ttft_p95_ms, simulated.itl_p95_ms
+        output = simulated.output_tok_s
     return ServingPoint(
         concurrency_per_replica=float(spec.workload.concurrency),
-        output_tok_s=cand.output_throughput_tok_s,
+        output_tok_s=output,
         ttft_ms=cand.ttft_ms,
         itl_ms=cand.itl_ms,
+        ttft_p95_ms=ttft_p95,
+        itl_p95_ms=itl_p95,
         kv_blocks=cand.kv_tokens_per_replica // block,
         kv_tokens=cand.kv_tokens_per_replica,
         kv_budget_gib=cand.memory.kv_budget_gib,

@@ -155,8 +155,13 @@ def predict_at(
     avg_input_tokens: float | None = None,
     avg_output_tokens: float | None = None,
     assumptions: Assumptions | None = None,
+    percentiles: bool = True,
 ) -> ServingPoint:
-    """Return one replica's predicted speed at the observed concurrency and request lengths."""
+    """Return one replica's predicted speed at the observed concurrency and request lengths.
+
+    With `percentiles` (the default) TTFT and ITL p95 are simulated, like for like with the
+    servers' p95s.
+    """
     values = plan_values(plan)
     try:
         return predict_replica(
@@ -166,6 +171,7 @@ def predict_at(
             avg_input_tokens=avg_input_tokens,
             avg_output_tokens=avg_output_tokens,
             a=assumptions or plan_assumptions(plan),
+            percentiles=percentiles,
         )
     except LayoutUnavailable as exc:
         raise PlanUnreadable(str(exc)) from exc
