@@ -23,6 +23,7 @@ def main() -> None:
 
     from django.test import Client
 
+    from planner.selectors import plan_result
     from planner.services import plan_create
 
     user = planner_user()
@@ -43,7 +44,7 @@ def main() -> None:
         print(
             f"{name}: result_page_p50_ms={statistics.median(times):.1f} "
             f"p95_ms={percentile(times, 0.95):.1f} html_kib={size / 1024:.0f} "
-            f"candidates={len(plan.result['candidates'])}"
+            f"candidates={len(plan_result(plan).candidates)}"
         )
     teardown_database()
 

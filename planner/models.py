@@ -8,6 +8,8 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from planner.engine.result import layout_label
+
 
 class Route(models.TextChoices):
     SINGLE = "single", _("Single GPU or node")
@@ -99,7 +101,7 @@ class Plan(models.Model):
 
     @property
     def layout_label(self) -> str:
-        return f"TP{self.tp}×PP{self.pp}×{self.replicas}"
+        return layout_label(self.tp, self.pp, self.replicas)
 
 
 class PlanIsImmutable(Exception):

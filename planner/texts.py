@@ -9,7 +9,7 @@ id is unknown, or the engine's English wording has drifted from ours, the engine
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +17,8 @@ from django.utils.translation import get_language, override
 from django.utils.translation import gettext_lazy as _
 
 from planner import engine_texts_i18n as engine_i18n
+from planner.engine.result import Pitfall, PlanResult, Signal
+from planner.engine.texts import Message
 
 # Engine message id -> translated template (python-brace-format, params of the engine).
 MESSAGES: dict[str, Any] = {
@@ -332,16 +334,11 @@ def route_name(route: str) -> str:
     return str(ROUTE_NAMES.get(route, route))
 
 
-def recommendation_sentence(result: Mapping[str, Any]) -> str:
+def recommendation_sentence(result: PlanResult) -> str:
     """Return the recommendation in one translated sentence (the engine's summary is English)."""
-    rec = result.get("recommendation") or {}
-    wanted = rec.get("candidate_id")
-    best = next((c for c in result.get("candidates") or [] if c.get("id") == wanted), {})
-    if not best:
-        return str(rec.get("summary", ""))
-    hosts = (result.get("node_selection") or {}).get("hosts") or [
-        h for group in best.get("hosts") or [] for h in group
-    ]
+    rec, best = result.recommendation, result.best
+    if best is None:
+        return rec.summary
     return _(
         "%(route)s: serve %(model)s with %(dtype)s weights as TP%(tp)s × PP%(pp)s × "
         "%(replicas)s replica(s) on %(gpu)s (%(hosts)s); each replica holds %(kv)s KV tokens, "
@@ -349,22 +346,22 @@ def recommendation_sentence(result: Mapping[str, Any]) -> str:
         "(TTFT ≈ %(ttft)s ms, inter-token ≈ %(itl)s ms); executor %(backend)s, "
         "balancer %(balancer)s."
     ) % {
-        "route": route_name(rec.get("route", "")),
-        "model": (result.get("model") or {}).get("name", ""),
-        "dtype": rec.get("weight_dtype", ""),
-        "tp": rec.get("tp"),
-        "pp": rec.get("pp"),
-        "replicas": rec.get("replicas"),
-        "gpu": best.get("gpu", ""),
-        "hosts": ", ".join(hosts),
-        "kv": best.get("kv_tokens_per_replica"),
-        "seqs": round(float(best.get("max_concurrency_per_replica") or 0), 1),
-        "ctx": (result.get("model") or {}).get("max_model_len"),
-        "tok": round(float(best.get("output_throughput_tok_s") or 0)),
-        "ttft": round(float(best.get("ttft_ms") or 0)),
-        "itl": round(float(best.get("itl_ms") or 0), 1),
-        "backend": rec.get("executor_backend", ""),
-        "balancer": rec.get("balancer", ""),
+        "route": route_name(rec.route),
+        "model": result.model.name,
+        "dtype": rec.weight_dtype,
+        "tp": rec.tp,
+        "pp": rec.pp,
+        "replicas": rec.replicas,
+        "gpu": best.gpu,
+        "hosts": ", ".join(result.hosts),
+        "kv": best.kv_tokens_per_replica,
+        "seqs": round(best.max_concurrency_per_replica, 1),
+        "ctx": result.model.max_model_len,
+        "tok": round(best.output_throughput_tok_s),
+        "ttft": round(best.ttft_ms),
+        "itl": round(best.itl_ms, 1),
+        "backend": rec.executor_backend,
+        "balancer": rec.balancer,
     }
 
 
@@ -455,25 +452,23 @@ def render_action(msg_id: str, params: Mapping[str, Any] | None, english: str = 
     return _format(ACTIONS.get(msg_id), params or {}, english)
 
 
-def render_message(message: Mapping[str, Any]) -> RenderedMessage:
-    """Return a reason, signal or pitfall dict from the engine rendered for the current language."""
-    params = message.get("params") or {}
-    msg_id = str(message.get("id", ""))
+def render_message(message: Message | Signal | Pitfall) -> RenderedMessage:
+    """Return a reason, signal or pitfall from the engine rendered for the current language."""
+    params = message.params
+    action = getattr(message, "action", "")
     return RenderedMessage(
-        id=msg_id,
-        text=render_text(msg_id, params, str(message.get("text", ""))),
-        rule=str(message.get("rule", "")),
-        rules=rule_refs(str(message.get("rule", ""))),
-        action=render_action(msg_id, params, str(message.get("action", "")))
-        if "action" in message
-        else "",
-        severity=str(message.get("severity", "")),
-        strength=str(message.get("strength", "")),
-        direction=str(message.get("direction", "")),
-        hit=message.get("hit"),
+        id=message.id,
+        text=render_text(message.id, params, message.text),
+        rule=message.rule,
+        rules=rule_refs(message.rule),
+        action=render_action(message.id, params, action) if action else "",
+        severity=str(getattr(message, "severity", "")),
+        strength=str(getattr(message, "strength", "")),
+        direction=str(getattr(message, "direction", "")),
+        hit=getattr(message, "hit", None),
     )
 
 
-def render_messages(messages: Any) -> list[RenderedMessage]:
-    """Return every message of a list rendered (empty for None)."""
-    return [render_message(m) for m in messages or []]
+def render_messages(messages: Iterable[Message | Signal | Pitfall]) -> list[RenderedMessage]:
+    """Return every message rendered."""
+    return [render_message(m) for m in messages]

@@ -258,6 +258,16 @@ class PlanComparisonQuerySerializer(serializers.Serializer):
     )
 
 
+class CalibrationNoteSerializer(serializers.Serializer):
+    profile = serializers.CharField(help_text="The calibration profile's public id.")
+    key = serializers.CharField(help_text="GPU type / model family / weight dtype.")
+    version = serializers.IntegerField()
+    factors = serializers.DictField(child=serializers.FloatField(allow_null=True))
+    matches_layout = serializers.BooleanField(
+        help_text="Whether the profile was fitted on this GPU, model family and dtype."
+    )
+
+
 class ComparisonPlanSerializer(serializers.Serializer):
     public_id = serializers.CharField()
     title = serializers.CharField()
@@ -265,7 +275,7 @@ class ComparisonPlanSerializer(serializers.Serializer):
     route = serializers.CharField()
     replicas = serializers.IntegerField()
     layout = serializers.SerializerMethodField()
-    calibration = serializers.DictField(allow_null=True)
+    calibration = CalibrationNoteSerializer(allow_null=True)
 
     def get_layout(self, obj) -> dict:
         layout = obj.replica.layout

@@ -3,10 +3,12 @@
 from typing import Any
 
 from django.utils.translation import gettext_lazy as _
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from planner.engine.spec import KV_DTYPES, TRAFFIC_SHAPES, WEIGHT_DTYPES
 from planner.models import Plan
+from planner.selectors import plan_result
 
 
 class WorkloadSerializer(serializers.Serializer):
@@ -90,6 +92,9 @@ class PlanResultSerializer(serializers.Serializer):
     calibration = serializers.JSONField(
         required=False, help_text="The calibration profile the plan was computed with, if any."
     )
+    schema_version = serializers.IntegerField(
+        help_text="Version of this shape; saved plans of earlier versions are upgraded on read."
+    )
 
 
 class PlanCreateSerializer(serializers.Serializer):
@@ -133,11 +138,15 @@ class PlanListSerializer(serializers.ModelSerializer):
 
 class PlanDetailSerializer(PlanListSerializer):
     rerun_of = serializers.UUIDField(source="rerun_of.public_id", read_only=True, allow_null=True)
-    result = PlanResultSerializer(read_only=True)
+    result = serializers.SerializerMethodField()
 
     class Meta(PlanListSerializer.Meta):
         fields = [*PlanListSerializer.Meta.fields, "rerun_of", "spec", "engine_input", "result"]
         read_only_fields = fields
+
+    @extend_schema_field(PlanResultSerializer)
+    def get_result(self, plan: Plan) -> dict[str, Any]:
+        return plan_result(plan).to_dict()
 
 
 class CompareSerializer(serializers.Serializer):

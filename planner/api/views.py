@@ -56,7 +56,7 @@ class EvaluateView(APIView):
             evaluation = plan_evaluate(spec=serializer.validated_data)
         except SpecError as exc:
             raise _field_errors(exc) from exc
-        return Response(evaluation.result)
+        return Response(evaluation.result.to_dict())
 
 
 @extend_schema(tags=["plans"])

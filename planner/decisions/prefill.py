@@ -1,7 +1,7 @@
 """Propose a decision record from a saved plan (DOMAIN.md §7; seed 001, closing section).
 
-The plan's result is a stored JSON snapshot from whatever engine version saved it, so every key
-is read defensively: a missing key makes the proposal vaguer, never an error.
+The plan's result is read through planner.selectors, typed, whatever engine version saved it;
+what a legacy snapshot lacks makes the proposal vaguer, never an error.
 """
 
 import json
@@ -12,20 +12,23 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from planner.decisions.guidance import EvidenceKind, PoolKind
+from planner.engine.result import (
+    Candidate,
+    Message,
+    Pitfall,
+    Placement,
+    PlanResult,
+    Severity,
+    Signal,
+    SingleBundle,
+)
 from planner.engine_texts_i18n import cite_after
 from planner.models import Plan, Route
+from planner.selectors import plan_result
 from planner.texts import render_action, render_text
 
 MAX_ALTERNATIVES = 6
 MAX_CONSEQUENCES = 8
-
-
-def _dict(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return list(value) if isinstance(value, list | tuple) else []
 
 
 def _num(value: Any) -> str:
@@ -44,9 +47,8 @@ def _bundle_text(resources: Mapping[str, Any]) -> str:
     return json.dumps({"GPU": gpu} if gpu is not None else dict(resources))
 
 
-def _hosts(plan: Plan, result: Mapping[str, Any]) -> list[str]:
-    hosts = _list(_dict(result.get("node_selection")).get("hosts"))
-    return [str(h) for h in (hosts or _list(plan.hostnames))]
+def _hosts(plan: Plan, result: PlanResult) -> list[str]:
+    return list(result.hosts or plan.hostnames or [])
 
 
 def _nodes_phrase(hosts: list[str]) -> str:
@@ -59,42 +61,21 @@ def _nodes_phrase(hosts: list[str]) -> str:
     return _("all %(count)s nodes (%(hosts)s)") % {"count": len(hosts), "hosts": ", ".join(hosts)}
 
 
-def _best_candidate(result: Mapping[str, Any]) -> Mapping[str, Any]:
-    chosen = _dict(result.get("recommendation")).get("candidate_id")
-    candidates = [_dict(c) for c in _list(result.get("candidates"))]
-    for c in candidates:
-        if c.get("id") == chosen:
-            return c
-    return candidates[0] if candidates else {}
-
-
-def _layout(c: Mapping[str, Any], plan: Plan) -> str:
-    return "TP{}×PP{}×{}".format(
-        c.get("tp", plan.tp), c.get("pp", plan.pp), c.get("replicas", plan.replicas)
-    )
-
-
-def _placement_text(placement: Mapping[str, Any], plan: Plan) -> tuple[str, str]:
+def _placement_text(placement: Placement, plan: Plan) -> tuple[str, str]:
     """Return (bundles, strategy) of one replica's placement group, as the plan computed them."""
-    bundles = [_dict(b) for b in _list(placement.get("bundles"))]
-    if bundles:
-        texts = []
-        for b in bundles:
-            text = _bundle_text(_dict(b.get("resources")) or b)
-            if b.get("node"):
-                text += " → " + str(b["node"])
-            texts.append(text)
-        parts = ", ".join(texts)
+    if placement.bundles:
+        parts = ", ".join(
+            _bundle_text(b.resources) + (f" → {b.node}" if b.node else "")
+            for b in placement.bundles
+        )
     else:
         parts = " + ".join([_bundle_text({"GPU": plan.tp})] * plan.pp)
-    return parts, str(placement.get("strategy") or "STRICT_SPREAD")
+    return parts, str(placement.strategy)
 
 
-def _text(message: Mapping[str, Any]) -> str:
+def _text(message: Message | Signal | Pitfall) -> str:
     """Return an engine message (id + params + English) in the current language."""
-    return render_text(
-        str(message.get("id", "")), _dict(message.get("params")), str(message.get("text") or "")
-    ) or str(message.get("id", ""))
+    return render_text(message.id, message.params, message.text) or message.id
 
 
 CANDIDATE_KINDS = {
@@ -109,25 +90,20 @@ def _kind_label(kind: str) -> str:
     return str(CANDIDATE_KINDS.get(kind, kind))
 
 
-def _unplaceable_reason(single: Mapping[str, Any]) -> str:
+def _unplaceable_reason(single: SingleBundle) -> str:
     """Say why one bundle cannot be placed: a bundle must fit on ONE node (DOMAIN.md §5)."""
-    gpus = _dict(single.get("resources")).get("GPU", "?")
+    gpus = single.resources.get("GPU", "?")
     return _("a bundle must fit on one node and no node has %(gpus)s free GPUs") % {"gpus": gpus}
 
 
-SEVERITIES = {"high": gettext_lazy("high"), "medium": gettext_lazy("medium")}
+SEVERITIES = {Severity.HIGH: gettext_lazy("high"), Severity.MEDIUM: gettext_lazy("medium")}
 
 
-def _signals_hit(result: Mapping[str, Any], direction: str) -> list[str]:
-    return [
-        _text(s)
-        for s in map(_dict, _list(result.get("signals")))
-        if s.get("hit") and s.get("direction") == direction
-    ]
+def _signals_hit(result: PlanResult, direction: str) -> list[str]:
+    return [_text(s) for s in result.signals if s.hit and s.direction == direction]
 
 
-def _context(plan: Plan, result: Mapping[str, Any], hosts: list[str]) -> str:
-    rec = _dict(result.get("recommendation"))
+def _context(plan: Plan, result: PlanResult, hosts: list[str]) -> str:
     lines = [
         _(
             "Recorded from the saved plan “%(title)s” (engine %(engine)s, %(date)s): "
@@ -144,56 +120,50 @@ def _context(plan: Plan, result: Mapping[str, Any], hosts: list[str]) -> str:
             else plan.pool_kind,
         }
     ]
-    reasons = [_dict(r) for r in _list(rec.get("reasons"))]
+    reasons = result.recommendation.reasons
     if reasons:
         lines += ["", _("The plan's reasons:"), ""]
-        lines += [f"- {_text(r)}" + cite_after(r.get("rule")) for r in reasons]
+        lines += [f"- {_text(r)}" + cite_after(r.rule) for r in reasons]
     return "\n".join(lines)
 
 
-def _alternatives(result: Mapping[str, Any], best: Mapping[str, Any]) -> str:
+def _alternatives(result: PlanResult, best: Candidate | None) -> str:
     lines = []
-    for c in map(_dict, _list(result.get("candidates"))):
-        if c.get("id") == best.get("id"):
+    for c in result.candidates:
+        if best is not None and c.id == best.id:
             continue
-        label = "TP{}×PP{}×{}".format(c.get("tp", "?"), c.get("pp", "?"), c.get("replicas", "?"))
-        if c.get("rejected_reason"):
-            why = _("rejected: %(reason)s") % {"reason": c["rejected_reason"]}
-        elif c.get("fits") is False:
+        if c.rejected_reason:
+            why = _("rejected: %(reason)s") % {"reason": c.rejected_reason}
+        elif not c.fits:
             why = _("does not fit")
         else:
             why = _("ranked lower (score %(score)s, %(tok_s)s output tok/s)") % {
-                "score": _num(c.get("score", "?")),
-                "tok_s": _rounded(c.get("output_throughput_tok_s")),
+                "score": _num(c.score),
+                "tok_s": _rounded(c.output_throughput_tok_s),
             }
-        kind = f" ({_kind_label(str(c['kind']))})" if c.get("kind") else ""
-        lines.append(f"- **{label}**{kind}: {why}")
+        lines.append(f"- **{c.label}** ({_kind_label(c.kind)}): {why}")
         if len(lines) >= MAX_ALTERNATIVES:
             break
-    single = _dict(_dict(result.get("placement")).get("single_bundle"))
-    if single and single.get("placeable") is False:
+    single = result.placement.single_bundle
+    if single.resources and not single.placeable:
         lines.append(
             "- "
             + _("One %(bundle)s placement-group bundle: unplaceable, %(reason)s.")
             % {
-                "bundle": _bundle_text(_dict(single.get("resources"))),
+                "bundle": _bundle_text(single.resources),
                 "reason": _unplaceable_reason(single),
             }
         )
     return "\n".join(lines)
 
 
-def _consequences(result: Mapping[str, Any]) -> str:
+def _consequences(result: PlanResult) -> str:
     lines = []
-    for p in map(_dict, _list(result.get("pitfalls"))):
-        if p.get("severity") not in ("high", "medium"):
+    for p in result.pitfalls:
+        if p.severity not in SEVERITIES:
             continue
-        action = ""
-        if p.get("action"):
-            action = " → " + render_action(
-                str(p.get("id", "")), _dict(p.get("params")), str(p["action"])
-            )
-        severity = str(SEVERITIES[str(p.get("severity"))])
+        action = " → " + render_action(p.id, p.params, p.action) if p.action else ""
+        severity = str(SEVERITIES[p.severity])
         lines.append(f"- [{severity}] {_text(p)}{action}")
         if len(lines) >= MAX_CONSEQUENCES:
             break
@@ -206,19 +176,18 @@ def proposal_from_plan(plan: Plan, *, author_name: str) -> dict[str, Any]:
     Dedicated pools propose "the existing platform reserves the nodes; mp; no Ray migration";
     shared pools (or a Ray backend) propose a placement group with the plan's bundles.
     """
-    result = _dict(plan.result)
-    rec = _dict(result.get("recommendation"))
-    best = _best_candidate(result)
-    placement = _dict(result.get("placement"))
+    result = plan_result(plan)
+    rec = result.recommendation
+    best = result.best
+    placement = result.placement
     hosts = _hosts(plan, result)
     pool_kind = plan.pool_kind if plan.pool_kind in PoolKind.values else PoolKind.DEDICATED
-    route = str(rec.get("route") or plan.route)
-    backend = str(rec.get("executor_backend") or plan.executor_backend or "mp")
-    balancer = str(rec.get("balancer") or plan.balancer or "none")
-    tp, pp = int(best.get("tp") or plan.tp), int(best.get("pp") or plan.pp)
-    replicas = int(best.get("replicas") or plan.replicas)
-    nodes_per_replica = int(best.get("nodes_per_replica") or rec.get("nodes_per_replica") or 1)
-    layout = _layout(best, plan)
+    route = str(rec.route)
+    backend = str(rec.executor_backend)
+    balancer = str(rec.balancer)
+    tp, pp, replicas = rec.tp, rec.pp, rec.replicas
+    nodes_per_replica = max(1, best.nodes_per_replica if best else rec.nodes_per_replica)
+    layout = rec.label
     nodes = _nodes_phrase(hosts)
     head = hosts[0] if hosts else "node-1"
     others = ", ".join(hosts[1:]) or _("the other nodes")
@@ -232,10 +201,10 @@ def proposal_from_plan(plan: Plan, *, author_name: str) -> dict[str, Any]:
             "One placement group per replica with the bundles %(bundles)s, strategy "
             "%(strategy)s, reserved all or nothing; every bundle fits on one node."
         ) % {"bundles": bundles, "strategy": strategy}
-        single = _dict(placement.get("single_bundle"))
-        if single.get("placeable") is False:
+        single = placement.single_bundle
+        if single.resources and not single.placeable:
             mechanism += " " + _("A single %(bundle)s bundle is unplaceable: %(reason)s.") % {
-                "bundle": _bundle_text(_dict(single.get("resources"))),
+                "bundle": _bundle_text(single.resources),
                 "reason": _unplaceable_reason(single),
             }
         resp["allocation"] = {"owner": _("Ray placement group"), "mechanism": mechanism}
@@ -379,11 +348,7 @@ def proposal_from_plan(plan: Plan, *, author_name: str) -> dict[str, Any]:
         "layout": layout,
         "backend": backend,
     }
-    estimates: dict[str, float] = {}
-    if isinstance(best.get("ttft_ms"), int | float):
-        estimates[EvidenceKind.TTFT_P95] = float(best["ttft_ms"])
-    if isinstance(best.get("itl_ms"), int | float):
-        estimates[EvidenceKind.ITL_P95] = float(best["itl_ms"])
+    estimates = _estimates(best)
     return {
         "title": title[:200],
         "pool_kind": pool_kind,
@@ -401,13 +366,15 @@ def proposal_from_plan(plan: Plan, *, author_name: str) -> dict[str, Any]:
     }
 
 
+def _estimates(best: Candidate | None) -> dict[str, float]:
+    """Return the layout's TTFT/ITL estimates (ms) keyed by evidence kind."""
+    if best is None:
+        return {}
+    return {EvidenceKind.TTFT_P95: best.ttft_ms, EvidenceKind.ITL_P95: best.itl_ms}
+
+
 def plan_estimates(plan: Plan | None) -> dict[str, float]:
     """Return the plan's own TTFT/ITL estimates (ms) keyed by evidence kind, for display."""
     if plan is None:
         return {}
-    best = _best_candidate(_dict(plan.result))
-    out: dict[str, float] = {}
-    for kind, key in ((EvidenceKind.TTFT_P95, "ttft_ms"), (EvidenceKind.ITL_P95, "itl_ms")):
-        if isinstance(best.get(key), int | float):
-            out[str(kind)] = float(best[key])
-    return out
+    return {str(kind): value for kind, value in _estimates(plan_result(plan).best).items()}

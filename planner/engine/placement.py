@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-from planner.engine.result import Candidate
+from planner.engine.result import (
+    Bundle,
+    Candidate,
+    Placement,
+    PlacementAlternative,
+    PlacementStrategy,
+    SingleBundle,
+)
 from planner.engine.spec import Node
 
 
@@ -23,13 +29,13 @@ def _place(bundles: Sequence[int], nodes: Sequence[Node], spread: bool) -> list[
     return out
 
 
-def plan_placement(best: Candidate, nodes: Sequence[Node], *, required: bool) -> dict[str, Any]:
+def plan_placement(best: Candidate, nodes: Sequence[Node], *, required: bool) -> Placement:
     """Return the bundles one replica needs, whether each fits a node, and the naive bundle."""
     gpus = best.gpus_per_replica
     per_node = max((n.usable_gpus for n in nodes), default=gpus)
     if best.nodes_per_replica == 1:
         sizes = [gpus]
-        strategy = "PACK"
+        strategy = PlacementStrategy.PACK
     else:
         sizes = []
         left = gpus
@@ -37,30 +43,30 @@ def plan_placement(best: Candidate, nodes: Sequence[Node], *, required: bool) ->
             take = min(per_node, left)
             sizes.append(take)
             left -= take
-        strategy = "STRICT_SPREAD"
-    hosts = _place(sizes, nodes, spread=strategy == "STRICT_SPREAD")
-    bundles = [
-        {"resources": {"GPU": s, "CPU": 2 * s}, "fits": h is not None, "node": h or ""}
+        strategy = PlacementStrategy.STRICT_SPREAD
+    hosts = _place(sizes, nodes, spread=strategy == PlacementStrategy.STRICT_SPREAD)
+    bundles = tuple(
+        Bundle(resources={"GPU": s, "CPU": 2 * s}, fits=h is not None, node=h or "")
         for s, h in zip(sizes, hosts, strict=True)
-    ]
+    )
     max_free = max((n.usable_gpus for n in nodes), default=0)
-    single = {
-        "resources": {"GPU": gpus},
-        "placeable": gpus <= max_free,
-        "reason": (
+    single = SingleBundle(
+        resources={"GPU": gpus},
+        placeable=gpus <= max_free,
+        reason=(
             ""
             if gpus <= max_free
             else f"a bundle must fit on one node; the largest node has {max_free} free GPUs"
         ),
-    }
-    return {
-        "required": required,
-        "gpus_per_replica": gpus,
-        "strategy": strategy,
-        "bundles": bundles,
-        "placeable": all(b["fits"] for b in bundles),
-        "single_bundle": single,
-        "alternative": None
-        if single["placeable"]
-        else {"bundles": [{"GPU": s} for s in sizes], "strategy": strategy},
-    }
+    )
+    return Placement(
+        required=required,
+        gpus_per_replica=gpus,
+        strategy=strategy,
+        bundles=bundles,
+        placeable=all(b.fits for b in bundles),
+        single_bundle=single,
+        alternative=None
+        if single.placeable
+        else PlacementAlternative(bundles=tuple({"GPU": s} for s in sizes), strategy=strategy),
+    )

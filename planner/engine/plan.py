@@ -17,10 +17,19 @@ from planner.engine.layouts import (
     score_candidates,
 )
 from planner.engine.memory import default_batched_tokens, kv_bytes_per_token
-from planner.engine.network import domain_example, inter_node_link, intra_node_link
+from planner.engine.network import Link, domain_example, inter_node_link, intra_node_link
 from planner.engine.pitfalls import check_pitfalls
 from planner.engine.placement import plan_placement
-from planner.engine.result import Candidate, PlanResult, Recommendation
+from planner.engine.result import (
+    Candidate,
+    LinkSummary,
+    ModelSummary,
+    NetworkSummary,
+    NodeSelection,
+    PlanResult,
+    QuantizationOption,
+    Recommendation,
+)
 from planner.engine.serving import predict
 from planner.engine.signals import evaluate_signals, wants_route_c
 from planner.engine.spec import PlanSpec
@@ -77,19 +86,25 @@ def with_serving(spec: PlanSpec, cand: Candidate, a: Assumptions) -> Candidate:
     return replace(cand, serving=prediction)
 
 
-def _quant_option(dtype: str, cands: list[Candidate]) -> dict[str, Any]:
+def _link_summary(link: Link) -> LinkSummary:
+    return LinkSummary(
+        label=link.label, bandwidth_gbs=link.bandwidth_gbs, latency_us=link.latency_us
+    )
+
+
+def _quant_option(dtype: str, cands: list[Candidate]) -> QuantizationOption:
     one_node = [c for c in cands if c.nodes_per_replica == 1]
     pick = max(one_node or cands, key=lambda c: (c.fits, c.kv_tokens_per_replica, -c.tp))
-    return {
-        "weight_dtype": dtype,
-        "layout": pick.label,
-        "weights_gib_per_gpu": pick.memory.weights_gib,
-        "weights_gib_total": pick.memory.weights_gib * pick.gpus_per_replica,
-        "kv_tokens_per_replica": pick.kv_tokens_per_replica,
-        "max_concurrency_per_replica": pick.max_concurrency_per_replica,
-        "fits_one_node": pick.fits,
-        "serves_load": pick.serves_load,
-    }
+    return QuantizationOption(
+        weight_dtype=dtype,
+        layout=pick.label,
+        weights_gib_per_gpu=pick.memory.weights_gib,
+        weights_gib_total=pick.memory.weights_gib * pick.gpus_per_replica,
+        kv_tokens_per_replica=pick.kv_tokens_per_replica,
+        max_concurrency_per_replica=pick.max_concurrency_per_replica,
+        fits_one_node=pick.fits,
+        serves_load=pick.serves_load,
+    )
 
 
 def plan(spec: PlanSpec, assumptions: Assumptions | None = None) -> PlanResult:
@@ -220,10 +235,13 @@ def plan(spec: PlanSpec, assumptions: Assumptions | None = None) -> PlanResult:
     if pinned is not None:
         pinned_names = {h for hosts in pinned.hosts for h in hosts}
         pinned_nodes = [n for n in group.nodes if n.hostname in pinned_names]
-        placement["pinned"] = plan_placement(
-            pinned,
-            pinned_nodes or list(group.nodes[: pinned.nodes_per_replica]),
-            required=spec.hardware.pool_kind == "shared",
+        placement = replace(
+            placement,
+            pinned=plan_placement(
+                pinned,
+                pinned_nodes or list(group.nodes[: pinned.nodes_per_replica]),
+                required=spec.hardware.pool_kind == "shared",
+            ),
         )
     configs = (
         {"vllm_version": VLLM_VERSION, **empty_configs()}
@@ -283,39 +301,31 @@ def plan(spec: PlanSpec, assumptions: Assumptions | None = None) -> PlanResult:
         configs=configs,
         pitfalls=tuple(pitfalls),
         assumptions=a.to_dict(),
-        network={
-            "intra_node": {
-                "label": intra.label,
-                "bandwidth_gbs": intra.bandwidth_gbs,
-                "latency_us": intra.latency_us,
-            },
-            "inter_node": {
-                "label": inter.label,
-                "bandwidth_gbs": inter.bandwidth_gbs,
-                "latency_us": inter.latency_us,
-            },
-            "overlap_factor": a.overlap_factor,
-            "domain_example_ms": domain_example(a),
-        },
-        model={
-            "name": spec.model_name,
-            "hf_repo": spec.hf_repo,
-            "slug": spec.model_slug,
-            "total_params": pb.total,
-            "active_params": pb.active,
-            "requested_weight_dtype": requested,
-            "weight_dtype": chosen,
-            "kv_bytes_per_token_full_model": kv_bytes_per_token(
+        network=NetworkSummary(
+            intra_node=_link_summary(intra),
+            inter_node=_link_summary(inter),
+            overlap_factor=a.overlap_factor,
+            domain_example_ms=domain_example(a),
+        ),
+        model=ModelSummary(
+            name=spec.model_name,
+            hf_repo=spec.hf_repo,
+            slug=spec.model_slug,
+            total_params=pb.total,
+            active_params=pb.active,
+            requested_weight_dtype=requested,
+            weight_dtype=chosen,
+            kv_bytes_per_token_full_model=kv_bytes_per_token(
                 arch, 1, arch.num_layers, spec.kv_cache_dtype
             ),
-            "max_model_len": spec.max_model_len,
-        },
-        node_selection={
-            "gpu": best.gpu,
-            "nodes_offered": len(nodes),
-            "nodes_used": len(used_nodes),
-            "hosts": sorted(used_names),
-        },
+            max_model_len=spec.max_model_len,
+        ),
+        node_selection=NodeSelection(
+            gpu=best.gpu,
+            nodes_offered=len(nodes),
+            nodes_used=len(used_nodes),
+            hosts=tuple(sorted(used_names)),
+        ),
     )
 
 

@@ -1,17 +1,128 @@
-"""The engine's output: frozen dataclasses that serialise to a JSON-able dict."""
+"""The engine's output contract: frozen dataclasses with StrEnums, versioned, JSON round-trip.
+
+`PlanResult.to_dict()` is what a saved plan stores; `PlanResult.from_dict()` reads back what any
+engine version stored (see `_upgrade`). Everything outside the engine reads results through this
+type (Django code through `planner.selectors`), never through the raw dict.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, is_dataclass
-from typing import Any
+from collections.abc import Callable, Mapping
+from dataclasses import MISSING, dataclass, field, fields, is_dataclass
+from enum import StrEnum
+from functools import cache, cached_property
+from types import NoneType, UnionType
+from typing import Any, Union, get_args, get_origin, get_type_hints
 
 from planner.engine.serving import Prediction, ServingContext
 from planner.engine.texts import Message
+
+# Bump when the stored shape changes, and add the step from the previous version to _UPGRADES.
+SCHEMA_VERSION = 2
+
+
+class Route(StrEnum):
+    SINGLE = "single"  # one GPU or one node, one replica
+    A = "A"  # replicas inside nodes behind a balancer
+    B = "B"  # one instance across nodes
+    C = "C"  # Ray Serve pool
+    NONE = "none"  # nothing fits
+
+
+class Backend(StrEnum):
+    MP = "mp"
+    RAY = "ray"
+
+
+class Balancer(StrEnum):
+    NONE = "none"
+    NGINX = "nginx"
+    VLLM_DP = "vllm-dp"
+    RAY_SERVE = "ray-serve"
+
+
+class CandidateKind(StrEnum):
+    SINGLE_GPU = "single-gpu"
+    INTRA_NODE = "intra-node"
+    CROSS_NODE_TP = "cross-node-tp"
+    CROSS_NODE_PP = "cross-node-pp"
+
+
+class PlacementStrategy(StrEnum):
+    """Ray placement-group strategies (ray.util.placement_group)."""
+
+    PACK = "PACK"
+    SPREAD = "SPREAD"
+    STRICT_PACK = "STRICT_PACK"
+    STRICT_SPREAD = "STRICT_SPREAD"
+
+
+class Severity(StrEnum):
+    HIGH = "high"
+    MEDIUM = "medium"
+    LOW = "low"
+    INFO = "info"
+
+    @property
+    def rank(self) -> int:
+        """Return 0 for the most severe."""
+        return list(Severity).index(self)
+
+
+class Direction(StrEnum):
+    FOR_RAY = "for_ray"
+    AGAINST_RAY = "against_ray"
+
+
+class Strength(StrEnum):
+    LOW = "low"
+    MEDIUM = "medium"
+    MEDIUM_HIGH = "medium-high"
+    HIGH = "high"
+
+    @property
+    def rank(self) -> int:
+        """Return 0 for the weakest."""
+        return list(Strength).index(self)
+
+
+def layout_label(tp: int, pp: int, replicas: int) -> str:
+    """Return the one spelling of a layout, e.g. 'TP4×PP2×1'."""
+    return f"TP{tp}×PP{pp}×{replicas}"
+
+
+def _coerce_enums(obj: Any) -> None:
+    """Turn the str values the engine passes into the StrEnums the fields declare."""
+    for name, enum in _enum_fields(type(obj)).items():
+        value = getattr(obj, name)
+        if not isinstance(value, enum):
+            object.__setattr__(obj, name, enum(value))
+
+
+@cache
+def _enum_fields(cls: type) -> dict[str, type[StrEnum]]:
+    hints = get_type_hints(cls)
+    return {
+        f.name: hints[f.name]
+        for f in fields(cls)
+        if isinstance(hints[f.name], type) and issubclass(hints[f.name], StrEnum)
+    }
+
+
+class _TypedEnums:
+    """Base of the dataclasses with StrEnum fields: engine code may pass plain strings."""
+
+    __slots__ = ()
+
+    def __post_init__(self) -> None:
+        _coerce_enums(self)
 
 
 def _plain(value: Any) -> Any:
     if isinstance(value, Message):
         return value.to_dict()
+    if isinstance(value, StrEnum):
+        return value.value
     if is_dataclass(value) and not isinstance(value, type):
         return {
             f.name: _plain(getattr(value, f.name))
@@ -45,14 +156,14 @@ class MemoryBreakdown:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Candidate:
+class Candidate(_TypedEnums):
     id: str
     tp: int
     pp: int
     replicas: int
     nodes_per_replica: int
     gpus_per_replica: int
-    kind: str  # single-gpu | intra-node | cross-node-tp | cross-node-pp
+    kind: CandidateKind
     weight_dtype: str
     gpu: str
     hosts: tuple[tuple[str, ...], ...]
@@ -89,70 +200,325 @@ class Candidate:
     @property
     def label(self) -> str:
         """Return e.g. 'TP4×PP2×1'."""
-        return f"TP{self.tp}×PP{self.pp}×{self.replicas}"
+        return layout_label(self.tp, self.pp, self.replicas)
 
     @property
     def spans_nodes(self) -> bool:
         return self.nodes_per_replica > 1
 
+    @property
+    def host_names(self) -> tuple[str, ...]:
+        """Return every host of every replica, in order, once."""
+        return tuple(dict.fromkeys(h for hosts in self.hosts for h in hosts))
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Recommendation:
-    route: str  # single | A | B | C | none (nothing fits)
+class Recommendation(_TypedEnums):
+    route: Route
     tp: int
     pp: int
     replicas: int
     nodes_per_replica: int
     weight_dtype: str
-    executor_backend: str  # mp | ray
-    balancer: str  # none | nginx | vllm-dp | ray-serve
+    executor_backend: Backend
+    balancer: Balancer
     candidate_id: str
     summary: str
     reasons: tuple[Message, ...]
 
+    @property
+    def label(self) -> str:
+        """Return e.g. 'TP4×PP2×1'."""
+        return layout_label(self.tp, self.pp, self.replicas)
+
+    @property
+    def fits(self) -> bool:
+        return self.route != Route.NONE
+
+    @property
+    def uses_ray(self) -> bool:
+        return self.executor_backend == Backend.RAY or self.route == Route.C
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Signal:
+class Signal(_TypedEnums):
     id: str
     rule: str
-    direction: str  # for_ray | against_ray
-    strength: str  # low | medium | medium-high | high
+    direction: Direction
+    strength: Strength
     hit: bool
     params: dict[str, Any]
     text: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Pitfall:
+class Pitfall(_TypedEnums):
     id: str
     rule: str
-    severity: str  # high | medium | low | info
+    severity: Severity
     params: dict[str, Any]
     text: str
     action: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class QuantizationOption:
+    """The best one-node layout of one weight dtype (for the quantization table)."""
+
+    weight_dtype: str
+    layout: str
+    weights_gib_per_gpu: float
+    weights_gib_total: float
+    kv_tokens_per_replica: int
+    max_concurrency_per_replica: float
+    fits_one_node: bool
+    serves_load: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LinkSummary:
+    label: str
+    bandwidth_gbs: float
+    latency_us: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NetworkSummary:
+    intra_node: LinkSummary
+    inter_node: LinkSummary
+    overlap_factor: float
+    domain_example_ms: dict[str, float]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelSummary:
+    name: str
+    hf_repo: str
+    slug: str
+    total_params: int
+    active_params: int
+    requested_weight_dtype: str
+    weight_dtype: str
+    kv_bytes_per_token_full_model: float
+    max_model_len: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NodeSelection:
+    gpu: str
+    nodes_offered: int
+    nodes_used: int
+    hosts: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Bundle:
+    """One placement-group bundle of a replica and the node it lands on ("" when none has room)."""
+
+    resources: dict[str, int | float]
+    fits: bool
+    node: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SingleBundle:
+    """The naive one-bundle reservation of a whole replica, and why it can or cannot be placed."""
+
+    resources: dict[str, int | float]
+    placeable: bool
+    reason: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlacementAlternative(_TypedEnums):
+    bundles: tuple[dict[str, int | float], ...]
+    strategy: PlacementStrategy
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Placement(_TypedEnums):
+    """How one replica's GPUs are reserved as a Ray placement group (DOMAIN.md §5)."""
+
+    required: bool
+    gpus_per_replica: int
+    strategy: PlacementStrategy
+    bundles: tuple[Bundle, ...]
+    placeable: bool
+    single_bundle: SingleBundle
+    alternative: PlacementAlternative | None
+    pinned: Placement | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CalibrationNote:
+    """The calibration profile a plan was computed with (added by the Django layer)."""
+
+    profile: str  # the profile's public id
+    key: str  # GPU type / model family / weight dtype
+    version: int
+    factors: dict[str, float | None]
+    matches_layout: bool  # fitted on this GPU, model family and dtype
+
+
+@dataclass(frozen=True, kw_only=True)
 class PlanResult:
+    """One engine run. Not slotted, so that `best` is computed once and cached."""
+
     recommendation: Recommendation
     candidates: tuple[Candidate, ...]
     pinned: Candidate | None
-    quantization_options: tuple[dict[str, Any], ...]
+    quantization_options: tuple[QuantizationOption, ...]
     signals: tuple[Signal, ...]
-    placement: dict[str, Any]
+    placement: Placement
     configs: dict[str, Any]
     pitfalls: tuple[Pitfall, ...]
     assumptions: dict[str, Any]
-    network: dict[str, Any]
-    model: dict[str, Any]
-    node_selection: dict[str, Any] = field(default_factory=dict)
+    network: NetworkSummary
+    model: ModelSummary
+    node_selection: NodeSelection
+    calibration: CalibrationNote | None = None
+    schema_version: int = SCHEMA_VERSION
+
+    @cached_property
+    def best(self) -> Candidate | None:
+        """Return the recommended candidate (None only in a legacy snapshot that lacks it)."""
+        wanted = self.recommendation.candidate_id
+        return next(
+            (c for c in (*self.candidates, *filter(None, [self.pinned])) if c.id == wanted), None
+        )
 
     @property
-    def best(self) -> Candidate:
-        """Return the recommended candidate."""
-        return next(c for c in self.candidates if c.id == self.recommendation.candidate_id)
+    def hosts(self) -> tuple[str, ...]:
+        """Return the machines the recommendation uses."""
+        if self.node_selection.hosts:
+            return self.node_selection.hosts
+        return self.best.host_names if self.best else ()
 
     def to_dict(self) -> dict[str, Any]:
         """Return the whole result as a JSON-able dict (numbers rounded to 3 decimals)."""
         out: dict[str, Any] = _plain(self)
         return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PlanResult:
+        """Return the result a saved plan stored, whatever engine version stored it.
+
+        Raise ResultFormatError naming the field when the data cannot be read.
+        """
+        return _read(_upgrade(data))
+
+
+class ResultFormatError(ValueError):
+    """A stored result that no version of the contract describes."""
+
+
+# --- reading stored results -------------------------------------------------------------------
+
+
+def _upgrade_v1(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 1: results stored before the contract was versioned (engine 1.0.x).
+
+    The engine's first release did not compute `pp_comm_per_decode_step_ms`, and snapshots were
+    stored without validation (hand-made ones lacked whole sections), so every absent field is
+    completed with its empty value: 0, "", False, nothing. Readers show what is there.
+    """
+    return _complete(PlanResult, data)
+
+
+_UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _upgrade_v1}
+
+
+def _upgrade(data: Mapping[str, Any]) -> dict[str, Any]:
+    if not isinstance(data, Mapping):
+        raise ResultFormatError(f"a stored result is an object, not {type(data).__name__}")
+    out = dict(data)
+    version = out.get("schema_version", 1)
+    if not isinstance(version, int) or not 1 <= version <= SCHEMA_VERSION:
+        raise ResultFormatError(f"schema_version {version!r} is not one this engine reads")
+    while version < SCHEMA_VERSION:
+        out = _UPGRADES[version](out)
+        version += 1
+    out["schema_version"] = SCHEMA_VERSION
+    return out
+
+
+# Enum values for legacy snapshots that omitted them: the least committal member.
+_LEGACY_ENUM_DEFAULTS: dict[type[StrEnum], StrEnum] = {
+    Route: Route.NONE,
+    Backend: Backend.MP,
+    Balancer: Balancer.NONE,
+    CandidateKind: CandidateKind.INTRA_NODE,
+    Severity: Severity.INFO,
+    Direction: Direction.AGAINST_RAY,
+    Strength: Strength.LOW,
+    PlacementStrategy: PlacementStrategy.STRICT_SPREAD,
+}
+
+
+def _empty(tp: Any) -> Any:
+    """Return the empty value of a field type (for completing legacy snapshots)."""
+    origin = get_origin(tp)
+    if origin in (Union, UnionType) and NoneType in get_args(tp):
+        return None
+    if is_dataclass(tp) and isinstance(tp, type):
+        return _complete(tp, {})
+    if isinstance(tp, type) and issubclass(tp, StrEnum):
+        return _LEGACY_ENUM_DEFAULTS[tp].value
+    if origin is tuple or tp is tuple:
+        return []
+    if origin is dict or tp is dict:
+        return {}
+    return {str: "", int: 0, float: 0.0, bool: False}.get(tp)
+
+
+def _complete(cls: type, data: Any) -> Any:
+    """Return `data` with every field of dataclass `cls` present, recursively."""
+    if not isinstance(data, Mapping):
+        return data
+    hints = get_type_hints(cls)
+    out = dict(data)
+    for f in fields(cls):
+        tp = hints[f.name]
+        if f.name not in out:
+            if f.default is not MISSING:
+                out[f.name] = f.default
+            elif f.default_factory is not MISSING:
+                out[f.name] = f.default_factory()
+            else:
+                out[f.name] = _empty(tp)
+            continue
+        out[f.name] = _complete_value(tp, out[f.name])
+    return out
+
+
+def _complete_value(tp: Any, value: Any) -> Any:
+    origin, args = get_origin(tp), get_args(tp)
+    if origin in (Union, UnionType):
+        inner = [a for a in args if a is not NoneType]
+        return None if value is None else _complete_value(inner[0], value)
+    if is_dataclass(tp) and isinstance(tp, type):
+        return _complete(tp, value)
+    if origin is tuple and args and isinstance(value, list | tuple):
+        return [_complete_value(args[0], v) for v in value]
+    return value
+
+
+@cache
+def _adapter() -> Any:
+    # pydantic validates the dataclasses in place (types, StrEnums, nesting) and names the
+    # field that is wrong; imported late so that the engine's own import stays light.
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(PlanResult)
+
+
+def _read(data: dict[str, Any]) -> PlanResult:
+    from pydantic import ValidationError
+
+    try:
+        result: PlanResult = _adapter().validate_python(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ResultFormatError(f"{where}: {first['msg']}") from exc
+    return result

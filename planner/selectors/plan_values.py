@@ -8,7 +8,6 @@ own saved assumptions (calibrated ones included), so an old plan keeps predictin
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any
 
 from planner.engine.assumptions import Assumptions
 from planner.engine.at_concurrency import (
@@ -17,8 +16,10 @@ from planner.engine.at_concurrency import (
     ServingPoint,
     predict_replica,
 )
+from planner.engine.result import CalibrationNote
 from planner.engine.spec import PlanSpec, SpecError, spec_from_dict
 from planner.models import Plan
+from planner.selectors.plans import plan_result
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -57,7 +58,7 @@ class PlanValues:
     ttft_slo_ms: float | None
     itl_slo_ms: float | None
     replica: PlannedReplica
-    calibration: dict[str, Any] | None
+    calibration: CalibrationNote | None
 
     @property
     def key(self) -> str:
@@ -85,37 +86,23 @@ def plan_spec(plan: Plan) -> PlanSpec:
 
 def plan_assumptions(plan: Plan) -> Assumptions:
     """Return the assumptions the plan was computed with (defaults for any it predates)."""
-    saved = plan.result.get("assumptions") or {}
+    saved = plan_result(plan).assumptions
     known = {f.name for f in fields(Assumptions)}
     return Assumptions(**{k: v for k, v in saved.items() if k in known})
-
-
-def _recommended(plan: Plan) -> dict[str, Any]:
-    result = plan.result
-    chosen = result["recommendation"]["candidate_id"]
-    pinned = result.get("pinned")
-    if pinned and pinned.get("id") == chosen:
-        return dict(pinned)
-    for candidate in result["candidates"]:
-        if candidate["id"] == chosen:
-            return dict(candidate)
-    raise PlanUnreadable(f"plan {plan.public_id} recommends no layout")
 
 
 def plan_values(plan: Plan) -> PlanValues:
     """Return the plan's model, layout and per-replica predictions as typed values."""
     spec = plan_spec(plan)
-    try:
-        cand = _recommended(plan)
-    except (KeyError, TypeError) as exc:
-        raise PlanUnreadable(f"plan {plan.public_id} has no recommendation") from exc
+    result = plan_result(plan)
+    cand = result.best
+    if cand is None:
+        raise PlanUnreadable(f"plan {plan.public_id} recommends no layout")
     a = plan_assumptions(plan)
     block = a.block_size_tokens
-    replicas = max(int(cand["replicas"]), 1)
-    layout = ReplicaLayout(
-        gpu=cand["gpu"], tp=cand["tp"], pp=cand["pp"], weight_dtype=cand["weight_dtype"]
-    )
-    memory = cand["memory"]
+    replicas = max(cand.replicas, 1)
+    layout = ReplicaLayout(gpu=cand.gpu, tp=cand.tp, pp=cand.pp, weight_dtype=cand.weight_dtype)
+    memory = cand.memory
     return PlanValues(
         public_id=str(plan.public_id),
         title=plan.title,
@@ -126,7 +113,7 @@ def plan_values(plan: Plan) -> PlanValues:
         model_family=spec.architecture.model_type or "unknown",
         route=plan.route,
         replicas=replicas,
-        nodes_per_replica=int(cand["nodes_per_replica"]),
+        nodes_per_replica=cand.nodes_per_replica,
         max_model_len=spec.max_model_len,
         kv_cache_dtype=spec.kv_cache_dtype,
         gpu_memory_utilization=spec.gpu_memory_utilization,
@@ -134,17 +121,17 @@ def plan_values(plan: Plan) -> PlanValues:
         itl_slo_ms=spec.workload.itl_slo_ms,
         replica=PlannedReplica(
             layout=layout,
-            kv_blocks=int(cand["kv_tokens_per_replica"]) // block,
-            kv_tokens=int(cand["kv_tokens_per_replica"]),
+            kv_blocks=cand.kv_tokens_per_replica // block,
+            kv_tokens=cand.kv_tokens_per_replica,
             block_size_tokens=block,
-            kv_budget_gib=float(memory["kv_budget_gib"]),
-            kv_bytes_per_token=float(memory["kv_bytes_per_token"]),
-            concurrency=float(cand["batch_per_replica"]),
-            output_tok_s=float(cand["output_throughput_tok_s"]) / replicas,
-            ttft_ms=float(cand["ttft_ms"]),
-            itl_ms=float(cand["itl_ms"]),
+            kv_budget_gib=memory.kv_budget_gib,
+            kv_bytes_per_token=memory.kv_bytes_per_token,
+            concurrency=cand.batch_per_replica,
+            output_tok_s=cand.output_throughput_tok_s / replicas,
+            ttft_ms=cand.ttft_ms,
+            itl_ms=cand.itl_ms,
         ),
-        calibration=plan.result.get("calibration"),
+        calibration=result.calibration,
     )
 
 

@@ -25,7 +25,9 @@ from planner.engine.configs.layout import (
     variants,
 )
 from planner.engine.configs.scripts import header_comment
+from planner.engine.result import Candidate, PlanResult
 from planner.engine.spec import SpecError, spec_from_dict
+from planner.selectors import plan_result
 
 # Every route-backend pair a bundle can be downloaded as (the choices of the variant select).
 BUNDLE_VARIANT_KEYS = ("single-mp", "A-mp", "B-mp", "B-ray", "C-ray")
@@ -257,32 +259,31 @@ def bundle_readme(bundle: Mapping[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
-def _candidate_rows(result: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    rows = list(result.get("candidates") or [])
-    pinned = result.get("pinned")
-    if pinned and pinned.get("id") not in {c.get("id") for c in rows}:
-        rows.append(pinned)
+def _candidate_rows(result: PlanResult) -> list[Candidate]:
+    rows = list(result.candidates)
+    if result.pinned is not None and result.pinned.id not in {c.id for c in rows}:
+        rows.append(result.pinned)
     return rows
 
 
-def _recommended(result: Mapping[str, Any]) -> tuple[str, Variant | None]:
-    rec = result.get("recommendation") or {}
-    if rec.get("route") in ("single", "A", "B", "C"):
-        return str(rec.get("candidate_id")), Variant(rec["route"], rec["executor_backend"])
+def _recommended(result: PlanResult) -> tuple[str, Variant | None]:
+    rec = result.recommendation
+    if rec.fits:
+        return rec.candidate_id, Variant(rec.route, rec.executor_backend)
     return "", None
 
 
-def candidate_bundles(result: Mapping[str, Any], pool_kind: str) -> list[CandidateBundles]:
+def candidate_bundles(result: PlanResult, pool_kind: str) -> list[CandidateBundles]:
     """Return every candidate of a result that has hosts, with its downloadable variants."""
     rec_id, rec_variant = _recommended(result)
     out = []
     for row in _candidate_rows(result):
-        if not row.get("hosts"):
+        if not row.hosts:
             continue
-        layout = BundleLayout.from_dict(row)
+        layout = BundleLayout.from_candidate(row)
         default = default_variant(
             layout,
-            recommended=rec_variant if row.get("id") == rec_id else None,
+            recommended=rec_variant if row.id == rec_id else None,
             pool_kind=pool_kind,
         )
         out.append(
@@ -291,7 +292,7 @@ def candidate_bundles(result: Mapping[str, Any], pool_kind: str) -> list[Candida
                 label=layout.label
                 + (
                     " · " + pgettext("a candidate layout the user pinned", "pinned")
-                    if row.get("pinned")
+                    if row.pinned
                     else ""
                 ),
                 variants=variants(layout),
@@ -307,8 +308,8 @@ def plan_bundle(plan: Any, candidate_id: str, variant_key: str = "") -> dict[str
     Raise BundleUnavailable naming why: unknown candidate, unknown variant, a spec that no
     longer validates (an identifier unsafe for scripts), or a clash in the allocation table.
     """
-    result = plan.result or {}
-    row = next((c for c in _candidate_rows(result) if c.get("id") == candidate_id), None)
+    result = plan_result(plan)
+    row = next((c for c in _candidate_rows(result) if c.id == candidate_id), None)
     if row is None:
         raise BundleUnavailable(_("Unknown candidate %(id)s.") % {"id": candidate_id})
     try:
@@ -317,7 +318,7 @@ def plan_bundle(plan: Any, candidate_id: str, variant_key: str = "") -> dict[str
         raise BundleUnavailable(
             _("The plan's input does not validate any more: %(errors)s") % {"errors": exc}
         ) from exc
-    layout = BundleLayout.from_dict(row)
+    layout = BundleLayout.from_candidate(row)
     rec_id, rec_variant = _recommended(result)
     options = {v.key: v for v in variants(layout)}
     if variant_key:

@@ -10,6 +10,7 @@ from django.db.models import Max
 
 from planner.engine.assumptions import DEFAULT_ASSUMPTIONS, Assumptions
 from planner.engine.calibration import FACTOR_UNITS, CalibrationFactors, CalibrationFit, calibrated
+from planner.engine.result import CalibrationNote, PlanResult
 from planner.engine.spec import SpecError
 from planner.models import CalibrationProfile
 from planner.selectors.plan_values import calibration_key
@@ -134,27 +135,25 @@ def calibrated_assumptions(profile: CalibrationProfile | None) -> Assumptions:
 
 
 def calibration_note(
-    profile: CalibrationProfile, result: dict[str, Any], *, model_family: str
-) -> dict[str, Any]:
+    profile: CalibrationProfile, result: PlanResult, *, model_family: str
+) -> CalibrationNote:
     """Return what a plan's result says about the profile it was computed with."""
-    rec = result.get("recommendation") or {}
-    chosen: dict[str, Any] = next(
-        (c for c in result.get("candidates") or [] if c.get("id") == rec.get("candidate_id")), {}
-    )
+    best = result.best
     matches = (
-        chosen.get("gpu") == profile.gpu
-        and rec.get("weight_dtype") == profile.weight_dtype
+        best is not None
+        and best.gpu == profile.gpu
+        and result.recommendation.weight_dtype == profile.weight_dtype
         and model_family == profile.model_family
     )
-    return {
-        "profile": str(profile.public_id),
-        "key": profile.key,
-        "version": profile.version,
-        "factors": {name: entry.get("value") for name, entry in profile.factors.items()},
+    return CalibrationNote(
+        profile=str(profile.public_id),
+        key=profile.key,
+        version=profile.version,
+        factors={name: entry.get("value") for name, entry in profile.factors.items()},
         # A profile fitted on other GPUs, another model family or dtype still applied, but the
         # result says so: its factors may not carry over.
-        "matches_layout": bool(matches),
-    }
+        matches_layout=bool(matches),
+    )
 
 
 def plan_with_calibration(*, plan: Any, profile: CalibrationProfile, author: Any) -> Any:

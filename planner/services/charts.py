@@ -7,12 +7,11 @@ number comes from the engine's result.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from typing import Any
 
 from django.utils.translation import gettext as _
 
-from planner.services.compare import best_candidate
+from planner.engine.result import Candidate, PlanResult
 
 COLORS = {
     "weights": "#3b5bdb",
@@ -49,43 +48,39 @@ def _layout(title: str, x_title: str, y_title: str, **extra: Any) -> dict[str, A
     return layout
 
 
-def _shown_candidates(result: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _shown_candidates(result: PlanResult) -> list[Candidate]:
     """Return the best candidate first, then the others by score (at most _MAX_BARS)."""
-    cands = [dict(c) for c in result.get("candidates") or []]
-    best_id = (result.get("recommendation") or {}).get("candidate_id")
-    cands.sort(key=lambda c: (c.get("id") != best_id, -float(c.get("score") or 0)))
+    best_id = result.recommendation.candidate_id
+    cands = sorted(result.candidates, key=lambda c: (c.id != best_id, -c.score))
     return cands[:_MAX_BARS]
 
 
-def _label(c: Mapping[str, Any], *, dtype: bool = True) -> str:
-    label = f"TP{c['tp']}×PP{c['pp']}×{c['replicas']}"
-    return f"{label} {c.get('weight_dtype', '')}".strip() if dtype else label
+def _label(c: Candidate, *, dtype: bool = True) -> str:
+    return f"{c.label} {c.weight_dtype}".strip() if dtype else c.label
 
 
-def _needs_dtype(cands: list[dict[str, Any]]) -> bool:
-    return len({c.get("weight_dtype") for c in cands}) > 1
+def _needs_dtype(cands: list[Candidate]) -> bool:
+    return len({c.weight_dtype for c in cands}) > 1
 
 
-def memory_figure(result: Mapping[str, Any]) -> dict[str, Any]:
+def memory_figure(result: PlanResult) -> dict[str, Any]:
     """Return a stacked bar of memory per GPU for each candidate against the usable memory."""
     cands = _shown_candidates(result)
     x = [_label(c, dtype=_needs_dtype(cands)) for c in cands]
-    mem = [c.get("memory") or {} for c in cands]
+    mem = [c.memory for c in cands]
     parts = [
-        ("weights_gib", _("weights"), COLORS["weights"]),
-        ("activation_peak_gib", _("activation peak"), COLORS["activation"]),
-        ("overhead_gib", _("non-torch + CUDA graphs"), COLORS["overhead"]),
-        ("kv_budget_gib", _("KV cache"), COLORS["kv"]),
-        ("free_gib", _("outside the utilization"), COLORS["free"]),
+        (_("weights"), COLORS["weights"], [m.weights_gib for m in mem]),
+        (_("activation peak"), COLORS["activation"], [m.activation_peak_gib for m in mem]),
+        (
+            _("non-torch + CUDA graphs"),
+            COLORS["overhead"],
+            [m.non_torch_gib + m.cuda_graph_gib for m in mem],
+        ),
+        (_("KV cache"), COLORS["kv"], [max(0.0, m.kv_budget_gib) for m in mem]),
+        (_("outside the utilization"), COLORS["free"], [m.free_gib for m in mem]),
     ]
     data: list[dict[str, Any]] = []
-    for key, name, color in parts:
-        if key == "overhead_gib":
-            y = [float(m.get("non_torch_gib", 0)) + float(m.get("cuda_graph_gib", 0)) for m in mem]
-        elif key == "kv_budget_gib":
-            y = [max(0.0, float(m.get(key, 0))) for m in mem]
-        else:
-            y = [float(m.get(key, 0)) for m in mem]
+    for name, color, y in parts:
         data.append({"type": "bar", "name": str(name), "x": x, "y": y, "marker": {"color": color}})
     data.append(
         {
@@ -93,7 +88,7 @@ def memory_figure(result: Mapping[str, Any]) -> dict[str, Any]:
             "mode": "markers",
             "name": _("usable memory (visible × utilization)"),
             "x": x,
-            "y": [float(m.get("requested_gib", 0)) for m in mem],
+            "y": [m.requested_gib for m in mem],
             "marker": {"symbol": "line-ew-open", "size": 28, "color": COLORS["usable"]},
         }
     )
@@ -108,12 +103,12 @@ def memory_figure(result: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def throughput_figure(result: Mapping[str, Any]) -> dict[str, Any]:
+def throughput_figure(result: PlanResult) -> dict[str, Any]:
     """Return candidates on output throughput vs TTFT (the recommendation highlighted)."""
-    best_id = (result.get("recommendation") or {}).get("candidate_id")
-    groups: dict[str, list[dict[str, Any]]] = {"best": [], "fits": [], "rejected": []}
-    for c in result.get("candidates") or []:
-        key = "best" if c.get("id") == best_id else ("fits" if c.get("fits") else "rejected")
+    best_id = result.recommendation.candidate_id
+    groups: dict[str, list[Candidate]] = {"best": [], "fits": [], "rejected": []}
+    for c in result.candidates:
+        key = "best" if c.id == best_id else ("fits" if c.fits else "rejected")
         groups[key].append(c)
     names = {
         "best": _("recommended"),
@@ -125,8 +120,8 @@ def throughput_figure(result: Mapping[str, Any]) -> dict[str, Any]:
             "type": "scatter",
             "mode": "markers+text" if key == "best" else "markers",
             "name": str(names[key]),
-            "x": [float(c.get("ttft_ms") or 0) for c in items],
-            "y": [float(c.get("output_throughput_tok_s") or 0) for c in items],
+            "x": [c.ttft_ms for c in items],
+            "y": [c.output_throughput_tok_s for c in items],
             "text": [_label(c) for c in items],
             "textposition": "middle right",
             "hovertemplate": "%{text}<br>TTFT %{x:.0f} ms<br>%{y:.0f} tok/s<extra></extra>",
@@ -150,36 +145,30 @@ def _is_network(link: str) -> bool:
     return bool(text) and not any(k in text for k in ("nvlink", "nvswitch", "pcie"))
 
 
-def communication_figure(result: Mapping[str, Any]) -> dict[str, Any]:
+def communication_figure(result: PlanResult) -> dict[str, Any]:
     """Return communication time per decode step by link kind (NVLink/PCIe vs network)."""
     # Communication per step does not depend on the number of replicas: one bar per (TP, PP).
     seen: set[tuple[Any, ...]] = set()
     cands = []
-    for c in sorted(
-        result.get("candidates") or [], key=lambda c: float(c.get("comm_per_decode_step_ms") or 0)
-    ):
-        key = (c.get("tp"), c.get("pp"), c.get("weight_dtype"))
-        if int(c.get("gpus_per_replica") or 1) > 1 and key not in seen:
+    for c in sorted(result.candidates, key=lambda c: c.comm_per_decode_step_ms):
+        key = (c.tp, c.pp, c.weight_dtype)
+        if c.gpus_per_replica > 1 and key not in seen:
             seen.add(key)
             cands.append(c)
     cands = cands[:14]
     show_dtype = _needs_dtype(cands)
     x = [
-        f"TP{c['tp']}×PP{c['pp']}"
-        + (f" {c.get('weight_dtype')}" if show_dtype else "")
-        + (
-            _(" (%(n)s nodes)") % {"n": c["nodes_per_replica"]}
-            if c.get("nodes_per_replica", 1) > 1
-            else ""
-        )
+        f"TP{c.tp}×PP{c.pp}"
+        + (f" {c.weight_dtype}" if show_dtype else "")
+        + (_(" (%(n)s nodes)") % {"n": c.nodes_per_replica} if c.spans_nodes else "")
         for c in cands
     ]
     inside: list[float] = []
     across: list[float] = []
     for c in cands:
-        comm = float(c.get("comm_per_decode_step_ms") or 0)
+        comm = c.comm_per_decode_step_ms
         # The engine reports one figure per step; attribute it to the slowest link it crosses.
-        network = _is_network(c.get("tp_link", "")) or _is_network(c.get("pp_link", ""))
+        network = _is_network(c.tp_link) or _is_network(c.pp_link)
         inside.append(0.0 if network else comm)
         across.append(comm if network else 0.0)
     data = [
@@ -202,7 +191,7 @@ def communication_figure(result: Mapping[str, Any]) -> dict[str, Any]:
             "mode": "markers",
             "name": _("compute per decode step"),
             "x": x,
-            "y": [float(c.get("decode_compute_ms") or 0) for c in cands],
+            "y": [c.decode_compute_ms for c in cands],
             "marker": {"symbol": "diamond", "size": 10, "color": "#212529"},
         },
     ]
@@ -229,24 +218,23 @@ def _context_points(max_context: int) -> list[int]:
     return points
 
 
-def kv_capacity_figure(result: Mapping[str, Any]) -> dict[str, Any]:
+def kv_capacity_figure(result: PlanResult) -> dict[str, Any]:
     """Return concurrent sequences that fit vs context length, the chosen context marked."""
-    model = result.get("model") or {}
-    chosen = int(model.get("max_model_len") or 8192)
-    limit = int(model.get("max_position_embeddings") or 0) or max(chosen * 4, 32768)
-    block = int((result.get("assumptions") or {}).get("block_size_tokens") or 16)
+    chosen = result.model.max_model_len or 8192
+    limit = max(chosen * 4, 32768)
+    block = int(result.assumptions.get("block_size_tokens") or 16)
     xs = _context_points(max(limit, chosen))
-    best = best_candidate(result)
+    best = result.best
     shown = [best] if best else []
-    shown += [c for c in _shown_candidates(result) if c.get("fits") and c is not best][:3]
+    shown += [c for c in _shown_candidates(result) if c.fits and c is not best][:3]
     seen: set[str] = set()
     data: list[dict[str, Any]] = []
     top = 1.0
     for c in shown:
-        if not c or c.get("id") in seen:
+        if c.id in seen:
             continue
-        seen.add(c["id"])
-        kv_tokens = int(c.get("kv_tokens_per_replica") or 0) * int(c.get("replicas") or 1)
+        seen.add(c.id)
+        kv_tokens = c.kv_tokens_per_replica * max(c.replicas, 1)
         ys = [kv_tokens // (math.ceil(x / block) * block) for x in xs]
         top = max(top, *ys) if ys else top
         data.append(
@@ -256,7 +244,7 @@ def kv_capacity_figure(result: Mapping[str, Any]) -> dict[str, Any]:
                 "name": _label(c, dtype=_needs_dtype(shown)),
                 "x": xs,
                 "y": ys,
-                "line": {"width": 3 if c.get("id") == best.get("id") else 1.5},
+                "line": {"width": 3 if c is best else 1.5},
             }
         )
     layout = _layout(
@@ -290,7 +278,7 @@ def kv_capacity_figure(result: Mapping[str, Any]) -> dict[str, Any]:
     return {"data": data, "layout": layout}
 
 
-def result_figures(result: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+def result_figures(result: PlanResult) -> dict[str, dict[str, Any]]:
     """Return every chart of the result page keyed by its element id."""
     return {
         "chart-memory": memory_figure(result),

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 from django.utils.translation import gettext_lazy as _
+
+from planner.engine.result import PlanResult
+from planner.selectors import plan_result
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -81,22 +85,9 @@ FIGURE_FIELDS = (
 )
 
 
-def best_candidate(result: Mapping[str, Any]) -> dict[str, Any]:
-    """Return the recommended candidate of a result dict ({} when absent)."""
-    wanted = (result.get("recommendation") or {}).get("candidate_id")
-    for cand in result.get("candidates") or []:
-        if cand.get("id") == wanted:
-            return dict(cand)
-    return {}
-
-
-def _dig(d: Mapping[str, Any], dotted: str) -> Any:
-    value: Any = d
-    for part in dotted.split("."):
-        if not isinstance(value, Mapping):
-            return None
-        value = value.get(part)
-    return value
+def _figure(result: PlanResult, dotted: str) -> Any:
+    """Return a figure of the recommended candidate (None in a snapshot without one)."""
+    return attrgetter(dotted)(result.best) if result.best is not None else None
 
 
 def flatten(d: Any, prefix: str = "") -> dict[str, Any]:
@@ -114,20 +105,21 @@ def flatten(d: Any, prefix: str = "") -> dict[str, Any]:
 
 def compare_results(
     *,
-    left_result: Mapping[str, Any],
-    right_result: Mapping[str, Any],
+    left_result: PlanResult,
+    right_result: PlanResult,
     left_spec: Mapping[str, Any] | None = None,
     right_spec: Mapping[str, Any] | None = None,
 ) -> Comparison:
     """Return the differences between two engine results (and the specs behind them)."""
-    lrec, rrec = left_result.get("recommendation") or {}, right_result.get("recommendation") or {}
+    lrec, rrec = left_result.recommendation, right_result.recommendation
     recommendation = [
-        DiffRow(key=k, label=str(label), left=lrec.get(k), right=rrec.get(k))
+        DiffRow(key=k, label=str(label), left=getattr(lrec, k), right=getattr(rrec, k))
         for k, label in RECOMMENDATION_FIELDS
     ]
-    lbest, rbest = best_candidate(left_result), best_candidate(right_result)
     figures = [
-        DiffRow(key=k, label=str(label), left=_dig(lbest, k), right=_dig(rbest, k))
+        DiffRow(
+            key=k, label=str(label), left=_figure(left_result, k), right=_figure(right_result, k)
+        )
         for k, label in FIGURE_FIELDS
     ]
     lspec, rspec = flatten(left_spec or {}), flatten(right_spec or {})
@@ -136,10 +128,10 @@ def compare_results(
         for k in sorted(set(lspec) | set(rspec))
         if k != "title"
     ]
-    lpit = {p["id"] for p in left_result.get("pitfalls") or []}
-    rpit = {p["id"] for p in right_result.get("pitfalls") or []}
-    lsig = {s["id"]: s.get("hit") for s in left_result.get("signals") or []}
-    rsig = {s["id"]: s.get("hit") for s in right_result.get("signals") or []}
+    lpit = {p.id for p in left_result.pitfalls}
+    rpit = {p.id for p in right_result.pitfalls}
+    lsig = {s.id: s.hit for s in left_result.signals}
+    rsig = {s.id: s.hit for s in right_result.signals}
     signals = [
         DiffRow(key=k, label=k, left=lsig.get(k), right=rsig.get(k))
         for k in sorted(set(lsig) | set(rsig))
@@ -158,8 +150,8 @@ def compare_results(
 def compare_plans(left: Any, right: Any) -> Comparison:
     """Return the differences between two saved plans."""
     return compare_results(
-        left_result=left.result,
-        right_result=right.result,
+        left_result=plan_result(left),
+        right_result=plan_result(right),
         left_spec=left.spec,
         right_spec=right.spec,
     )

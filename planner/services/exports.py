@@ -12,8 +12,9 @@ from typing import Any
 from django.utils.translation import gettext as _
 
 from planner import engine_texts_i18n as engine_i18n
+from planner.engine.result import PlanResult
+from planner.selectors import plan_result
 from planner.services.bundles import BundleUnavailable, bundle_files, plan_bundle
-from planner.services.compare import best_candidate
 from planner.texts import recommendation_sentence, render_messages
 
 ARCHIVE_ROOT = "serveplan-configs"
@@ -30,16 +31,16 @@ def plan_json(plan: Any) -> dict[str, Any]:
         "rerun_of": str(plan.rerun_of.public_id) if plan.rerun_of_id else None,
         "spec": plan.spec,
         "engine_input": plan.engine_input,
-        "result": plan.result,
+        "result": plan_result(plan).to_dict(),
     }
 
 
-def config_files(result: Mapping[str, Any]) -> dict[str, str]:
+def config_files(result: PlanResult) -> dict[str, str]:
     """Return every file of the recommended bundle by its name in the archive, README first."""
-    return bundle_files((result.get("configs") or {}).get("bundle"))
+    return bundle_files(result.configs.get("bundle"))
 
 
-def config_archive(result: Mapping[str, Any], files: Mapping[str, str] | None = None) -> bytes:
+def config_archive(result: PlanResult, files: Mapping[str, str] | None = None) -> bytes:
     """Return a ZIP of a bundle (the recommended one unless `files` is given); scripts are
     executable."""
     buffer = io.BytesIO()
@@ -58,20 +59,21 @@ def plan_archive(plan: Any, candidate_id: str = "", variant: str = "") -> tuple[
 
     Raise BundleUnavailable (a message for the user) when there is no bundle to give.
     """
+    result = plan_result(plan)
     if candidate_id:
         files = plan_bundle(plan, candidate_id, variant)
         tag = re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{candidate_id}-{variant}".strip("-"))
         name = f"serveplan-{plan.public_id}-{tag}.zip"
     else:
-        files = config_files(plan.result)
+        files = config_files(result)
         name = f"serveplan-{plan.public_id}-configs.zip"
     if not files:
-        refused = (plan.result.get("configs") or {}).get("refused") or []
+        refused = result.configs.get("refused") or []
         raise BundleUnavailable(
             _("This plan has no deployment bundle: %(why)s")
             % {"why": "; ".join(refused) or _("nothing fits the offered GPUs")}
         )
-    return config_archive(plan.result, files), name
+    return config_archive(result, files), name
 
 
 def _md_escape(value: Any) -> str:
@@ -80,9 +82,9 @@ def _md_escape(value: Any) -> str:
 
 def plan_markdown(plan: Any) -> str:
     """Return the plan as a Markdown document (the recommendation, reasons, candidates, configs)."""
-    result = plan.result
-    rec = result.get("recommendation") or {}
-    best = best_candidate(result)
+    result = plan_result(plan)
+    rec = result.recommendation
+    best = result.best
     out = [
         f"# {plan.title}",
         "",
@@ -101,28 +103,21 @@ def plan_markdown(plan: Any) -> str:
         ("## " + _("Reasons")),
         "",
     ]
-    out += [
-        f"- {m.text}{engine_i18n.cite_after(m.rule)}" for m in render_messages(rec.get("reasons"))
-    ]
+    out += [f"- {m.text}{engine_i18n.cite_after(m.rule)}" for m in render_messages(rec.reasons)]
     if best:
-        mem = best.get("memory") or {}
         out += [
             "",
             ("## " + _("Key figures")),
             "",
             ("| " + _("figure") + " | " + _("value") + " |"),
             "|---|---|",
-            ("| " + _("Weights per GPU (GiB)") + f" | {mem.get('weights_gib')} |"),
-            ("| " + _("KV budget per GPU (GiB)") + f" | {mem.get('kv_budget_gib')} |"),
-            ("| " + _("KV tokens per replica") + f" | {best.get('kv_tokens_per_replica')} |"),
-            (
-                "| "
-                + _("Max concurrency (all replicas)")
-                + f" | {best.get('max_concurrency_total')} |"
-            ),
-            ("| " + _("Output throughput (tok/s)") + f" | {best.get('output_throughput_tok_s')} |"),
-            ("| " + _("TTFT (ms)") + f" | {best.get('ttft_ms')} |"),
-            ("| " + _("Inter-token latency (ms)") + f" | {best.get('itl_ms')} |"),
+            ("| " + _("Weights per GPU (GiB)") + f" | {best.memory.weights_gib} |"),
+            ("| " + _("KV budget per GPU (GiB)") + f" | {best.memory.kv_budget_gib} |"),
+            ("| " + _("KV tokens per replica") + f" | {best.kv_tokens_per_replica} |"),
+            ("| " + _("Max concurrency (all replicas)") + f" | {best.max_concurrency_total} |"),
+            ("| " + _("Output throughput (tok/s)") + f" | {best.output_throughput_tok_s} |"),
+            ("| " + _("TTFT (ms)") + f" | {best.ttft_ms} |"),
+            ("| " + _("Inter-token latency (ms)") + f" | {best.itl_ms} |"),
         ]
     out += [
         "",
@@ -141,17 +136,15 @@ def plan_markdown(plan: Any) -> str:
         ),
         "|---|---|---|---|---|---|---|",
     ]
-    for c in result.get("candidates") or []:
+    for c in result.candidates:
         out.append(
-            f"| TP{c['tp']}×PP{c['pp']}×{c['replicas']} | {c.get('weight_dtype')} | "
-            f"{'✓' if c.get('fits') else '✗'} | {c.get('score')} | "
-            f"{c.get('output_throughput_tok_s')} | {c.get('ttft_ms')} | "
-            f"{_md_escape(c.get('rejected_reason') or '')} |"
+            f"| {c.label} | {c.weight_dtype} | {'✓' if c.fits else '✗'} | {c.score} | "
+            f"{c.output_throughput_tok_s} | {c.ttft_ms} | {_md_escape(c.rejected_reason)} |"
         )
     out += ["", ("## " + _("Pitfalls")), ""]
     out += [
         f"- [ ] **{m.severity_label}** {m.text} → {m.action}"
-        for m in render_messages(result.get("pitfalls"))
+        for m in render_messages(result.pitfalls)
     ]
     out += ["", ("## " + _("Signals for and against Ray")), ""]
     out += [
@@ -160,7 +153,7 @@ def plan_markdown(plan: Any) -> str:
             + (_("for Ray") if m.direction == "for_ray" else _("against Ray"))
             + f" ({m.strength_label}): {m.text}"
         )
-        for m in render_messages(result.get("signals"))
+        for m in render_messages(result.signals)
     ]
     out += ["", ("## " + _("Configs")), ""]
     for name, text in config_files(result).items():

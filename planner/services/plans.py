@@ -16,6 +16,8 @@ from typing import Any
 
 from django.db import transaction
 
+from planner.engine import plan as run_engine
+from planner.engine.result import PlanResult
 from planner.engine.spec import SpecError, spec_from_dict
 from planner.models import CalibrationProfile, Plan
 from planner.services.calibration import (
@@ -39,22 +41,13 @@ def engine_version() -> str:
     return f"{engine.ENGINE_VERSION}+{digest.hexdigest()[:12]}"
 
 
-def _plan_function() -> Any:
-    """Return planner.engine's `plan` (imported late: the engine is built alongside)."""
-    try:
-        from planner.engine import plan
-    except ImportError:  # pragma: no cover - the engine package exposes it from plan.py
-        from planner.engine.plan import plan
-    return plan
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Evaluation:
-    """One engine run: the user spec, the resolved input and the result as a dict."""
+    """One engine run: the user spec, the resolved input and the typed result."""
 
     spec: dict[str, Any]
     resolved: ResolvedSpec
-    result: dict[str, Any]
+    result: PlanResult
     engine_version: str
     engine_ms: float
     calibration: CalibrationProfile | None = None
@@ -74,11 +67,11 @@ def plan_evaluate(*, spec: Mapping[str, Any]) -> Evaluation:
     resolved = resolve_spec(spec)
     engine_spec = _engine_spec(spec, resolved)
     started = time.perf_counter()
-    result = _plan_function()(engine_spec, assumptions).to_dict()
+    result = run_engine(engine_spec, assumptions)
     if resolved.pool_kind_by_host:
         # The pool kind was inferred from every offered machine; what matters is the kind of
         # the machines the engine chose (a dedicated A800 pair beside a shared A100 pool).
-        chosen = (result.get("node_selection") or {}).get("hosts") or []
+        chosen = result.hosts
         kinds = {resolved.pool_kind_by_host.get(h, "dedicated") for h in chosen}
         kind = "shared" if "shared" in kinds else "dedicated"
         if chosen and kind != resolved.pool_kind:
@@ -88,11 +81,11 @@ def plan_evaluate(*, spec: Mapping[str, Any]) -> Evaluation:
                 engine_input={**resolved.engine_input, "hardware": hardware},
                 pool_kind=kind,
             )
-            result = _plan_function()(_engine_spec(spec, resolved), assumptions).to_dict()
+            result = run_engine(_engine_spec(spec, resolved), assumptions)
     engine_ms = (time.perf_counter() - started) * 1000
     if profile is not None:
         family = engine_spec.architecture.model_type
-        result["calibration"] = calibration_note(profile, result, model_family=family)
+        result = replace(result, calibration=calibration_note(profile, result, model_family=family))
     return Evaluation(
         spec=dict(spec),
         resolved=resolved,
@@ -113,15 +106,15 @@ def _engine_spec(spec: Mapping[str, Any], resolved: ResolvedSpec) -> Any:
 def used_hostnames(evaluation: Evaluation) -> list[str]:
     """Return the inventory machines the plan uses (the engine's choice among those offered)."""
     offered = evaluation.resolved.hostnames
-    chosen = (evaluation.result.get("node_selection") or {}).get("hosts") or []
+    chosen = evaluation.result.hosts
     return [h for h in chosen if h in offered] or list(offered)
 
 
 def default_title(evaluation: Evaluation) -> str:
     """Return e.g. 'Qwen2.5-72B-Instruct · Route B · TP4×PP2×1'."""
-    rec = evaluation.result["recommendation"]
-    model = evaluation.result.get("model", {}).get("name") or evaluation.resolved.model_slug
-    return f"{model} · {rec['route']} · TP{rec['tp']}×PP{rec['pp']}×{rec['replicas']}"
+    rec = evaluation.result.recommendation
+    model = evaluation.result.model.name or evaluation.resolved.model_slug
+    return f"{model} · {rec.route} · {rec.label}"
 
 
 @transaction.atomic
@@ -129,24 +122,25 @@ def plan_save(
     *, evaluation: Evaluation, author: Any, title: str = "", rerun_of: Plan | None = None
 ) -> Plan:
     """Store an evaluation as an immutable Plan snapshot."""
-    rec = evaluation.result["recommendation"]
-    model = evaluation.result.get("model", {})
+    rec = evaluation.result.recommendation
     spec = {k: v for k, v in evaluation.spec.items() if k != "title"}
     plan = Plan(
         title=(title or evaluation.spec.get("title") or default_title(evaluation))[:200],
         author=author,
         spec=spec,
         engine_input=evaluation.engine_input,
-        result=evaluation.result,
+        result=evaluation.result.to_dict(),
         engine_version=evaluation.engine_version,
         model_slug=evaluation.resolved.model_slug,
-        model_name=str(model.get("name") or evaluation.resolved.model_slug or "model")[:200],
-        route=rec["route"],
-        tp=rec["tp"],
-        pp=rec["pp"],
-        replicas=rec["replicas"],
-        executor_backend=rec["executor_backend"],
-        balancer=rec.get("balancer") or "",
+        model_name=(evaluation.result.model.name or evaluation.resolved.model_slug or "model")[
+            :200
+        ],
+        route=rec.route,
+        tp=rec.tp,
+        pp=rec.pp,
+        replicas=rec.replicas,
+        executor_backend=rec.executor_backend,
+        balancer=rec.balancer,
         pool_kind=evaluation.resolved.pool_kind,
         hostnames=used_hostnames(evaluation),
         calibration=evaluation.calibration,

@@ -10,7 +10,7 @@ from django.contrib.auth.mixins import LoginRequiredMixin
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views import View
 from django.views.generic import TemplateView
@@ -22,18 +22,13 @@ from planner.filters import PlanFilterSet
 from planner.forms.whatif import WhatIfForm
 from planner.models import Plan
 from planner.presenters import decision_url, result_context
+from planner.selectors import plan_get, plan_result
 from planner.services import compare_plans, compare_results, plan_evaluate, plan_rerun, plan_save
 from planner.services.bundles import BUNDLE_VARIANT_KEYS, BundleUnavailable, candidate_bundles
 from planner.services.exports import plan_archive, plan_json, plan_markdown
 from planner.texts import RULES
 
 PAGE_SIZE = 25
-
-
-def _plan(public_id: Any) -> Plan:
-    return get_object_or_404(
-        Plan.objects.with_author().select_related("rerun_of"), public_id=public_id
-    )
 
 
 class PlanListView(LoginRequiredMixin, View):
@@ -57,17 +52,18 @@ class PlanListView(LoginRequiredMixin, View):
 
 class PlanDetailView(LoginRequiredMixin, View):
     def get(self, request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
-        plan = _plan(public_id)
+        plan = plan_get(public_id)
+        result = plan_result(plan)
         context = {
             "plan": plan,
             "what_if_form": WhatIfForm(),
             "decision_url": decision_url(plan.public_id),
             "can_write": is_planner(request.user),
             "candidate_bundles": candidate_bundles(
-                plan.result, (plan.engine_input.get("hardware") or {}).get("pool_kind", "")
+                result, (plan.engine_input.get("hardware") or {}).get("pool_kind", "")
             ),
             "bundle_variant_keys": BUNDLE_VARIANT_KEYS,
-            **result_context(plan.result),
+            **result_context(result),
         }
         return render(request, "planner/plan_detail.html", context)
 
@@ -91,7 +87,7 @@ class PlanWhatIfView(LoginRequiredMixin, View):
             return form, spec, None
 
     def get(self, request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
-        plan = _plan(public_id)
+        plan = plan_get(public_id)
         form, spec, evaluation = self._evaluate(request, plan, request.GET)
         context: dict[str, Any] = {
             "plan": plan,
@@ -99,15 +95,15 @@ class PlanWhatIfView(LoginRequiredMixin, View):
             "can_write": is_planner(request.user),
         }
         if evaluation is None:
-            context.update(result_context(plan.result))
+            context.update(result_context(plan_result(plan)))
             context["decision_url"] = decision_url(plan.public_id)
             return render(request, "planner/plan_detail.html", context, status=400)
         context.update(
             changes=form.describe(),
-            left=result_context(plan.result, prefix="left-"),
+            left=result_context(plan_result(plan), prefix="left-"),
             right=result_context(evaluation.result, prefix="right-"),
             comparison=compare_results(
-                left_result=plan.result,
+                left_result=plan_result(plan),
                 right_result=evaluation.result,
                 left_spec=plan.spec,
                 right_spec=spec,
@@ -119,7 +115,7 @@ class PlanWhatIfView(LoginRequiredMixin, View):
     def post(self, request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
         if not is_planner(request.user):
             raise PermissionDenied(_("Saving plans requires the planner role."))
-        plan = _plan(public_id)
+        plan = plan_get(public_id)
         form, _spec, evaluation = self._evaluate(request, plan, request.POST)
         if evaluation is None:
             messages.error(request, _("The changed plan could not be evaluated."))
@@ -133,7 +129,7 @@ class PlanWhatIfView(LoginRequiredMixin, View):
 
 class PlanRerunView(PlannerRequiredMixin, View):
     def post(self, request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
-        plan = _plan(public_id)
+        plan = plan_get(public_id)
         try:
             new = plan_rerun(plan=plan, author=request.user)
         except SpecError as exc:
@@ -157,12 +153,12 @@ class PlanCompareView(LoginRequiredMixin, View):
         except ValueError:
             messages.error(request, _("Pick exactly two plans to compare."))
             return redirect("planner:plan-list")
-        left, right = _plan(left_id), _plan(right_id)
+        left, right = plan_get(left_id), plan_get(right_id)
         context = {
             "left_plan": left,
             "right_plan": right,
-            "left": result_context(left.result, prefix="left-"),
-            "right": result_context(right.result, prefix="right-"),
+            "left": result_context(plan_result(left), prefix="left-"),
+            "right": result_context(plan_result(right), prefix="right-"),
             "comparison": compare_plans(left, right),
         }
         return render(request, "planner/compare.html", context)
@@ -170,7 +166,7 @@ class PlanCompareView(LoginRequiredMixin, View):
 
 class PlanExportView(LoginRequiredMixin, View):
     def get(self, request: HttpRequest, public_id: uuid.UUID, fmt: str) -> HttpResponse:
-        plan = _plan(public_id)
+        plan = plan_get(public_id)
         if fmt == "md":
             response = HttpResponse(
                 plan_markdown(plan), content_type="text/markdown; charset=utf-8"

@@ -20,7 +20,6 @@ from planner.engine.spec import SpecError
 from planner.forms.draft import STEP_BY_SLUG, STEPS, Draft, Step, locate_engine_error, raw_from_post
 from planner.forms.wizard import OPERATION_QUESTIONS
 from planner.services import plan_evaluate, plan_save
-from planner.services.compare import best_candidate
 
 ENGINE_ERRORS_KEY = "planner_wizard_engine_errors"
 
@@ -42,9 +41,9 @@ def side_panel_context(draft: Draft) -> dict[str, Any]:
         panel["errors"] = exc.errors
         return panel
     result = evaluation.result
-    best = best_candidate(result)
-    memory = best.get("memory") or {}
-    requested = float(memory.get("requested_gib") or 0) or 1.0
+    best = result.best
+    memory = best.memory if best else None
+    requested = (memory.requested_gib if memory else 0.0) or 1.0
     bars = []
     for key, label, css in (
         ("weights_gib", _("weights"), "weights"),
@@ -52,20 +51,20 @@ def side_panel_context(draft: Draft) -> dict[str, Any]:
         ("non_torch_gib", _("overhead"), "overhead"),
         ("kv_budget_gib", _("KV cache"), "kv"),
     ):
-        value = max(0.0, float(memory.get(key) or 0))
+        value = max(0.0, getattr(memory, key, 0.0))
         bars.append(
             {"label": label, "css": css, "gib": value, "pct": min(100.0, 100 * value / requested)}
         )
     panel.update(
         evaluation=evaluation,
         result=result,
-        rec=result["recommendation"],
+        rec=result.recommendation,
         best=best,
         memory=memory,
         bars=bars,
-        any_fits=any(c.get("fits") for c in result.get("candidates") or []),
-        max_model_len=(result.get("model") or {}).get("max_model_len"),
-        model_name=(result.get("model") or {}).get("name"),
+        any_fits=any(c.fits for c in result.candidates),
+        max_model_len=result.model.max_model_len,
+        model_name=result.model.name,
     )
     return panel
 

@@ -146,7 +146,7 @@ SCENARIOS = {
 }
 
 
-def _result(spec: dict) -> dict:
+def _result(spec: dict):
     from planner.engine import plan, spec_from_dict
     from planner.services.resolve import resolve_spec
 
@@ -154,7 +154,7 @@ def _result(spec: dict) -> dict:
         engine_input = resolve_spec(spec).engine_input
     except Exception:  # noqa: BLE001 - a spec the resolver cannot read is given as is
         engine_input = spec
-    return plan(spec_from_dict(engine_input)).to_dict()
+    return plan(spec_from_dict(engine_input))
 
 
 @pytest.mark.django_db
@@ -164,24 +164,19 @@ def test_engine_results_read_in_chinese(name):
     from tests.i18n.pseudo import english_words
 
     result = _result(SCENARIOS[name])
-    messages = [
-        *result["recommendation"].get("reasons", []),
-        *result.get("signals", []),
-        *result.get("pitfalls", []),
-    ]
+    messages = [*result.recommendation.reasons, *result.signals, *result.pitfalls]
     problems = []
     with translation.override("zh-hans"):
         for m in messages:
             rendered = django_texts.render_message(m)
-            for text in (rendered.text, rendered.action, i18n.cite(m.get("rule"))):
+            for text in (rendered.text, rendered.action, i18n.cite(m.rule)):
                 if english_words(text):
-                    problems.append((m["id"], text, english_words(text)))
-        for c in result.get("candidates", []):
-            reason = i18n.phrase(c.get("rejected_reason") or "")
+                    problems.append((m.id, text, english_words(text)))
+        for c in result.candidates:
+            reason = i18n.phrase(c.rejected_reason)
             if english_words(reason):
-                problems.append((c.get("id"), reason, english_words(reason)))
-        single = (result.get("placement") or {}).get("single_bundle") or {}
-        reason = i18n.phrase(single.get("reason") or "")
+                problems.append((c.id, reason, english_words(reason)))
+        reason = i18n.phrase(result.placement.single_bundle.reason)
         if english_words(reason):
             problems.append(("placement", reason, english_words(reason)))
     assert problems == []

@@ -44,7 +44,7 @@ def test_evaluate_is_the_same_json_as_the_engine(demo_fleet, viewer_api, s2a_spe
     response = viewer_api.post(EVALUATE, s2a_spec, format="json")
 
     assert response.status_code == 200  # evaluating writes nothing: viewers may
-    assert response.json() == plan_evaluate(spec=s2a_spec).result
+    assert response.json() == plan_evaluate(spec=s2a_spec).result.to_dict()
 
 
 def _inline(gpus_per_node=4):

@@ -19,7 +19,7 @@ def test_plan_prints_the_result_json(demo_fleet, tmp_path, s2a_spec, capsys):
     call_command("plan", "--spec", _write(tmp_path, s2a_spec))
 
     printed = json.loads(capsys.readouterr().out)
-    assert printed == plan_evaluate(spec=s2a_spec).result
+    assert printed == plan_evaluate(spec=s2a_spec).result.to_dict()
     assert printed["recommendation"]["route"] == "A"
 
 

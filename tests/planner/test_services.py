@@ -9,6 +9,7 @@ from inventory.models import Machine, ModelSpec
 from inventory.selectors import model_spec_architecture
 from planner.engine.spec import SpecError, spec_from_dict
 from planner.models import Plan, PlanIsImmutable
+from planner.selectors import plan_result
 from planner.services import (
     compare_plans,
     plan_create,
@@ -83,7 +84,7 @@ def test_inventory_only_model(demo_fleet):
         spec={"model": "our-qwen3-8b-finetune", "hardware": {"hostnames": ["ws-4090"]}}
     )
     assert evaluation.resolved.model_slug == "our-qwen3-8b-finetune"
-    assert evaluation.result["recommendation"]["route"] == "single"
+    assert evaluation.result.recommendation.route == "single"
 
 
 @pytest.mark.parametrize("slug", ["qwen3-30b-a3b", "deepseek-v3", "mixtral-8x7b", "llama-3.1-8b"])
@@ -124,11 +125,8 @@ def test_plan_is_an_immutable_snapshot(demo_fleet, planner, s2a_spec):
     assert plan.engine_version
     assert plan.spec == s2a_spec
     assert plan.engine_input["hardware"]["nodes"][0]["hostname"] == "a100-01"
-    assert (plan.tp, plan.pp, plan.replicas) == (
-        plan.result["recommendation"]["tp"],
-        plan.result["recommendation"]["pp"],
-        plan.result["recommendation"]["replicas"],
-    )
+    rec = plan_result(plan).recommendation
+    assert (plan.tp, plan.pp, plan.replicas) == (rec.tp, rec.pp, rec.replicas)
     plan.title = "changed"
     with pytest.raises(PlanIsImmutable):
         plan.save()
@@ -192,7 +190,7 @@ def test_s1_on_the_real_demo_fleet_uses_the_dedicated_a800s(db, planner):
         }
     )
     assert shared.resolved.pool_kind == "shared"
-    assert shared.result["placement"]["required"] is True
+    assert shared.result.placement.required is True
 
 
 def test_a_model_spec_used_by_a_saved_plan_cannot_be_deleted(demo_fleet, planner, s1_spec):

@@ -4,7 +4,7 @@ from django.utils import translation
 
 from planner.engine.texts import ACTIONS as ENGINE_ACTIONS
 from planner.engine.texts import TEXTS as ENGINE_TEXTS
-from planner.engine.texts import message
+from planner.engine.texts import Message, message
 from planner.texts import ACTIONS, MESSAGES, RULES, render_message, rule_refs
 
 
@@ -19,12 +19,12 @@ def test_templates_are_the_engine_english():
 
 
 def test_render_uses_params_and_falls_back_to_the_engine_text():
-    msg = message("pit_nccl_roce_gid", nic="ib0").to_dict()
+    msg = message("pit_nccl_roce_gid", nic="ib0")
     assert render_message(msg).text == "RoCE data NIC ib0: NCCL needs the RoCE v2 GID."
-    unknown = {"id": "brand_new", "rule": "§9", "params": {}, "text": "Engine English."}
+    unknown = Message(id="brand_new", rule="§9", params={}, text="Engine English.")
     assert render_message(unknown).text == "Engine English."
     with translation.override("zh-hans"):
-        broken = {"id": "pit_nccl_roce_gid", "rule": "§6", "params": {}, "text": "fallback"}
+        broken = Message(id="pit_nccl_roce_gid", rule="§6", params={}, text="fallback")
         assert render_message(broken).text == "fallback"  # missing params: engine text
 
 

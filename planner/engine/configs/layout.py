@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from planner.engine.result import Candidate
+from planner.engine.result import Candidate, layout_label
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -38,7 +36,7 @@ class BundleLayout:
 
     @property
     def label(self) -> str:
-        return f"TP{self.tp}×PP{self.pp}×{self.replicas}"
+        return layout_label(self.tp, self.pp, self.replicas)
 
     @property
     def host_names(self) -> tuple[str, ...]:
@@ -57,21 +55,6 @@ class BundleLayout:
             hosts=tuple(tuple(h) for h in c.hosts),
             max_concurrency_per_replica=c.max_concurrency_per_replica,
             kv_tokens_per_replica=c.kv_tokens_per_replica,
-        )
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> BundleLayout:
-        """Return the layout of a stored candidate (a result dict's `candidates` row)."""
-        return cls(
-            candidate_id=str(d["id"]),
-            tp=int(d["tp"]),
-            pp=int(d["pp"]),
-            replicas=int(d["replicas"]),
-            nodes_per_replica=int(d.get("nodes_per_replica") or 1),
-            weight_dtype=str(d["weight_dtype"]),
-            hosts=tuple(tuple(str(h) for h in hosts) for hosts in d.get("hosts") or ()),
-            max_concurrency_per_replica=float(d.get("max_concurrency_per_replica") or 1.0),
-            kv_tokens_per_replica=int(d.get("kv_tokens_per_replica") or 0),
         )
 
 

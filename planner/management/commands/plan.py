@@ -44,4 +44,6 @@ class Command(BaseCommand):
                 f"invalid spec {source}:\n{lines}", returncode=EXIT_BAD_SPEC
             ) from exc
         indent = options["indent"] or None
-        self.stdout.write(json.dumps(evaluation.result, indent=indent, ensure_ascii=False))
+        self.stdout.write(
+            json.dumps(evaluation.result.to_dict(), indent=indent, ensure_ascii=False)
+        )

@@ -45,6 +45,7 @@ DIMENSIONLESS = {
     "slowdown",
     "stage_layers",
     "port",
+    "schema_version",
     "max_model_len",
     "GPU",
     "CPU",
@@ -110,6 +111,7 @@ def test_top_level_keys_and_json():
         "network",
         "model",
         "node_selection",
+        "schema_version",
     }
     json.loads(json.dumps(out))
 

@@ -34,7 +34,7 @@ def test_s1_70b_int8_on_two_a800_nodes_replicas_inside_nodes(s1_spec):
     assert {"fits_one_node", "replicas_behind_balancer", "cross_node_worse"} <= _reason_ids(result)
     assert rec.route != "C"
     assert not any(s.hit for s in result.signals if s.direction == "for_ray")
-    assert result.placement["single_bundle"]["placeable"]
+    assert result.placement.single_bundle.placeable
     json.dumps(result.to_dict())
 
 
@@ -144,13 +144,13 @@ def test_s3_shared_pool_uses_ray_placement_group_of_two_bundles():
     result = plan(spec_from_dict(_s3("shared")))
     assert result.recommendation.executor_backend == "ray"
     placement = result.placement
-    assert placement["required"]
-    assert placement["strategy"] == "STRICT_SPREAD"
-    assert [b["resources"]["GPU"] for b in placement["bundles"]] == [4, 4]
-    assert placement["placeable"]
-    assert not placement["single_bundle"]["placeable"]
-    assert placement["single_bundle"]["resources"] == {"GPU": 8}
-    assert placement["alternative"]["bundles"] == [{"GPU": 4}, {"GPU": 4}]
+    assert placement.required
+    assert placement.strategy == "STRICT_SPREAD"
+    assert [b.resources["GPU"] for b in placement.bundles] == [4, 4]
+    assert placement.placeable
+    assert not placement.single_bundle.placeable
+    assert placement.single_bundle.resources == {"GPU": 8}
+    assert placement.alternative.bundles == ({"GPU": 4}, {"GPU": 4})
     cmds = result.configs["vllm_serve"]
     assert len(cmds) == 1
     assert "--nnodes" not in cmds[0]["argv"]
@@ -168,11 +168,11 @@ def test_s3_pinned_tp4_pp2_placement_when_the_model_fits_one_node():
         "hardware": hardware(2, 4, "a100-80g-sxm", pool_kind="shared"),
     }
     result = plan(spec_from_dict(spec))
-    pinned = result.placement["pinned"]
-    assert [b["resources"]["GPU"] for b in pinned["bundles"]] == [4, 4]
-    assert pinned["placeable"]
-    assert not pinned["single_bundle"]["placeable"]
-    assert pinned["alternative"]["bundles"] == [{"GPU": 4}, {"GPU": 4}]
+    pinned = result.placement.pinned
+    assert [b.resources["GPU"] for b in pinned.bundles] == [4, 4]
+    assert pinned.placeable
+    assert not pinned.single_bundle.placeable
+    assert pinned.alternative.bundles == ({"GPU": 4}, {"GPU": 4})
     assert "pinned_layout" in _reason_ids(result)
 
 
@@ -207,12 +207,12 @@ def test_s5_70b_on_one_80gb_gpu_quantize_first():
         "hardware": {"nodes": [{"hostname": "h1", "gpu": "h100-sxm", "gpu_count": 1}]},
     }
     result = plan(spec_from_dict(spec))
-    options = {o["weight_dtype"]: o for o in result.quantization_options}
-    assert not options["bf16"]["fits_one_node"]
-    assert options["fp8"]["weights_gib_total"] == pytest.approx(67.7, abs=1.0)
-    assert options["fp8"]["kv_tokens_per_replica"] < 0.1 * options["int4"]["kv_tokens_per_replica"]
-    assert options["int4"]["fits_one_node"]
-    assert 33 < options["int4"]["weights_gib_total"] < 40
+    options = {o.weight_dtype: o for o in result.quantization_options}
+    assert not options["bf16"].fits_one_node
+    assert options["fp8"].weights_gib_total == pytest.approx(67.7, abs=1.0)
+    assert options["fp8"].kv_tokens_per_replica < 0.1 * options["int4"].kv_tokens_per_replica
+    assert options["int4"].fits_one_node
+    assert 33 < options["int4"].weights_gib_total < 40
     assert result.recommendation.weight_dtype == "int4"
     assert result.recommendation.route == "single"
     ids = _reason_ids(result)

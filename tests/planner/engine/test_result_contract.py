@@ -1,0 +1,100 @@
+"""The result contract: every saved shape of every earlier engine version reads back, typed."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from planner.engine import plan, spec_from_dict
+from planner.engine.result import (
+    SCHEMA_VERSION,
+    Backend,
+    CandidateKind,
+    PlanResult,
+    ResultFormatError,
+    Route,
+    Severity,
+    layout_label,
+)
+
+FIXTURES = sorted((Path(__file__).parent / "fixtures" / "results").glob("*.json"))
+
+
+def _load(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def test_there_are_fixtures_of_every_schema_version():
+    versions = {p.name.split("_")[0].split("-")[0] for p in FIXTURES}
+    assert versions == {f"v{n}" for n in range(1, SCHEMA_VERSION + 1)}
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.stem)
+def test_saved_fixture_reads_typed_and_round_trips(path):
+    stored = _load(path)["result"]
+
+    result = PlanResult.from_dict(stored)
+
+    rec = stored["recommendation"]
+    assert result.schema_version == SCHEMA_VERSION
+    assert result.recommendation.route is Route(rec["route"])
+    assert isinstance(result.recommendation.executor_backend, Backend)
+    assert result.recommendation.label == layout_label(rec["tp"], rec["pp"], rec["replicas"])
+    assert result.best is not None
+    assert result.best.id == rec["candidate_id"]
+    assert all(isinstance(c.kind, CandidateKind) for c in result.candidates)
+    assert all(isinstance(p.severity, Severity) for p in result.pitfalls)
+    assert [p.id for p in result.pitfalls] == [p["id"] for p in stored["pitfalls"]]
+    assert result.hosts == tuple(stored["node_selection"]["hosts"])
+    again = PlanResult.from_dict(result.to_dict())
+    assert again.to_dict() == result.to_dict()
+
+
+@pytest.mark.parametrize("path", [p for p in FIXTURES if p.name.startswith("v2_")], ids=str)
+def test_current_shape_is_stored_unchanged(path):
+    stored = _load(path)["result"]
+
+    assert PlanResult.from_dict(stored).to_dict() == stored, (
+        "The stored shape changed: give a new field a default, or bump SCHEMA_VERSION in "
+        "planner/engine/result.py with an upgrade step and add fixtures of the new version."
+    )
+
+
+def test_first_engine_release_lacked_pp_comm():
+    stored = _load(next(p for p in FIXTURES if p.name == "v1-06fb8a4_route_b.json"))["result"]
+    assert "pp_comm_per_decode_step_ms" not in stored["candidates"][0]
+
+    assert PlanResult.from_dict(stored).candidates[0].pp_comm_per_decode_step_ms == 0.0
+
+
+def test_the_engine_writes_the_current_version(s1_spec):
+    result = plan(spec_from_dict(s1_spec))
+    stored = json.loads(json.dumps(result.to_dict()))
+
+    assert stored["schema_version"] == SCHEMA_VERSION
+    assert PlanResult.from_dict(stored).to_dict() == stored
+    assert result.best is result.best  # computed once
+
+
+def test_a_legacy_snapshot_with_missing_sections_still_reads():
+    result = PlanResult.from_dict({"recommendation": {"route": "A", "tp": 2}})
+
+    assert result.recommendation.route is Route.A
+    rec = result.recommendation
+    assert (rec.tp, rec.pp, rec.replicas) == (2, 0, 0)  # absent counts read as 0
+    assert result.best is None
+    assert result.candidates == ()
+    assert result.hosts == ()
+
+
+def test_a_newer_schema_is_refused():
+    with pytest.raises(ResultFormatError, match="schema_version"):
+        PlanResult.from_dict({"schema_version": SCHEMA_VERSION + 1})
+
+
+def test_a_wrong_value_names_its_field():
+    stored = _load(FIXTURES[-1])["result"]
+    broken = {**stored, "pitfalls": [{**stored["pitfalls"][0], "severity": "dire"}]}
+
+    with pytest.raises(ResultFormatError, match=r"pitfalls\.0\.severity"):
+        PlanResult.from_dict(broken)
