@@ -48,7 +48,7 @@ def test_a_plan_made_with_a_profile_says_so_and_keeps_it(two_replicas, s1_plan, 
     assert calibrated.result["calibration"]["version"] == 1
     assert calibrated.result["calibration"]["matches_layout"] is True
     assert calibrated.spec["calibration"] == str(profile.public_id)
-    assert plan_values(calibrated).calibration["key"] == profile.key
+    assert plan_values(calibrated).calibration.key == profile.key
     # The KV overhead costs blocks: the calibrated plan predicts fewer than the original.
     assert plan_values(calibrated).replica.kv_blocks < plan_values(s1_plan).replica.kv_blocks
     # A later refit does not change an old plan: a re-run keeps the version it named.

@@ -111,6 +111,7 @@ def test_top_level_keys_and_json():
         "network",
         "model",
         "node_selection",
+        "calibration",
         "schema_version",
     }
     json.loads(json.dumps(out))
