@@ -23,6 +23,7 @@ from monitoring.models import Target, TargetKind
 from monitoring.scrape.gpu import IDLE_UTIL_PCT, STUCK_MEMORY_PCT
 from monitoring.scrape.series import parse_series_id
 from monitoring.selectors import target_state
+from planner.selectors import plan_result
 
 # A GPU is free now when it computes nothing and holds at most this share of its memory.
 FREE_MEMORY_PCT = 10.0
@@ -215,10 +216,12 @@ def plan_allocation(servers: Iterable[Target] | None = None) -> dict[str, dict[s
             Target.objects.filter(plan__isnull=False)
             .exclude(kind=TargetKind.GPU)
             .select_related("plan")
-            .only("name", "plan__result")
+            .defer("plan__spec", "plan__engine_input")
             .order_by("name")
         )
-    table = allocation.allocate((t.name, t.plan.result) for t in servers if t.plan is not None)
+    table = allocation.allocate(
+        (t.name, plan_result(t.plan)) for t in servers if t.plan is not None
+    )
     return {_short(host): gpus for host, gpus in table.items()}
 
 

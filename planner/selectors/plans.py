@@ -59,14 +59,13 @@ def plan_result(plan: Plan) -> PlanResult:
     if cached is not None:
         return cached
     stored = plan.result if isinstance(plan.result, Mapping) else {}
-    defaults = _row_defaults(plan)
     if "schema_version" not in stored:
-        stored = _with_defaults(stored, defaults)
+        stored = _with_defaults(stored, _row_defaults(plan))
     try:
         result = PlanResult.from_dict(stored)
     except ResultFormatError as exc:
         log.warning("plan %s: unreadable result (%s); showing its columns only", plan.pk, exc)
-        result = PlanResult.from_dict(defaults)
+        result = PlanResult.from_dict(_row_defaults(plan))
     plan.__dict__[_CACHE_ATTR] = result
     return result
 

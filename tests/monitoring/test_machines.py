@@ -16,6 +16,7 @@ from monitoring.polling import poll
 from monitoring.scrape import from_text
 from monitoring.services import PollOutcome, gpu_targets_register, poll_record_success
 from monitoring.simulator.dcgm_sim import DEMO_GPU_MACHINES, SimDcgm
+from planner.engine.result import PlanResult
 from tests.inventory.factories import MachineFactory
 
 pytestmark = pytest.mark.django_db
@@ -115,7 +116,9 @@ def test_the_plan_allocation_names_the_server_on_each_gpu():
         ],
     }
 
-    table = allocation.allocate([("llama", result), ("qwen", spread)])
+    table = allocation.allocate(
+        [("llama", PlanResult.from_dict(result)), ("qwen", PlanResult.from_dict(spread))]
+    )
 
     assert table["a800-node-1"] == {str(i): "llama" for i in range(8)} | {
         "8": "qwen",
