@@ -63,6 +63,11 @@ class Assumptions:
     moe_hbm_efficiency: float = 0.6  # routed-expert GEMMs read weights less efficiently
     launch_per_layer_decode_us: float = 20.0  # CUDA-graph replay, per layer and decode step
     launch_per_layer_mixed_us: float = 60.0  # piecewise graphs when a prefill chunk rides along
+    # Fixed kernel time per MoE layer (router, top-k, token permute, two grouped GEMMs, combine)
+    # and per MLA layer (latent up-projections), paid whatever the batch: an estimate, not
+    # calibrated (no MoE/MLA run in the calibration set yet).
+    moe_layer_fixed_us: float = 40.0
+    mla_layer_fixed_us: float = 20.0
     request_overhead_ms: float = 20.0  # API server, tokenizer, detokenizer: once per request
     # uncertainty bands: p80 of |relative error| on the calibration runs
     band_ttft_share: float = 0.3

@@ -146,6 +146,7 @@ class Draft:
                 "avg_input_tokens": "1024",
                 "avg_output_tokens": "256",
                 "traffic_shape": "steady",
+                "arrival": "closed",
             }
         if step.slug == "machines":
             return {

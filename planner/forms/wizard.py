@@ -35,6 +35,11 @@ TRAFFIC_CHOICES = [
     ("diurnal", _("Day/night — e.g. 500 QPS by day, 10 at night")),
     ("bursty", _("Bursty — sudden spikes")),
 ]
+ARRIVAL_CHOICES = [
+    ("closed", _("A fixed number in flight — each answer frees a slot for the next request")),
+    ("poisson", _("At a rate — random (Poisson) arrivals, so bursts and lulls")),
+    ("burst", _("All at once — a burst of requests, e.g. a batch job")),
+]
 INTRA_LINK_CHOICES = [
     ("nvlink", _("NVLink")),
     ("nvswitch", _("NVSwitch")),
@@ -283,6 +288,24 @@ def _optional_positive(label: Any, help_text: Any) -> forms.FloatField:
     )
 
 
+def _optional_bounded(
+    field_class: type[forms.Field],
+    label: Any,
+    bounds: tuple[float, float],
+    help_text: Any,
+    message: Any,
+) -> forms.Field:
+    """Return an optional number field between `bounds` with one message for every error."""
+    return field_class(
+        label=label,
+        required=False,
+        min_value=bounds[0],
+        max_value=bounds[1],
+        help_text=help_text,
+        error_messages={"invalid": message, "min_value": message, "max_value": message},
+    )
+
+
 class LoadStepForm(forms.Form):
     concurrency = _positive_int(
         _("Concurrent sequences at peak"),
@@ -311,6 +334,37 @@ class LoadStepForm(forms.Form):
         _("Inter-token latency target, ms (optional)"),
         _("Time between streamed tokens; 50 ms reads as fluent."),
     )
+    arrival = forms.ChoiceField(
+        label=_("How requests arrive"),
+        choices=ARRIVAL_CHOICES,
+        initial="closed",
+        required=False,
+        widget=forms.RadioSelect,
+    )
+    request_rate_per_s = _optional_positive(
+        _("Requests per second (Poisson arrivals)"),
+        _("Required when requests arrive at a rate."),
+    )
+    burst_size = _optional_bounded(
+        forms.IntegerField,
+        _("Requests in the burst"),
+        (1, 100_000),
+        _("Required when requests arrive in one burst."),
+        _("Leave empty, or enter a whole number from 1 to 100000."),
+    )
+    input_tokens_sd = _optional_positive(
+        _("Prompt length spread, ± tokens (optional)"), _("Standard deviation; empty: fixed.")
+    )
+    output_tokens_sd = _optional_positive(
+        _("Answer length spread, ± tokens (optional)"), _("Standard deviation; empty: fixed.")
+    )
+    shared_prefix_fraction = _optional_bounded(
+        forms.FloatField,
+        _("Share of each prompt served from the prefix cache (optional)"),
+        (0.0, 0.99),
+        _("0 to 0.99: the common system prompt or document over the whole prompt."),
+        _("Leave empty, or enter a number from 0 to 0.99."),
+    )
     shared_prefixes = forms.BooleanField(
         label=_("Prompts share long prefixes (RAG, agents, a long system prompt)"),
         required=False,
@@ -318,6 +372,15 @@ class LoadStepForm(forms.Form):
             "Prefix caching then matters; dynamic text at the start of prompts defeats it."
         ),
     )
+
+    def clean(self) -> dict[str, Any]:
+        d = super().clean() or {}
+        arrival = d.get("arrival") or "closed"
+        if arrival == "poisson" and not d.get("request_rate_per_s"):
+            self.add_error("request_rate_per_s", _("Enter the request rate for Poisson arrivals."))
+        if arrival == "burst" and not d.get("burst_size"):
+            self.add_error("burst_size", _("Enter how many requests the burst sends."))
+        return d
 
     def spec_part(self) -> dict[str, Any]:
         d = self.cleaned_data
@@ -329,6 +392,16 @@ class LoadStepForm(forms.Form):
             "shared_prefixes": bool(d.get("shared_prefixes")),
         }
         for key in ("peak_qps", "ttft_slo_ms", "itl_slo_ms"):
+            if d.get(key):
+                workload[key] = d[key]
+        workload["arrival"] = d.get("arrival") or "closed"
+        for key in (
+            "request_rate_per_s",
+            "burst_size",
+            "input_tokens_sd",
+            "output_tokens_sd",
+            "shared_prefix_fraction",
+        ):
             if d.get(key):
                 workload[key] = d[key]
         return {"workload": workload}

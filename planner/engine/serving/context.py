@@ -116,6 +116,11 @@ def build_context(
     hbm = gpu.hbm_bandwidth_gbs * 1e9 / 1e3 * a.hbm_efficiency * speed.memory
     tflops = gpu.bf16_dense_tflops * 1e12 / 1e3 * speed.compute
     layers = stage.layers
+    # MoE and MLA layers run extra small kernels every step; count the stage's share of them.
+    moe_layers = arch.num_moe_layers * layers / max(arch.num_layers, 1)
+    fixed_ms = (
+        moe_layers * a.moe_layer_fixed_us + (layers * a.mla_layer_fixed_us if arch.is_mla else 0.0)
+    ) / 1e3
     return ServingContext(
         label=label,
         tp=tp,
@@ -134,8 +139,8 @@ def build_context(
         prefill_flops_per_ms=tflops * a.prefill_mfu,
         decode_flops_per_ms=tflops * a.decode_mfu,
         sliding_window=_sliding_window(arch),
-        launch_decode_ms=layers * a.launch_per_layer_decode_us / 1e3,
-        launch_mixed_ms=layers * a.launch_per_layer_mixed_us / 1e3,
+        launch_decode_ms=layers * a.launch_per_layer_decode_us / 1e3 + fixed_ms,
+        launch_mixed_ms=layers * a.launch_per_layer_mixed_us / 1e3 + fixed_ms,
         step_overhead_ms=a.decode_step_overhead_ms,
         per_seq_overhead_ms=a.decode_per_seq_overhead_ms,
         request_overhead_ms=a.request_overhead_ms,
