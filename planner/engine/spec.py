@@ -446,7 +446,7 @@ def _named_model(
     """
     name = str(raw.get("name") or raw.get("hf_repo") or "custom model")
     repo = str(raw.get("hf_repo") or "")
-    if repo == name and not identifiers.is_model_ref(repo):
+    if repo == raw.get("name") and not identifiers.is_model_ref(repo):
         repo = ""  # older wizards copied the display name here
     if repo and not identifiers.is_model_ref(repo):
         r.errors["model.hf_repo"] = (

@@ -85,7 +85,9 @@ def test_duplicate_hostname_is_refused_case_insensitively():
 
 
 @pytest.mark.parametrize(
-    "hostname", ["-bad", "bad_host", "a" * 64, "host..example", "dot."], ids=str
+    "hostname",
+    ["-bad", "bad_host", "a" * 64, "host..example", "dot.", "trailing-newline\n"],
+    ids=str,
 )
 def test_hostname_must_be_rfc_1123(hostname):
     with pytest.raises(ValidationError) as excinfo:

@@ -9,6 +9,7 @@ from django.test.utils import CaptureQueriesContext
 
 from planner.models import Plan
 from planner.services import plan_create
+from tests.planner.engine.conftest import LLAMA_8B_CONFIG
 
 EVALUATE = "/api/v1/plans/evaluate/"
 PLANS = "/api/v1/plans/"
@@ -45,6 +46,10 @@ def test_evaluate_is_the_same_json_as_the_engine(demo_fleet, viewer_api, s2a_spe
 
     assert response.status_code == 200  # evaluating writes nothing: viewers may
     assert response.json() == plan_evaluate(spec=s2a_spec).result.to_dict()
+
+
+def _node(hostname):
+    return {"hostname": hostname, "gpu": "a100-80g-sxm", "gpu_count": 4}
 
 
 def _inline(gpus_per_node=4):
@@ -85,6 +90,28 @@ def _inline(gpus_per_node=4):
             id="unknown-hostname",
         ),
         pytest.param({"hardware": {"pool": "no-pool"}}, "hardware.pool", id="unknown-pool"),
+        # Identifiers that reach generated scripts (#15 item 1).
+        pytest.param(
+            {"hardware": {**_inline(), "nodes": [_node("n1\ntouch /tmp/PWNED_HOST")]}},
+            "hardware.nodes[0].hostname",
+            id="newline-in-hostname",
+        ),
+        pytest.param(
+            {"hardware": {"nodes": [{**_node("n1"), "address": "1.2.3.4;include /x"}]}},
+            "hardware.nodes[0].address",
+            id="directive-in-address",
+        ),
+        pytest.param(
+            {"hardware": {**_inline(), "data_nic": "eth1;reboot"}},
+            "hardware.nodes[0].nics[0].name",
+            id="command-in-interface-name",
+        ),
+        pytest.param({"vllm_image": "vllm/vllm-openai $(id)"}, "vllm_image", id="bad-image"),
+        pytest.param(
+            {"model": {"hf_config": LLAMA_8B_CONFIG, "hf_repo": "a/b`id`"}},
+            "model.hf_repo",
+            id="bad-repository",
+        ),
     ],
 )
 def test_evaluate_bad_spec_is_400_naming_the_field(

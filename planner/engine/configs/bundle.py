@@ -154,7 +154,12 @@ def build_serve_bundle(
         table.serve,
         http_port=SERVE_HTTP_PORT,
         model_of={a.name: model_ref(a.spec, a.layout.weight_dtype) for a in apps},
-        args_of={a.name: serve_args(a.spec, a.layout) for a in apps},
+        # Inside a Serve replica vLLM runs its TP × PP workers as local processes on the GPUs
+        # Ray gave the replica; it must not try to join the Ray cluster itself.
+        args_of={
+            a.name: (*serve_args(a.spec, a.layout), "--distributed-executor-backend", "mp")
+            for a in apps
+        },
         ongoing_of={a.name: max_ongoing_requests(a.layout) for a in apps},
     )
     files = [

@@ -144,11 +144,12 @@ def _background(p: Process, command: str) -> list[str]:
 
 
 def _either(docker: str, bare: Sequence[str]) -> list[str]:
+    # Only the first line is indented: a newline may sit inside a quoted word.
     return [
         'if [ "$MODE" = --docker ]; then',
-        "  " + docker.replace("\n", "\n  "),
+        "  " + docker,
         "else",
-        *("  " + line.strip().replace("\n", "\n  ") for line in bare),
+        *("  " + line.strip() for line in bare),
         "fi",
     ]
 

@@ -2,6 +2,18 @@
 
 import pytest
 
+# A config.json of the Llama-3-8B shape, for specs with an inline model.
+LLAMA_8B_CONFIG = {
+    "model_type": "llama",
+    "hidden_size": 4096,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "intermediate_size": 14336,
+    "vocab_size": 128256,
+    "max_position_embeddings": 8192,
+}
+
 
 def hardware(n, gpus, gpu, *, link=25, kind="ethernet", **extra):
     return {

@@ -44,3 +44,33 @@ def test_flag_list_matches_the_real_parser():
     assert version.startswith("0.32")
     missing = sorted(VLLM_SERVE_FLAGS - real)
     assert not missing
+
+
+def test_every_generated_vllm_serve_line_parses_with_the_real_parser():
+    """Each bundle's `vllm serve` argv (and each Serve replica's) goes through vLLM's parser."""
+    import json
+
+    import yaml
+
+    from planner.engine.configs.allocation import ProcessKind
+    from tests.planner.engine.test_bundles import _all_bundles
+
+    argvs = []
+    for bundle in _all_bundles():
+        for p in bundle.table.processes:
+            if p.kind in (ProcessKind.VLLM, ProcessKind.VLLM_HEADLESS):
+                argvs.append(list(p.argv[1:]))
+        if bundle.route == "C":
+            for app in yaml.safe_load(bundle.file("serve.yaml"))["applications"]:
+                args = app["args"]
+                argvs.append(["serve", args["model"], *args["vllm_args"]])
+    assert len(argvs) >= 10
+    out = subprocess.run(
+        [_vllm_python(), str(Path(__file__).with_name("parse_vllm_serve_argv.py"))],
+        input=json.dumps(argvs),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr[-2000:]

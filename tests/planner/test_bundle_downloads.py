@@ -1,0 +1,103 @@
+"""Every candidate of a saved plan downloads as a bundle; the result page shows the table."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+
+import pytest
+from django.urls import reverse
+
+from inventory.models import Machine
+from planner.services import plan_create
+
+pytestmark = pytest.mark.django_db
+
+PLANS = "/api/v1/plans/"
+
+
+def _files(body: bytes) -> dict[str, str]:
+    with zipfile.ZipFile(io.BytesIO(body)) as archive:
+        return {n.split("/", 1)[1]: archive.read(n).decode() for n in archive.namelist()}
+
+
+@pytest.fixture
+def s2b_plan(demo_fleet, planner):
+    # The inventory's management addresses are what other hosts and Nginx connect to.
+    for i, host in enumerate(("a100-01", "a100-02")):
+        Machine.objects.filter(hostname=host).update(management_address=f"10.0.1.{11 + i}")
+    spec = {
+        "model": "qwen2.5-72b",
+        "max_model_len": 65536,
+        "rope_scaling_factor": 4,
+        "workload": {"concurrency": 16},
+        "pinned_layout": {"tp": 4, "pp": 1, "replicas": 2},
+        "hardware": {"pool": "a100-pool"},
+    }
+    return plan_create(spec=spec, author=planner)
+
+
+def test_every_candidate_downloads_as_a_bundle_on_each_variant(s2b_plan, viewer_api):
+    result = s2b_plan.result
+    assert result["recommendation"]["route"] == "B"
+    rows = [*result["candidates"], result["pinned"]]
+    downloaded = 0
+    for row in rows:
+        if len(row["hosts"]) != row["replicas"]:
+            continue
+        variants = ("B-mp", "B-ray") if row["nodes_per_replica"] > 1 else ("", "C-ray")
+        for variant in variants:
+            response = viewer_api.get(
+                f"{PLANS}{s2b_plan.public_id}/configs/",
+                {"candidate": row["id"], "variant": variant},
+            )
+            assert response.status_code == 200, response.content
+            files = _files(response.content)
+            assert "README.md" in files
+            assert "allocation.json" in files
+            assert any(name.startswith("launch-a100-0") for name in files)
+            downloaded += 1
+    assert downloaded >= 4
+
+
+def test_pinned_candidate_bundle_uses_the_management_addresses(s2b_plan, client, viewer):
+    client.force_login(viewer)
+    pinned = s2b_plan.result["pinned"]
+    url = reverse("planner:plan-export", kwargs={"public_id": s2b_plan.public_id, "fmt": "zip"})
+
+    response = client.get(url, {"candidate": pinned["id"]})
+
+    assert response.status_code == 200
+    files = _files(response.content)
+    assert "server 10.0.1.11:8000" in files["nginx.conf"]
+    assert "server 10.0.1.12:8000" in files["nginx.conf"]
+    assert "| `a100-01` | `10.0.1.11` | `vllm-r0` |" in files["README.md"]
+
+
+def test_a_recommended_route_b_bundle_names_the_master_by_address(s2b_plan, viewer_api):
+    files = _files(viewer_api.get(f"{PLANS}{s2b_plan.public_id}/configs/").content)
+    assert "--master-addr 10.0.1.11" in files["launch-a100-02.sh"]
+    assert "a100-01" not in files["launch-a100-02.sh"]
+
+
+def test_unknown_candidate_or_variant_is_a_400_naming_it(s2b_plan, viewer_api, client, viewer):
+    api = viewer_api.get(f"{PLANS}{s2b_plan.public_id}/configs/", {"candidate": "nope"})
+    assert api.status_code == 400
+    assert "nope" in api.json()["candidate"][0]
+    client.force_login(viewer)
+    url = reverse("planner:plan-export", kwargs={"public_id": s2b_plan.public_id, "fmt": "zip"})
+    best = s2b_plan.result["recommendation"]["candidate_id"]
+    response = client.get(url, {"candidate": best, "variant": "A-mp"})
+    assert response.status_code == 400
+    assert "A-mp" in response.content.decode()
+
+
+def test_result_page_shows_the_allocation_table_and_candidate_download(s2b_plan, client, viewer):
+    client.force_login(viewer)
+
+    page = client.get(s2b_plan.get_absolute_url()).content.decode()
+
+    assert "CUDA_VISIBLE_DEVICES" in page
+    assert "vllm-r0-rank1" in page
+    assert "10.0.1.12" in page
+    assert 'data-testid="candidate-bundle-form"' in page
