@@ -15,7 +15,7 @@ from enum import StrEnum
 
 from django.utils.translation import gettext as _
 
-from monitoring.models import PlanScope, Target
+from monitoring.models import PlanScope, Target, TargetKind
 from monitoring.observed import TargetObservation, observe
 from monitoring.sanity import ComparisonWarning, sanity_warnings
 from planner.decisions.selectors import LatencySlo, latency_slo
@@ -31,6 +31,10 @@ TOLERANCE_PCT = {
     "ttft_p95": 30.0,
     "itl_p95": 20.0,
 }
+
+
+class NotComparable(PlanUnreadable):
+    """The target's kind exposes nothing to compare with a plan's predictions."""
 
 
 class Scope(StrEnum):
@@ -154,6 +158,13 @@ def plan_comparison(
     plan = target.plan
     if plan is None:
         return None
+    if target.kind != TargetKind.VLLM:
+        raise NotComparable(
+            _(
+                "Plan vs reality compares vLLM servers with the plan's replicas: link this "
+                "plan's vLLM endpoints as targets too."
+            )
+        )
     values = plan_values(plan)
     whole = target.plan_scope == PlanScope.PLAN
     chosen = Scope.PLAN if whole or scope == Scope.PLAN else Scope.REPLICA

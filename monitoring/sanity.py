@@ -29,11 +29,17 @@ def _normalise(name: str) -> str:
 
 
 def model_matches(served: tuple[str, ...], values: PlanValues) -> bool | None:
-    """Return whether any served name is the plan's model (None: the server names none)."""
+    """Return whether any served name is the plan's model (None: the server names none).
+
+    A served name matches when it contains the plan's model name, repository tail or slug once
+    paths, case and punctuation are dropped: "/models/Meta-Llama-3.1-70B-Instruct-quantized.w8a8"
+    serves "Llama-3.1-70B-Instruct"; "Qwen/Qwen2.5-32B-Instruct" does not.
+    """
     if not served:
         return None
     wanted = {_normalise(n) for n in (values.model_name, values.hf_repo, values.model_slug) if n}
-    return any(_normalise(name) in wanted for name in served)
+    wanted.discard("")
+    return any(w in _normalise(name) for name in served for w in wanted)
 
 
 def _target_warnings(values: PlanValues, obs: TargetObservation) -> list[ComparisonWarning]:

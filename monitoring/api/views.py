@@ -127,7 +127,8 @@ class TargetViewSet(viewsets.ModelViewSet):
     def plan_comparison(self, request: Request, pk: str | None = None) -> Response:
         """Planned vs observed over a window: scope, warnings, and rows with units and deviations.
 
-        404 when the target is not linked to a plan; 409 when the plan recommends nothing.
+        404 when the target is not linked to a plan; 409 when the plan recommends nothing or
+        the target is not a vLLM server.
         """
         target = self.get_object()
         query = PlanComparisonQuerySerializer(data=request.query_params)

@@ -219,3 +219,49 @@ def test_the_target_page_draws_like_for_like_lines(two_replicas, planner, viewer
     assert ttft["slo"] == 800.0
     assert ttft["plan"] > 0
     assert {line.kind for line in charts["chart-itl"].lines} == {"plan"}
+
+
+@pytest.mark.parametrize(
+    ("served", "matches"),
+    [
+        pytest.param(("meta-llama/Llama-3.1-70B-Instruct",), True, id="hf-repo"),
+        pytest.param(("/models/Llama-3.1-70B-Instruct",), True, id="local-path"),
+        pytest.param(("RedHatAI/Meta-Llama-3.1-70B-Instruct-quantized.w8a8",), True, id="quant"),
+        pytest.param(("llama70b", "/data/llama-3.1-70b"), True, id="alias-with-root"),
+        pytest.param(("Qwen/Qwen2.5-32B-Instruct",), False, id="other-model"),
+        pytest.param(("meta-llama/Llama-3.1-8B-Instruct",), False, id="other-size"),
+        pytest.param((), None, id="nothing-served"),
+    ],
+)
+def test_served_model_names_are_matched_without_paths_or_case(s1_plan, served, matches):
+    from monitoring.sanity import model_matches
+
+    assert model_matches(served, plan_values(s1_plan)) is matches
+
+
+def test_a_different_context_length_is_flagged(make_target, s1_plan):
+    target = make_target(name="short", plan=s1_plan)
+    profile = _replica("short", blocks=plan_values(s1_plan).replica.kv_blocks)
+    profile.max_model_len = 4096
+    feed_simulated(target, profile)
+    start, end = resolve_range("1h")
+
+    warnings = plan_comparison(target, start=start, end=end).warnings
+
+    mismatch = [w for w in warnings if w.code == "max_model_len_mismatch"]
+    assert len(mismatch) == 1
+    assert "4096" in mismatch[0].message
+    assert "8192" in mismatch[0].message
+
+
+def test_a_ray_target_linked_to_a_plan_explains_what_to_link(make_target, s1_plan, viewer_api):
+    from monitoring.plan_link import NotComparable
+
+    target = make_target(name="pool", kind="ray", base_url="http://127.0.0.1:9/ray", plan=s1_plan)
+    start, end = resolve_range("1h")
+
+    with pytest.raises(NotComparable):
+        plan_comparison(target, start=start, end=end)
+    answer = viewer_api.get(f"/api/v1/monitoring/targets/{target.pk}/plan-comparison/")
+    assert answer.status_code == 409
+    assert "vLLM" in answer.json()["detail"]
