@@ -19,6 +19,7 @@ LINKS: dict[str, tuple[Any, float, str]] = {
     "ib400": (_("400 Gb InfiniBand"), 400.0, "infiniband"),
 }
 UNCHANGED = [("", _("(unchanged)"))]
+NO_CALIBRATION = "none"
 
 
 class WhatIfForm(forms.Form):
@@ -55,6 +56,28 @@ class WhatIfForm(forms.Form):
         },
     )
 
+    calibration = forms.ChoiceField(
+        label=_("Calibration profile"),
+        required=False,
+        help_text=_(
+            "Correction factors fitted from your servers (Monitoring → Calibration): the new "
+            "result beside this one shows the predictions before and after calibration."
+        ),
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        from planner.models import CalibrationProfile
+
+        profiles = CalibrationProfile.objects.order_by("key", "-version").only(
+            "public_id", "key", "version"
+        )
+        self.fields["calibration"].choices = [
+            *UNCHANGED,
+            (NO_CALIBRATION, _("none: the engine's own constants")),
+            *[(str(p.public_id), f"{p.key} v{p.version}") for p in profiles],
+        ]
+
     def clean(self) -> dict[str, Any]:
         data = super().clean()
         if not any(data.get(k) for k in self.fields):
@@ -80,6 +103,10 @@ class WhatIfForm(forms.Form):
             new["pre_quantized"] = d["weight_dtype"] in {"int8", "int4"}
         if d.get("concurrency"):
             new["workload"] = {**(new.get("workload") or {}), "concurrency": d["concurrency"]}
+        if d.get("calibration") == NO_CALIBRATION:
+            new.pop("calibration", None)
+        elif d.get("calibration"):
+            new["calibration"] = d["calibration"]
         return new
 
     def describe(self) -> list[tuple[str, str]]:

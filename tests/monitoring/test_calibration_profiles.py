@@ -7,7 +7,7 @@ from django.core.exceptions import ValidationError
 
 from monitoring.calibration import calibration_create, calibration_run
 from monitoring.selectors import resolve_range
-from planner.models import CalibrationProfile
+from planner.models import CalibrationProfile, Plan
 from planner.selectors.plan_values import plan_values
 from planner.services import plan_rerun
 from planner.services.calibration import plan_with_calibration
@@ -128,3 +128,26 @@ def test_the_pages_preview_save_and_show_before_and_after(two_replicas, planner_
 def test_viewers_cannot_fit(viewer_client):
     response = viewer_client.post("/monitoring/calibration/fit/", {"range": "1h"})
     assert response.status_code == 403
+
+
+def test_what_if_with_a_profile_shows_the_calibrated_plan_beside_and_saves_it(
+    two_replicas,  # noqa: F811
+    s1_plan,  # noqa: F811
+    planner,
+    planner_client,
+):
+    start, end = resolve_range("1h")
+    profile = calibration_create(targets=list(two_replicas), start=start, end=end, user=planner)
+    url = f"/plans/{s1_plan.public_id}/what-if/"
+
+    page = planner_client.get(s1_plan.get_absolute_url())
+    assert f"{profile.key} v1".encode() in page.content  # offered in the what-if form
+
+    preview = planner_client.get(url, {"calibration": str(profile.public_id)})
+    assert preview.status_code == 200
+    saved = planner_client.post(url, {"calibration": str(profile.public_id)})
+    assert saved.status_code == 302
+    new = Plan.objects.get(calibration=profile)
+    assert saved.url == new.get_absolute_url()
+    shown = planner_client.get(new.get_absolute_url())
+    assert b'data-testid="plan-calibration"' in shown.content
