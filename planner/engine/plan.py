@@ -69,7 +69,7 @@ def _run(
     return score_candidates(spec, cands)
 
 
-SIMULATED_CANDIDATES = 3  # the leading candidates whose serving is simulated, not just ranked
+SIMULATED_CANDIDATES = 2  # the recommendation and the runner-up are simulated, not just ranked
 
 
 def with_serving(spec: PlanSpec, cand: Candidate, a: Assumptions) -> Candidate:

@@ -179,22 +179,26 @@ def simulate(
                 running = still
                 release(ended)
                 continue
-        # One ordinary step.
+        # One ordinary step (the hot loop: block counts and windows inlined).
+        bs = ctx.block_size
+        window = ctx.sliding_window
         budget = ctx.max_num_batched_tokens
         decode = 0
         prefill = 0
         kv_read = 0.0
         pairs = 0.0
         plan: list[tuple[Request, int]] = []
+        schedule = plan.append
         i = 0
-        while i < len(running) and budget > 0:
+        n_run = len(running)
+        while i < n_run and budget > 0:
             r = running[i]
             if r.computed < r.prompt:
                 need = min(r.prompt - r.computed, budget)
-                want = _blocks(ctx, r.computed + need)
+                want = -(-(r.computed + need) // bs)
             else:
                 need = 1
-                want = _blocks(ctx, r.prompt + r.generated)
+                want = -(-(r.prompt + r.generated) // bs)
             while want - r.blocks > free_blocks and running[-1] is not r:
                 victim = running.pop()
                 free_blocks += victim.blocks
@@ -203,11 +207,25 @@ def simulate(
                 victim.computed = 0
                 waiting.appendleft(victim)
                 preemptions += 1
-            if want - r.blocks > free_blocks:
+                n_run -= 1
+            grow = want - r.blocks
+            if grow > free_blocks:
                 break
-            free_blocks -= want - r.blocks
-            r.blocks = want
-            plan.append((r, need))
+            if grow:
+                free_blocks -= grow
+                r.blocks = want
+            if need == 1 and r.computed >= r.prompt:
+                decode += 1
+                seen = r.prompt + r.generated
+                if window and seen > window:
+                    seen = window
+                kv_read += seen
+                pairs += seen
+            else:
+                prefill += need
+                pairs += attention_pairs(ctx, r.computed, need)
+                kv_read += visible_context(ctx, r.computed)
+            schedule((r, need))
             budget -= need
             i += 1
         while (
@@ -224,6 +242,9 @@ def simulate(
             free_blocks -= want - r.blocks
             r.blocks = want
             running.append(r)
+            prefill += need
+            pairs += attention_pairs(ctx, r.computed, need)
+            kv_read += visible_context(ctx, r.computed)
             plan.append((r, need))
             budget -= need
         if not plan:
@@ -235,16 +256,6 @@ def simulate(
             finish(r)
             release(1)
             continue
-        for r, need in plan:
-            if r.computed < r.prompt:
-                prefill += need
-                pairs += attention_pairs(ctx, r.computed, need)
-                kv_read += visible_context(ctx, r.computed)
-            else:
-                decode += 1
-                seen = visible_context(ctx, r.prompt + r.generated)
-                kv_read += seen
-                pairs += seen
         peak = max(peak, len(running))
         now += step_ms(
             ctx,
