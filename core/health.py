@@ -1,7 +1,8 @@
 """Checks behind /healthz: the database, the broker and the worker heartbeat."""
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.db import connection
@@ -17,6 +18,9 @@ class Health:
     broker: str
     worker_heartbeat_age_s: float | None
     problems: tuple[str, ...]
+    # Running but behind (polls late or missed): reported, still answered with 200.
+    degraded: tuple[str, ...] = ()
+    polling: dict[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
@@ -84,6 +88,24 @@ def check_health() -> Health:
         problems.append(
             f"worker: last heartbeat {age:.0f} s ago (more than {settings.HEARTBEAT_MAX_AGE_S} s)"
         )
+    degraded: list[str] = []
+    polling = None
+    if database == "ok":
+        from monitoring.selectors import polling_health  # the app that owns the polls
+
+        health = polling_health()
+        polling = asdict(health)
+        if health.degraded:
+            degraded.append(
+                f"polling: target {health.most_late!r} is {health.lag_s:.0f} s overdue"
+                f" ({health.late_targets} late, {health.missed_last_hour} polls missed in the"
+                " last hour)"
+            )
     return Health(
-        database=database, broker=broker, worker_heartbeat_age_s=age, problems=tuple(problems)
+        database=database,
+        broker=broker,
+        worker_heartbeat_age_s=age,
+        problems=tuple(problems),
+        degraded=tuple(degraded),
+        polling=polling,
     )

@@ -18,6 +18,7 @@ from core.models import OpsCounter
 COUNTERS: dict[str, str] = {
     "serveplan_polls": "Target polls finished, by target kind and outcome (ok or error kind).",
     "serveplan_alert_events": "Alert events, by transition (opened or resolved).",
+    "serveplan_polls_missed": "Target polls that were due and never ran (expired, starved).",
 }
 # name -> (help, bucket upper bounds in seconds)
 HISTOGRAMS: dict[str, tuple[str, tuple[float, ...]]] = {

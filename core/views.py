@@ -74,17 +74,22 @@ class HomeView(TemplateView):
 @login_not_required
 @require_GET
 def healthz(request: HttpRequest) -> JsonResponse:
-    """Answer 200 when the database, broker and worker are fine, 503 naming what is not."""
+    """Answer 200 when the database, broker and worker are fine, 503 naming what is not;
+    "degraded" (still 200) when polls run late or are missed."""
     health = check_health()
+    status = "unhealthy" if not health.ok else "degraded" if health.degraded else "ok"
     body: dict[str, Any] = {
-        "status": "ok" if health.ok else "unhealthy",
+        "status": status,
         "database": health.database,
         "broker": health.broker,
         "worker_heartbeat_age_s": health.worker_heartbeat_age_s,
+        "polling": health.polling,
         "version": settings.SERVEPLAN_VERSION,
     }
     if not health.ok:
         body["problems"] = list(health.problems)
+    if health.degraded:  # running but behind: 200, so a load balancer keeps the web up
+        body["degraded"] = list(health.degraded)
     response = JsonResponse(body, status=200 if health.ok else 503)
     response["Cache-Control"] = "no-store"
     return response

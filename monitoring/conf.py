@@ -44,6 +44,10 @@ DEFAULTS: dict[str, object] = {
     "MONITORING_MAX_POINTS_PER_SERIES": 1000,
     # Default alert rule thresholds.
     "MONITORING_DEFAULT_TTFT_P95_THRESHOLD_S": 2.0,
+    # Polls of suspect targets (hung, over limits) running at once, across all workers.
+    "MONITORING_SUSPECT_POLL_SLOTS": 1,
+    # /healthz says "degraded" when the most overdue target waits longer than this.
+    "MONITORING_LAG_DEGRADED_S": 60.0,
     # Webhook delivery.
     "MONITORING_WEBHOOK_TIMEOUT_S": 5.0,
 }
@@ -52,6 +56,15 @@ DEFAULTS: dict[str, object] = {
 def get(name: str):
     """Return the setting `name`, or its default."""
     return getattr(settings, name, DEFAULTS[name])
+
+
+def poll_budget_s(interval_s: float | None = None) -> float:
+    """Return the time one poll may take in all (every request of it): the total timeout, and
+    at most 0.8 of the poll interval."""
+    total = float(get("MONITORING_TOTAL_TIMEOUT_S"))
+    if interval_s:
+        total = min(total, max(1.0, interval_s * 0.8))
+    return total
 
 
 def scrape_limits() -> ScrapeLimits:
@@ -71,9 +84,7 @@ def fetch_policy(
     whole poll that stays below the poll interval."""
     from monitoring import reach  # reads the database
 
-    total = float(get("MONITORING_TOTAL_TIMEOUT_S"))
-    if interval_s:
-        total = min(total, max(1.0, interval_s * 0.8))
+    total = poll_budget_s(interval_s)
     return FetchPolicy(
         connect_timeout_s=min(float(get("MONITORING_CONNECT_TIMEOUT_S")), total),
         total_timeout_s=total,

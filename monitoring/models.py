@@ -122,6 +122,9 @@ class Target(models.Model):
     consecutive_failures = models.PositiveIntegerField(
         _("consecutive failed polls"), default=0, editable=False
     )
+    # Polls that were due and never ran (expired in the queue, starved, no worker): see
+    # monitoring.pacing. Counted when the next poll finishes.
+    missed_polls = models.PositiveIntegerField(_("missed polls"), default=0, editable=False)
     # The scheduler's slot (unix seconds) of the last poll stored: a redelivered poll is skipped.
     last_slot = models.BigIntegerField(null=True, blank=True, editable=False)
     next_poll_at = models.DateTimeField(null=True, blank=True, editable=False, db_index=True)

@@ -5,30 +5,30 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from django.db.models import Count
-from django.utils import timezone
 from prometheus_client.core import GaugeMetricFamily, Metric
 
 from config.celery import app as celery_app
 from monitoring.models import AlertEvent, Target
+from monitoring.selectors import polling_health
 
 logger = logging.getLogger(__name__)
 
 
 def collect() -> Iterator[Metric]:
     """Yield scheduler lag, targets by last poll status, open alerts and the queue length."""
-    now = timezone.now()
-    oldest_due = (
-        Target.objects.filter(enabled=True, next_poll_at__lt=now)
-        .order_by("next_poll_at")
-        .values_list("next_poll_at", flat=True)
-        .first()
-    )
+    health = polling_health()
     lag = GaugeMetricFamily(
         "serveplan_scheduler_lag_seconds",
-        "How long the most overdue enabled target has waited past its next poll time.",
+        "How long the most overdue enabled target has waited past the end of its next poll"
+        " (measured from finished polls, so starved or expired polls count).",
     )
-    lag.add_metric([], (now - oldest_due).total_seconds() if oldest_due else 0.0)
+    lag.add_metric([], health.lag_s)
     yield lag
+    late = GaugeMetricFamily(
+        "serveplan_targets_late", "Enabled targets more than one poll interval overdue."
+    )
+    late.add_metric([], health.late_targets)
+    yield late
 
     targets = GaugeMetricFamily(
         "serveplan_targets", "Enabled targets by the status of their last poll.", labels=["status"]

@@ -16,14 +16,15 @@ import httpx
 from django.db import transaction
 
 from core.crypto import SecretUnreadable
-from monitoring import conf
+from monitoring import conf, pacing
 from monitoring import kinds as web_kinds
 from monitoring.models import Target, TargetSnapshot
 from monitoring.scrape import ScrapeResult, kinds, scrape_once
 from monitoring.services import PollOutcome, poll_record_failure, poll_record_success
 
-# Failures worth retrying within the same slot: the network, not the target's answer.
-TRANSPORT_ERROR_KINDS = frozenset({"connect", "timeout", "dns", "fetch"})
+# Failures worth retrying within the same slot: quick network ones, not the target's answer. A
+# timeout is not retried: it already spent the poll's whole time budget (monitoring.pacing).
+TRANSPORT_ERROR_KINDS = frozenset({"connect", "dns", "fetch"})
 
 _local = threading.local()
 
@@ -78,6 +79,26 @@ def scrape_target(target: Target, *, previous: dict | None = None) -> ScrapeResu
 OnStored = Callable[["PollReport"], None]
 
 
+def previous_snapshot(target: Target, *, now: datetime | None = None) -> dict | None:
+    """Return the raw snapshot to compute rates against, or None after a gap.
+
+    Counters read across missed polls would give a rate averaged over the whole gap (a
+    4-minute outage drawn as a flat average): after a gap the poll stores gauges only, and
+    rates resume at the next poll.
+    """
+    row = TargetSnapshot.objects.filter(target_id=target.pk).values_list("data", "taken_at").first()
+    if row is None:
+        return None
+    data, taken_at = row
+    gap_s = ((now or datetime.now(tz=UTC)) - taken_at).total_seconds()
+    factor = pacing.current_factor(
+        target.last_status, target.last_error_kind, target.consecutive_failures
+    )
+    if pacing.missed_polls(gap_s, target.poll_interval_s, factor):
+        return None
+    return data
+
+
 def poll(
     target: Target,
     *,
@@ -92,8 +113,7 @@ def poll(
     connect/timeout/DNS failure is returned unstored, for the caller to retry within its slot.
     """
     started = time.monotonic()
-    snapshot = TargetSnapshot.objects.filter(target_id=target.pk).values_list("data", flat=True)
-    previous = next(iter(snapshot), None)
+    previous = previous_snapshot(target)
     try:
         result: ScrapeResult | None = scrape_target(target, previous=previous)
         message = ""

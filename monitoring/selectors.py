@@ -9,10 +9,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import connection
-from django.db.models import Count, F, Func, IntegerField, Q, QuerySet, Sum
+from django.db.models import Count, F, Func, IntegerField, Min, Q, QuerySet, Sum
 from django.utils import timezone
 
-from monitoring import conf, kinds
+from monitoring import conf, kinds, pacing
 from monitoring.error_text import public_error
 from monitoring.models import AlertEvent, PollStatus, Rollup, Sample, Target
 from monitoring.retention import rolled_up_to
@@ -60,11 +60,68 @@ class Tile:
         return kinds.get(self.target.kind).tile_template
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PollingHealth:
+    """Whether polls run on time, measured from polls that finished (not from the queue).
+
+    `lag_s` is how long the most overdue enabled target has waited past the time its next poll
+    should have finished (its last poll plus its interval, or its backoff); `late_targets`
+    counts targets more than one interval overdue; `missed_last_hour` sums the polls that were
+    due and never ran (monitoring.pacing), counted as later polls finish.
+    """
+
+    lag_s: float
+    late_targets: int
+    missed_last_hour: int
+    most_late: str = ""
+    degraded_after_s: float = 60.0
+
+    @property
+    def degraded(self) -> bool:
+        return self.lag_s > self.degraded_after_s
+
+
+def polling_health(*, now: datetime | None = None) -> PollingHealth:
+    """Return the lag and missed polls of the enabled targets (two small queries)."""
+    now = now or timezone.now()
+    worst_s, worst_name, late = 0.0, "", 0
+    rows = Target.objects.filter(enabled=True).values_list(
+        "name",
+        "poll_interval_s",
+        "last_poll_at",
+        "created_at",
+        "updated_at",
+        "last_status",
+        "last_error_kind",
+        "consecutive_failures",
+    )
+    for name, interval_s, last_poll_at, created_at, updated_at, status, kind, failures in rows:
+        spacing_s = interval_s * pacing.current_factor(status, kind, failures)
+        # Never polled: due one interval after it was created or last changed (enabled).
+        since = last_poll_at or max(created_at, updated_at)
+        overdue_s = (now - since).total_seconds() - spacing_s
+        if overdue_s > interval_s:
+            late += 1
+        if overdue_s > worst_s:
+            worst_s, worst_name = overdue_s, name
+    missed = Sample.objects.filter(
+        series="poll.missed", ts__gte=now - timedelta(hours=1), target__enabled=True
+    ).aggregate(n=Sum("value"))["n"]
+    return PollingHealth(
+        lag_s=round(worst_s, 1),
+        late_targets=late,
+        missed_last_hour=int(missed or 0),
+        most_late=worst_name,
+        degraded_after_s=float(conf.get("MONITORING_LAG_DEGRADED_S")),
+    )
+
+
 @dataclass(slots=True, kw_only=True)
 class Fleet:
     tiles: list[Tile]
     totals: dict[str, float | int]
     generated_at: datetime = field(default_factory=timezone.now)
+    polling: PollingHealth | None = None
 
 
 def target_state(target: Target, now: datetime) -> str:
@@ -133,7 +190,9 @@ def fleet_overview(*, now: datetime | None = None) -> Fleet:
             value = tile.values.get(name)
             if value is not None:
                 totals[name] += value
-    return Fleet(tiles=tiles, totals=dict(totals), generated_at=now)
+    return Fleet(
+        tiles=tiles, totals=dict(totals), generated_at=now, polling=polling_health(now=now)
+    )
 
 
 # --- series ----------------------------------------------------------------------------------
@@ -165,6 +224,30 @@ def resolve_range(name: str | None, *, now: datetime | None = None) -> tuple[dat
 
 def _bucket_s(start: datetime, end: datetime, max_points: int) -> float:
     return max(1.0, (end - start).total_seconds() / max_points)
+
+
+# Points further apart than this many poll intervals (or time buckets) have missed polls between
+# them: the chart breaks its line there instead of drawing a straight one across the outage.
+GAP_INTERVALS = 2.5
+
+
+def _max_gap_ms(width_ms: float, interval_s: float | None) -> float:
+    return GAP_INTERVALS * max(width_ms, (interval_s or 0) * 1000)
+
+
+def with_gaps(
+    times: list[int], values: list[float | None], *, max_gap_ms: float
+) -> tuple[list[int], list[float | None]]:
+    """Return the points with a null point inside every gap wider than `max_gap_ms`."""
+    out_t: list[int] = []
+    out_v: list[float | None] = []
+    for t, v in zip(times, values, strict=True):
+        if out_t and t - out_t[-1] > max_gap_ms:
+            out_t.append(out_t[-1] + (t - out_t[-1]) // 2)
+            out_v.append(None)
+        out_t.append(t)
+        out_v.append(v)
+    return out_t, out_v
 
 
 def _ms(when: datetime) -> int:
@@ -248,15 +331,23 @@ def series_query(
     out = []
     start_ms = _ms(start)
     width_ms = bucket_s * 1000
+    intervals_s = dict(
+        Target.objects.filter(pk__in=target_ids).values_list("pk", "poll_interval_s")
+    )
     for (target_id, key, labels), (buckets, totals, counts) in sorted(acc.items()):
+        times, values = with_gaps(
+            [start_ms + int((b + 0.5) * width_ms) for b in buckets],
+            [round(t / c, 6) for t, c in zip(totals, counts, strict=True)],
+            max_gap_ms=_max_gap_ms(width_ms, intervals_s.get(target_id)),
+        )
         out.append(
             {
                 "target": target_id,
                 "key": key,
                 "labels": dict(parse_series_id("x" + labels)[1]) if labels else {},
                 "id": key + labels,
-                "t": [start_ms + int((b + 0.5) * width_ms) for b in buckets],
-                "v": [round(t / c, 6) for t, c in zip(totals, counts, strict=True)],
+                "t": times,
+                "v": values,
             }
         )
     return {
@@ -334,15 +425,14 @@ def fleet_series(
             if v is not None:
                 summed[t] += v
     ordered = sorted(summed.items())
+    shortest_s = Target.objects.filter(enabled=True).aggregate(s=Min("poll_interval_s"))["s"]
+    times, values = with_gaps(
+        [t for t, _ in ordered],
+        [round(v, 6) for _, v in ordered],
+        max_gap_ms=_max_gap_ms(float(data.get("bucket_s", 1.0)) * 1000, shortest_s),
+    )
     data["series"] = [
-        {
-            "target": None,
-            "key": key,
-            "labels": {},
-            "id": key,
-            "t": [t for t, _ in ordered],
-            "v": [round(v, 6) for _, v in ordered],
-        }
+        {"target": None, "key": key, "labels": {}, "id": key, "t": times, "v": values}
     ]
     return data
 

@@ -11,10 +11,11 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
-from monitoring import conf, kinds
+from core import opsmetrics
+from monitoring import conf, kinds, pacing
 from monitoring.kinds import RuleContext, RuleSpec
 from monitoring.models import (
     AlertRule,
@@ -367,6 +368,29 @@ def _claim(target_id: int, slot: int | None, **values: Any) -> bool:
     return qs.update(**values) == 1
 
 
+def _current_backoff(target: Target) -> int:
+    """The spacing, in intervals, between the target's last poll and its next one."""
+    return pacing.current_factor(
+        target.last_status, target.last_error_kind, target.consecutive_failures
+    )
+
+
+def _missed_before(target: Target, ts: datetime) -> int:
+    """Return the polls of `target` that should have run since its last one and did not."""
+    if target.last_poll_at is None:
+        return 0
+    gap_s = (ts - target.last_poll_at).total_seconds()
+    return pacing.missed_polls(gap_s, target.poll_interval_s, _current_backoff(target))
+
+
+def _count_missed(target: Target, missed: int, ts: datetime, rows: list[Sample]) -> None:
+    if missed:
+        rows.append(
+            Sample(target_id=target.pk, series="poll.missed", labels="", ts=ts, value=missed)
+        )
+        opsmetrics.increment("serveplan_polls_missed", {"kind": target.kind}, amount=missed)
+
+
 def _poll_values(target: Target, outcome: PollOutcome, failures: int) -> dict[str, float]:
     values = {"poll.up": 1.0 if failures == 0 else 0.0, "poll.consecutive_failures": failures}
     if outcome.duration_ms:
@@ -411,9 +435,11 @@ def poll_record_success(
     }
     if outcome.exporters is not None:
         update["discovered_exporters"] = list(outcome.exporters)
+    missed = _missed_before(target, ts)
     with transaction.atomic():
-        if not _claim(target.pk, slot, **update):
+        if not _claim(target.pk, slot, missed_polls=F("missed_polls") + missed, **update):
             return 0
+        _count_missed(target, missed, ts, rows)
         Sample.objects.bulk_create(rows, ignore_conflicts=True, batch_size=500)
         if outcome.snapshot is not None:
             TargetSnapshot.objects.update_or_create(
@@ -421,6 +447,7 @@ def poll_record_success(
             )
     for name, value in update.items():
         setattr(target, name, value)
+    target.missed_polls += missed
     if slot is not None:
         target.last_slot = slot
     return len(rows)
@@ -446,6 +473,9 @@ def poll_record_failure(
         "last_duration_ms": duration_ms,
         "consecutive_failures": failures,
     }
+    factor = pacing.backoff_factor(error_kind, failures)
+    if factor > 1:  # an expensive failure: the next poll waits (see monitoring.pacing)
+        update["next_poll_at"] = ts + timedelta(seconds=target.poll_interval_s * factor)
     latest = dict(target.latest or {})
     latest.update({"poll.up": 0.0, "poll.consecutive_failures": float(failures)})
     update["latest"] = latest
@@ -459,12 +489,15 @@ def poll_record_failure(
             value=float(failures),
         ),
     ]
+    missed = _missed_before(target, ts)
     with transaction.atomic():
-        if not _claim(target.pk, slot, **update):
+        if not _claim(target.pk, slot, missed_polls=F("missed_polls") + missed, **update):
             return False
+        _count_missed(target, missed, ts, rows)
         Sample.objects.bulk_create(rows, ignore_conflicts=True)
     for name, value in update.items():
         setattr(target, name, value)
+    target.missed_polls += missed
     logger.info("poll of target %s failed (%s): %s", target.pk, error_kind, message[:200])
     return True
 
@@ -484,10 +517,18 @@ def schedule_due_targets(
         targets = list(
             Target.objects.filter(enabled=True)
             .filter(Q(next_poll_at__isnull=True) | Q(next_poll_at__lt=horizon))
-            .only("pk", "poll_interval_s", "next_poll_at")
+            .only(
+                "pk",
+                "poll_interval_s",
+                "next_poll_at",
+                "last_status",
+                "last_error_kind",
+                "consecutive_failures",
+            )
         )
         for target in targets:
-            interval = timedelta(seconds=target.poll_interval_s)
+            # A target whose polls keep costing their whole budget waits 2, then 4 intervals.
+            interval = timedelta(seconds=target.poll_interval_s * _current_backoff(target))
             base = target.next_poll_at or now
             if base + interval <= now:
                 base = now  # fell behind (worker down): one poll now, not a backlog

@@ -24,7 +24,7 @@ from django.db import OperationalError
 from django.utils import timezone
 
 from core import opsmetrics
-from monitoring import conf
+from monitoring import conf, pool
 from monitoring.alerting import alerts_evaluate, event_payload
 from monitoring.models import AlertEvent, Target
 from monitoring.polling import PollReport, poll, record_failure
@@ -42,12 +42,25 @@ MAINTAIN = "monitoring.maintain"
 DELIVER_WEBHOOK = "monitoring.deliver_webhook"
 SCHEDULER_INTERVAL_S = 5.0
 POLL_SOFT_TIME_LIMIT_S = 30
+# Beyond the fetch budget, a poll needs time to store its samples and evaluate alerts.
+POLL_STORAGE_MARGIN_S = 5.0
 MAX_TRANSPORT_RETRIES = 2
 
 
 def poll_expiry_s(interval_s: int) -> float:
     """Return how long a queued poll stays valid: less than the interval, so none piles up."""
     return max(1.0, interval_s - 1.0)
+
+
+def poll_time_limits_s(interval_s: int) -> tuple[float, float]:
+    """Return (soft, hard) time limits of one poll task: its fetch budget plus storage time.
+
+    The fetches stop at the budget by themselves; the soft limit catches anything else (a
+    parse, a locked database) long before the fixed 30 s default would, so a worker slot is
+    never held much longer than one poll's budget.
+    """
+    soft = conf.poll_budget_s(interval_s) + POLL_STORAGE_MARGIN_S
+    return soft, soft + 5.0
 
 
 @shared_task(name=SCHEDULE_POLLS, ignore_result=True, acks_late=False)
@@ -62,10 +75,13 @@ def schedule_polls() -> int:
     due = schedule_due_targets(now=now, lookahead_s=SCHEDULER_INTERVAL_S)
     for target_id, slot, interval_s in due:
         countdown = max(0.0, slot - now.timestamp())
+        soft_s, hard_s = poll_time_limits_s(interval_s)
         poll_target.apply_async(
             kwargs={"target_id": target_id, "slot": slot},
             countdown=countdown,
             expires=countdown + poll_expiry_s(interval_s),
+            soft_time_limit=soft_s,
+            time_limit=hard_s,
         )
     return len(due)
 
@@ -122,38 +138,46 @@ def poll_now(target: Target) -> PollReport:
 def poll_target(self, *, target_id: int, slot: int | None = None) -> None:
     """Poll one target, store what it answered (or the error), then evaluate its alerts.
 
-    Retries only transport failures (connect, timeout, DNS, a locked database) with backoff, and
+    Retries only quick transport failures (connect, DNS, a locked database) with backoff, and
     only while the retry still fits before the message expires (the next poll); otherwise the
-    failure is stored. Storage is idempotent per slot: a redelivered message writes nothing twice.
+    failure is stored. A timeout is not retried: it spent the poll's budget. Suspect targets
+    (hung, over limits) wait for one of their few slots (monitoring.pool). Storage is idempotent
+    per slot: a redelivered message writes nothing twice.
     """
     target = Target.objects.defer("token").filter(pk=target_id, enabled=True).first()
     if target is None:
         return
     started = time.monotonic()
     evaluate = alerts_evaluator(target)
-    try:
-        report = poll(target, slot=slot, record_transport_errors=False, on_stored=evaluate)
-        if report.transport_error and not report.stored:
-            backoff_s = 2**self.request.retries
-            left = _seconds_left(self.request.expires)
-            fits = backoff_s < target.poll_interval_s / 2 and (left is None or backoff_s < left - 1)
-            if self.request.retries < self.max_retries and fits:
-                raise self.retry(countdown=backoff_s)
-            record_failure(target, report, slot=slot, on_stored=evaluate)
-        _count_poll(target, outcome="ok" if report.ok else report.error_kind, started=started)
-    except SoftTimeLimitExceeded:
-        poll_record_failure(
-            target=target,
-            ts=timezone.now(),
-            error_kind="timeout",
-            message=f"the poll exceeded its time limit of {POLL_SOFT_TIME_LIMIT_S} s",
-            slot=slot,
-        )
-        _count_poll(target, outcome="timeout", started=started)
-    except OperationalError as exc:  # e.g. SQLite "database is locked": storage transport
-        if self.request.retries < self.max_retries:
-            raise self.retry(countdown=2**self.request.retries, exc=exc) from None
-        raise
+    with pool.poll_slot(target, hold_s=poll_time_limits_s(target.poll_interval_s)[1]) as granted:
+        if not granted:  # a suspect target, and the suspects' slots are busy: skip this poll
+            _count_poll(target, outcome="deferred", started=started)
+            return
+        try:
+            report = poll(target, slot=slot, record_transport_errors=False, on_stored=evaluate)
+            if report.transport_error and not report.stored:
+                backoff_s = 2**self.request.retries
+                left = _seconds_left(self.request.expires)
+                fits = backoff_s < target.poll_interval_s / 2 and (
+                    left is None or backoff_s < left - 1
+                )
+                if self.request.retries < self.max_retries and fits:
+                    raise self.retry(countdown=backoff_s)
+                record_failure(target, report, slot=slot, on_stored=evaluate)
+            _count_poll(target, outcome="ok" if report.ok else report.error_kind, started=started)
+        except SoftTimeLimitExceeded:
+            poll_record_failure(
+                target=target,
+                ts=timezone.now(),
+                error_kind="timeout",
+                message="the poll exceeded its time limit",
+                slot=slot,
+            )
+            _count_poll(target, outcome="timeout", started=started)
+        except OperationalError as exc:  # e.g. SQLite "database is locked": storage transport
+            if self.request.retries < self.max_retries:
+                raise self.retry(countdown=2**self.request.retries, exc=exc) from None
+            raise
 
 
 def _count_poll(target: Target, *, outcome: str, started: float) -> None:

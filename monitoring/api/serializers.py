@@ -237,8 +237,17 @@ class TileSerializer(serializers.Serializer):
     values = serializers.DictField(child=serializers.FloatField(allow_null=True))
 
 
+class PollingHealthSerializer(serializers.Serializer):
+    lag_s = serializers.FloatField()
+    late_targets = serializers.IntegerField()
+    missed_last_hour = serializers.IntegerField()
+    most_late = serializers.CharField()
+    degraded = serializers.BooleanField()
+
+
 class OverviewSerializer(serializers.Serializer):
     generated_at = serializers.DateTimeField()
+    polling = PollingHealthSerializer()
     totals = serializers.DictField(child=serializers.FloatField())
     tiles = TileSerializer(many=True)
 

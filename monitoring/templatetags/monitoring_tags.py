@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 from django import template
+from django.utils import timezone
 from django.utils.formats import number_format
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
@@ -87,6 +88,14 @@ def state_badge(state: str) -> str:
 @register.inclusion_tag("monitoring/partials/chart.html")
 def chart(spec: Any) -> dict[str, Any]:
     return spec.attrs()
+
+
+@register.filter
+def poll_state(target: Any) -> str:
+    """Return up, down, stale (polls stopped coming: starved or no worker), never or disabled."""
+    from monitoring.selectors import target_state
+
+    return target_state(target, timezone.now())
 
 
 @register.filter

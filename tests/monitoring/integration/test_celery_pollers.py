@@ -9,20 +9,17 @@ server, so that other suites' queues are untouched.
 from __future__ import annotations
 
 import os
-import signal
 import socket
 import sqlite3
-import subprocess
-import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[3]
+from tests.monitoring.integration.worker import celery_worker, manage
+
 REDIS_URL = os.environ.get("REDIS_URL", "")
 
 pytestmark = [pytest.mark.integration, pytest.mark.enable_socket]
@@ -53,19 +50,6 @@ def slow_server():
         server.server_close()
 
 
-def _manage(env: dict[str, str], *args: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return done.stdout
-
-
 def test_beat_and_worker_poll_every_target_and_a_slow_or_dead_one_delays_nobody(
     tmp_path, simulator, slow_server
 ):
@@ -84,37 +68,17 @@ def test_beat_and_worker_poll_every_target_and_a_slow_or_dead_one_delays_nobody(
         SECRET_KEY="integration-test-secret",
         DEBUG="false",
     )
-    _manage(env, "migrate", "--noinput")
+    manage(env, "migrate", "--noinput")
     targets = [(t.name, t.kind, t.base_url) for t in simulator.targets()]
     targets += [("dead", "vllm", f"http://127.0.0.1:{dead_port}"), ("slow", "vllm", slow_server)]
     script = "from monitoring.services import target_create\n" + "".join(
         f"target_create(name={n!r}, kind={k!r}, base_url={u!r}, poll_interval_s=5)\n"
         for n, k, u in targets
     )
-    _manage(env, "shell", "-c", script)
+    manage(env, "shell", "-c", script)
 
-    worker = subprocess.Popen(
-        [
-            sys.executable, "-m", "celery", "-A", "config", "worker", "--beat",
-            "--concurrency", "3", "--loglevel", "WARNING",
-            "--schedule-filename", str(tmp_path / "celerybeat-schedule"),
-        ],
-        cwd=ROOT,
-        env=env,
-        start_new_session=True,
-        stdout=subprocess.DEVNULL,
-        stderr=open(tmp_path / "worker.log", "w"),  # noqa: SIM115
-    )  # fmt: skip
-    try:
+    with celery_worker(env, tmp_path, concurrency=3):
         time.sleep(40)
-        assert worker.poll() is None, "the worker exited early"
-    finally:
-        os.killpg(worker.pid, signal.SIGTERM)
-        try:
-            worker.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(worker.pid, signal.SIGKILL)
-            worker.wait()
 
     err = (tmp_path / "worker.log").read_text()
     with sqlite3.connect(db_file) as db:
