@@ -156,11 +156,17 @@ def test_no_rate_is_averaged_over_a_gap(make_target):
 def test_the_first_poll_after_an_outage_stores_gauges_but_no_rate(make_target, http_server):
     base, script = http_server
     pages = iter(["after", "later"])
-    script.route = lambda path: (
-        200,
-        {"Content-Type": "text/plain"},
-        [fixture_text("vllm", f"v0_32_metrics_{next(pages)}.txt").encode()],
-    )
+
+    def route(path: str):
+        if not path.startswith("/metrics"):
+            return 404, {}, [b""]
+        return (
+            200,
+            {"Content-Type": "text/plain"},
+            [fixture_text("vllm", f"v0_32_metrics_{next(pages)}.txt").encode()],
+        )
+
+    script.route = route
     target = make_target(base_url=base, poll_interval_s=15)
     poll(target)
     TargetSnapshot.objects.filter(target=target).update(

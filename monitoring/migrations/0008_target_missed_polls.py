@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('monitoring', '0005_allowlist_and_webhook_secret'),
+        ('monitoring', '0007_target_kind_gpu'),
     ]
 
     operations = [
