@@ -230,6 +230,8 @@ def deliver_webhook(self, *, event_id: int, transition: str) -> None:
     }
     if event.rule.webhook_secret:
         headers[SIGNATURE_HEADER] = webhook_signature(event.rule.webhook_secret, body)
+    else:  # set before webhooks were signed: an admin sets the URL again to get a secret
+        logger.warning("webhook of rule %s has no secret: sent unsigned", event.rule_id)
     try:
         # Connect to the checked address (no DNS rebinding between check and connect).
         with httpx.Client(follow_redirects=False, trust_env=False, timeout=timeout) as client:

@@ -120,3 +120,23 @@ def test_a_hung_ray_dashboard_costs_one_budget_not_one_timeout_per_request(fake_
     assert {e.kind for e in result.errors} == {"timeout"}
     # Discovery asks two endpoints; each used to get its own full timeout (2 s here).
     assert elapsed_s < 1.9
+
+
+def test_discovered_exporters_pass_the_same_allowlist(fake_server):
+    from monitoring.scrape.fetch import Allowlist
+
+    listed = [f"127.0.0.1:{fake_server.port}", "10.66.0.1:9100", "169.254.169.254:80"]
+    fake_server.routes["/api/prometheus/sd"] = reply(
+        200, json.dumps([{"labels": {}, "targets": listed}]).encode()
+    )
+    fake_server.routes["/metrics"] = reply(
+        200, fixture_text("ray", "head_exporter_metrics_1.txt").encode()
+    )
+    policy = FetchPolicy(allowlist=Allowlist.parse(["127.0.0.1"]), connect_timeout_s=0.5)
+
+    result = scrape_once(fake_server.base, "ray", policy=policy)
+
+    refused = {e.where: e.kind for e in result.errors if e.kind == "forbidden_address"}
+    assert result.ok  # the allowed exporter answered
+    assert set(refused) == {"http://10.66.0.1:9100/metrics", "http://169.254.169.254:80/metrics"}
+    assert all(s["path"].startswith(("/api", "/metrics")) for s in fake_server.seen)
