@@ -110,6 +110,8 @@ def _allocation_context(result: PlanResult) -> dict[str, Any]:
         "allocation": allocation_rows(bundle) if bundle else [],
         "allocation_serve": (bundle.get("allocation") or {}).get("serve") or [],
         "bundle_refused": result.configs.get("refused") or [],
+        # Saved before bundles existed: the download rebuilds it from the plan's input.
+        "bundle_legacy": "bundle" not in result.configs and result.recommendation.fits,
     }
 
 

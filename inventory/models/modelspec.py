@@ -9,6 +9,7 @@ from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
+from catalog import identifiers
 from inventory.validators import range_validators, validate_model_slug
 
 
@@ -199,6 +200,12 @@ class ModelSpec(models.Model):
                 ) % {"max": self.num_layers - 1}
         elif self.experts_per_token:
             errors["experts_per_token"] = _("Experts per token must be 0 for a dense model.")
+        if self.hf_repo and not identifiers.is_model_ref(self.hf_repo):
+            # It becomes the model argument of every generated `vllm serve` line.
+            errors["hf_repo"] = _(
+                "Repository %(value)s must be a Hugging Face id (owner/name: letters, digits, "
+                "'.', '_', '-') or an absolute path such as /models/my-model."
+            ) % {"value": repr(self.hf_repo)}
         if self.kv_lora_rank and not self.qk_rope_head_dim:
             errors["qk_rope_head_dim"] = _(
                 "MLA qk_rope_head_dim must be at least 1 when kv_lora_rank is set."

@@ -205,6 +205,17 @@ def bundle_readme(bundle: Mapping[str, Any]) -> str:
     )
     for path in bundle.get("quantized_paths") or []:
         out.append("   " + _("Put the quantized checkpoint at `%(path)s`.") % {"path": path})
+    partly = bundle.get("partly_free_hosts") or []
+    if partly:
+        out.append(
+            "   "
+            + _(
+                "Shared pool: on %(hosts)s the plan uses only the free GPUs, numbered from 0 in "
+                "the table. Check `nvidia-smi` and, if other GPUs are the free ones, change "
+                "`CUDA_VISIBLE_DEVICES` and `--gpus` in that host's scripts to them (same count)."
+            )
+            % {"hosts": ", ".join(f"`{h}`" for h in partly)}
+        )
     n = 2
     for step in steps:
         if step["kind"] == "check":

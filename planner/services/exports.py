@@ -66,6 +66,9 @@ def plan_archive(plan: Any, candidate_id: str = "", variant: str = "") -> tuple[
         name = f"serveplan-{plan.public_id}-{tag}.zip"
     else:
         files = config_files(result)
+        if "bundle" not in result.configs and result.recommendation.fits:
+            # Saved by an engine before bundles: rebuild the recommended one from the input.
+            files = plan_bundle(plan, result.recommendation.candidate_id)
         name = f"serveplan-{plan.public_id}-configs.zip"
     if not files:
         refused = result.configs.get("refused") or []

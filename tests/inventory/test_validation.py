@@ -125,21 +125,35 @@ def test_nic_speed_error_inside_a_machine_names_the_interface_and_writes_nothing
     assert not NetworkInterface.objects.exists()
 
 
+def _small_model(**changes):
+    return {
+        "slug": "small",
+        "name": "Small",
+        "model_type": "llama",
+        "num_layers": 2,
+        "hidden_size": 512,
+        "num_attention_heads": 32,
+        "num_kv_heads": 8,
+        "head_dim": 16,
+        "intermediate_size": 1024,
+        "vocab_size": 1000,
+        "max_position_embeddings": 2048,
+        **changes,
+    }
+
+
+@pytest.mark.parametrize("repo", ["meta/llama 3", "a/b;reboot", "x\ny", "../etc", "a/b/c"])
+def test_repository_that_would_reach_a_script_is_refused(repo):
+    with pytest.raises(ValidationError) as excinfo:
+        services.model_spec_create(**_small_model(slug="repo-check", hf_repo=repo))
+
+    assert "Hugging Face id" in excinfo.value.message_dict["hf_repo"][0]
+    assert not ModelSpec.objects.exists()
+
+
 def test_heads_not_divisible_by_kv_heads_is_refused():
     with pytest.raises(ValidationError) as excinfo:
-        services.model_spec_create(
-            slug="odd",
-            name="Odd",
-            model_type="llama",
-            num_layers=2,
-            hidden_size=512,
-            num_attention_heads=32,
-            num_kv_heads=5,
-            head_dim=16,
-            intermediate_size=1024,
-            vocab_size=1000,
-            max_position_embeddings=2048,
-        )
+        services.model_spec_create(**_small_model(slug="odd", name="Odd", num_kv_heads=5))
 
     assert excinfo.value.message_dict["num_kv_heads"][0].startswith(
         "KV heads (5) must divide the attention heads (32) evenly"

@@ -9,6 +9,7 @@ import pytest
 from django.urls import reverse
 
 from inventory.models import Machine
+from planner.models import Plan
 from planner.services import plan_create
 
 pytestmark = pytest.mark.django_db
@@ -101,3 +102,17 @@ def test_result_page_shows_the_allocation_table_and_candidate_download(s2b_plan,
     assert "vllm-r0-rank1" in page
     assert "10.0.1.12" in page
     assert 'data-testid="candidate-bundle-form"' in page
+
+
+def test_a_plan_saved_before_bundles_downloads_a_rebuilt_bundle(
+    s2b_plan, viewer_api, client, viewer
+):
+    legacy = {k: v for k, v in s2b_plan.result["configs"].items() if k not in ("bundle", "refused")}
+    Plan.objects.filter(pk=s2b_plan.pk).update(result={**s2b_plan.result, "configs": legacy})
+
+    files = _files(viewer_api.get(f"{PLANS}{s2b_plan.public_id}/configs/").content)
+
+    assert "--node-rank 1" in files["launch-a100-02.sh"]
+    client.force_login(viewer)
+    page = client.get(s2b_plan.get_absolute_url()).content.decode()
+    assert "saved before deployment bundles existed" in page

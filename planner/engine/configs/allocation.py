@@ -222,19 +222,20 @@ def script_clashes(table: AllocationTable, scripts: Mapping[str, str]) -> list[C
     `scripts` maps a host to the text of every script it runs. A host may name the peer it joins
     (the mp master or the Ray head), nothing else of another host.
     """
+    container_of: dict[str, str] = {}  # container name -> its host
+    names_of: dict[str, set[str]] = {}  # host name or address -> the hosts it names
+    for h in table.hosts:
+        for p in h.processes:
+            if p.container:
+                container_of[p.container] = h.host
+        for ident in (h.host, h.address):
+            names_of.setdefault(ident, set()).add(h.host)
     clashes = []
     for h in table.hosts:
-        words = set(_WORD.findall(scripts.get(h.host, "")))
         allowed = {h.host, h.address} | {p.peer for p in h.processes if p.peer}
-        for other in table.hosts:
-            if other.host == h.host:
-                continue
-            for p in other.processes:
-                if p.container and p.container in words:
-                    clashes.append(
-                        Clash(kind=ClashKind.FOREIGN_CONTAINER, host=h.host, detail=p.container)
-                    )
-            for ident in {other.host, other.address} - allowed:
-                if ident in words:
-                    clashes.append(Clash(kind=ClashKind.FOREIGN_ADDRESS, host=h.host, detail=ident))
+        for word in sorted(set(_WORD.findall(scripts.get(h.host, "")))):
+            if container_of.get(word, h.host) != h.host:
+                clashes.append(Clash(kind=ClashKind.FOREIGN_CONTAINER, host=h.host, detail=word))
+            elif word in names_of and word not in allowed and h.host not in names_of[word]:
+                clashes.append(Clash(kind=ClashKind.FOREIGN_ADDRESS, host=h.host, detail=word))
     return clashes

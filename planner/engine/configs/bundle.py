@@ -81,6 +81,9 @@ class Bundle:
     steps: tuple[Step, ...]
     kv_tokens_per_replica: tuple[int, ...]
     quantized_paths: tuple[str, ...]  # /models/... checkpoints the operator must provide
+    # Hosts of a shared pool where the plan may use only some GPUs: the table numbers them
+    # from 0, the operator maps them to the GPUs that are actually free.
+    partly_free_hosts: tuple[str, ...] = ()
 
     def file(self, name: str) -> str:
         return next(f.text for f in self.files if f.name == name)
@@ -108,6 +111,7 @@ class Bundle:
             "files": {f.name: f.text for f in self.files},
             "kv_tokens_per_replica": list(self.kv_tokens_per_replica),
             "quantized_paths": list(self.quantized_paths),
+            "partly_free_hosts": list(self.partly_free_hosts),
         }
 
 
@@ -273,6 +277,7 @@ def _assemble(
         steps=tuple(steps),
         kv_tokens_per_replica=tuple(lay.kv_tokens_per_replica for lay in layouts),
         quantized_paths=tuple(r for r, s in zip(refs, specs, strict=True) if r != s.hf_repo),
+        partly_free_hosts=tuple(n.hostname for n in used if n.usable_gpus < n.gpu_count),
     )
 
 

@@ -144,6 +144,17 @@ def test_s3_pinned_tp4_pp2_dedicated_mp_and_shared_ray(tmp_path, pool_kind):
     _dry_run_both_modes(tmp_path, spec, layout, variant, bundle)
 
 
+def test_shared_pool_with_few_free_gpus_tells_the_operator_to_map_them(tmp_path):
+    from planner.engine.configs.build import configs_of
+    from planner.services.bundles import bundle_readme
+
+    spec_dict = {**S2A, "hardware": _nodes(2, 8, "a100-80g-sxm", pool_kind="shared", free=4)}
+    spec, layout, variant, bundle = _recommended(spec_dict)
+    _dry_run_both_modes(tmp_path, spec, layout, variant, bundle)
+    assert bundle.partly_free_hosts == ("gpu01.dc1.example", "gpu02.dc1.example")
+    assert "Shared pool" in bundle_readme(configs_of(bundle)["bundle"])
+
+
 def test_pinned_layout_gets_its_own_bundle(tmp_path):
     spec_dict = {**S2A, "pinned_layout": {"tp": 2, "pp": 1, "replicas": 3}}
     spec = spec_from_dict(spec_dict)
