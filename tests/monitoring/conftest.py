@@ -35,10 +35,13 @@ def make_target(db) -> Callable[..., Target]:
 
 @pytest.fixture
 def simulator() -> Iterator[Any]:
-    """A simulator on free loopback ports, without random faults (tests add their own)."""
+    """A simulator on free loopback ports, without random faults (tests add their own).
+
+    No GPU exporters: the GPU tests start their own (tests/monitoring/test_machines.py).
+    """
     from monitoring.simulator import Simulator
 
-    sim = Simulator(port=0, vllm_count=2, ray=True, faults=False)
+    sim = Simulator(port=0, vllm_count=2, ray=True, gpu_machines=0, faults=False)
     sim.start()
     try:
         yield sim
