@@ -109,13 +109,17 @@ HOSTNAME_LABELS = ("Hostname", "hostname")
 GpuId = tuple[str, str]  # (gpu index, MIG instance id or "")
 
 
-def _value_token(line: str) -> str | None:
-    """Return the value text of a sample line, or None when its labels never close."""
+def _split_sample(line: str) -> tuple[str, str, str] | None:
+    """Split a sample line into (name, label block with braces or "", value text).
+
+    None when the labels never close (a quote left open) or no value follows.
+    """
     brace = line.find("{")
     space = line.find(" ")
     if brace < 0 or 0 <= space < brace:
-        rest = line.split(None, 1)
-        return rest[1].split()[0] if len(rest) == 2 and rest[1].split() else None
+        parts = line.split(None, 1)
+        rest = parts[1].split() if len(parts) == 2 else []
+        return (parts[0], "", rest[0]) if rest else None
     quoted = escaped = False
     for pos in range(brace + 1, len(line)):
         ch = line[pos]
@@ -127,7 +131,7 @@ def _value_token(line: str) -> str | None:
             quoted = not quoted
         elif ch == "}" and not quoted:
             tail = line[pos + 1 :].split()
-            return tail[0] if tail else None
+            return (line[:brace], line[brace : pos + 1], tail[0]) if tail else None
     return None
 
 
@@ -139,21 +143,58 @@ def _is_number(token: str) -> bool:
     return True
 
 
-def numeric_lines(text: str) -> tuple[str, list[str]]:
-    """Return the payload without samples whose value is not a number, and their names."""
+@dataclass(frozen=True, slots=True)
+class Cleaned:
+    """A payload ready for the parser: numeric samples only, label blocks by reference."""
+
+    text: str
+    dropped: list[str]  # names of the samples whose value is not a number
+    blocks: dict[str, str]  # reference -> original label block
+
+
+def numeric_lines(text: str) -> Cleaned:
+    """Drop samples whose value is not a number; replace each label block by a reference.
+
+    dcgm-exporter repeats the same long label block (UUID, PCI bus, model, host, driver) on
+    every family: the parser reads each distinct block once instead of once per sample.
+    """
     kept: list[str] = []
     dropped: list[str] = []
+    refs: dict[str, str] = {}
     for raw in text.splitlines():
         line = raw.strip()
         if not line or line[0] == "#":
             kept.append(line)
             continue
-        token = _value_token(line)
-        if token is not None and _is_number(token):
-            kept.append(line)
+        parts = _split_sample(line)
+        if parts is None or not _is_number(parts[2]):
+            dropped.append(line.split("{", 1)[0].split(None, 1)[0])
             continue
-        dropped.append(line.split("{", 1)[0].split(None, 1)[0])
-    return "\n".join(kept) + "\n", dropped
+        name, block, value = parts
+        if block:
+            ref = refs.setdefault(block, str(len(refs)))
+            kept.append(f'{name}{{{_REF}="{ref}"}} {value}')
+        else:
+            kept.append(f"{name} {value}")
+    blocks = {ref: block for block, ref in refs.items()}
+    return Cleaned(text="\n".join(kept) + "\n", dropped=dropped, blocks=blocks)
+
+
+_REF = "labels_ref"
+
+
+def _expand(families: dict[str, MetricFamily], blocks: dict[str, str]) -> None:
+    """Put each sample's own labels back (each distinct block parsed once, under the limits)."""
+    labels: dict[str, dict[str, str]] = {}
+    for ref, block in blocks.items():
+        parsed = parse(f"x{block} 0\n")
+        labels[ref] = dict(parsed["x"].samples[0].labels) if "x" in parsed else {}
+    for name, family in list(families.items()):
+        samples = tuple(
+            PromSample(s.name, labels.get(s.labels.get(_REF, ""), s.labels), s.value)
+            for s in family.samples
+        )
+        families[name] = MetricFamily(family.name, family.type, samples)
 
 
 def _gpu_id(labels: dict[str, str], index_by_uuid: dict[str, str]) -> GpuId:
@@ -179,8 +220,10 @@ class _Gpu:
 
 def extract(text: str, ts: float, *, instance: str = "") -> Extracted:
     """Parse one GPU exporter payload taken at unix time `ts` (`instance` is unused: one host)."""
-    clean, dropped = numeric_lines(text)
-    families = parse(clean, WANTED)
+    cleaned = numeric_lines(text)
+    dropped = cleaned.dropped
+    families = parse(cleaned.text, WANTED)
+    _expand(families, cleaned.blocks)
     warnings: list[str] = []
     skipped = len(dropped)
     if dropped:

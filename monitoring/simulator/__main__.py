@@ -18,6 +18,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--vllm", type=int, default=3, help="number of simulated vLLM servers")
     parser.add_argument("--no-ray", action="store_true", help="do not simulate a Ray cluster")
     parser.add_argument("--no-faults", action="store_true", help="no restarts, no slow scrapes")
+    parser.add_argument(
+        "--gpu-machines",
+        type=int,
+        default=None,
+        help="simulated GPU machines (default: demo fleet)",
+    )
+    parser.add_argument(
+        "--gpu-offset", type=int, default=0, help="index of the first GPU machine (load tests)"
+    )
     parser.add_argument("--day-s", type=float, default=1800.0, help="length of a simulated day")
     args = parser.parse_args(argv)
     sim = Simulator(
@@ -25,6 +34,8 @@ def main(argv: list[str] | None = None) -> int:
         vllm_count=args.vllm,
         ray=not args.no_ray,
         faults=not args.no_faults,
+        gpu_machines=args.gpu_machines,
+        gpu_offset=args.gpu_offset,
         day_s=args.day_s,
     )
     targets = sim.start()

@@ -107,6 +107,7 @@ class Simulator:
         vllm_count: int = 3,
         ray: bool = True,
         gpu_machines: int | None = None,
+        gpu_offset: int = 0,
         day_s: float = 1800.0,
         faults: bool = True,
         seed: int = 0,
@@ -138,7 +139,7 @@ class Simulator:
         count = len(DEMO_GPU_MACHINES) if gpu_machines is None else gpu_machines
         profiles = [
             DEMO_GPU_MACHINES[i] if i < len(DEMO_GPU_MACHINES) else fleet_profile(i)
-            for i in range(count)
+            for i in range(gpu_offset, gpu_offset + count)
         ]
         self.gpus: dict[str, SimDcgm] = {
             p.hostname: SimDcgm(p, day_s=day_s, seed=seed) for p in profiles
