@@ -13,6 +13,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from django.utils import timezone
@@ -49,6 +50,10 @@ class GpuCell:
     model: str = ""
     user: str = ""
     user_source: str = ""  # plan | exporter
+    state: str = field(init=False)  # busy | idle | stuck | free | unknown (no reading)
+
+    def __post_init__(self) -> None:
+        self.state = self._state()
 
     def get(self, name: str) -> float | None:
         return self.values.get(name)
@@ -93,9 +98,7 @@ class GpuCell:
             **{name: self.values.get(name) for name in GPU_FIELDS},
         }
 
-    @property
-    def state(self) -> str:
-        """busy | idle | stuck | free | unknown (no utilisation reading)."""
+    def _state(self) -> str:
         util = self.utilization_pct
         if util is None:
             return "unknown"
@@ -180,10 +183,8 @@ def cells_from(latest: Mapping[str, float], facts: Mapping[str, Any]) -> list[Gp
     for sid, value in latest.items():
         if not sid.startswith("gpu.") or "{" not in sid:
             continue
-        key, labels = parse_series_id(sid)
-        gpu = labels.get("gpu", "")
-        gid = f"{gpu}/{labels['mig']}" if labels.get("mig") else gpu
-        by_gpu[gid][key.removeprefix("gpu.")] = value
+        field_name, gid = _gpu_series(sid)
+        by_gpu[gid][field_name] = value
     cells = []
     for gid in sorted(by_gpu, key=_gpu_order):
         fact = facts.get(gid, {})
@@ -198,6 +199,14 @@ def cells_from(latest: Mapping[str, float], facts: Mapping[str, Any]) -> list[Gp
             )
         )
     return cells
+
+
+@lru_cache(maxsize=4096)
+def _gpu_series(sid: str) -> tuple[str, str]:
+    """Return (field name, GPU id) of a per-GPU series id; the same few ids recur fleet-wide."""
+    key, labels = parse_series_id(sid)
+    gpu = labels.get("gpu", "")
+    return key.removeprefix("gpu."), f"{gpu}/{labels['mig']}" if labels.get("mig") else gpu
 
 
 def _gpu_order(gid: str) -> tuple[int, int, str]:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import Any
 
 from django import template
 from django.utils import timezone
-from django.utils.formats import number_format
-from django.utils.html import format_html
+from django.utils.formats import get_format, number_format
+from django.utils.html import escape, format_html
+from django.utils.safestring import mark_safe
+from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
 from core.roles import is_admin
@@ -185,3 +188,82 @@ def util_class(value: Any) -> str:
     except (TypeError, ValueError):
         return "util-na"
     return f"util-{round(pct / 10)}"
+
+
+CELL_TITLES = {
+    "xid": _("last XID error"),
+    "throttled": _("throttled"),
+    "plan": _("from the linked plan"),
+    "exporter": _("from the exporter labels"),
+}
+
+
+def _field(cell: Any, name: str) -> Any:
+    return cell.get(name) if isinstance(cell, dict) else getattr(cell, name)
+
+
+class _CellText:
+    """What every cell of one grid shares: translated words, the decimal separator."""
+
+    def __init__(self) -> None:
+        self.titles = {k: escape(str(v)) for k, v in CELL_TITLES.items()}
+        self.states = {k: escape(str(v)) for k, v in GPU_STATE_LABELS.items()}
+        self.sep = str(get_format("DECIMAL_SEPARATOR"))
+
+    def number(self, value: Any, digits: int) -> str:
+        if value is None or not math.isfinite(value):
+            return "–"
+        return f"{value:.{digits}f}".replace(".", self.sep)
+
+    def cell(self, cell: Any) -> str:
+        util = _field(cell, "utilization_pct")
+        state = str(_field(cell, "state"))
+        gid = escape(str(_field(cell, "id")))
+        badges = ""
+        xid = _field(cell, "xid_last")
+        if xid:
+            badges += (
+                f' <span class="badge bad" title="{self.titles["xid"]}">'
+                f"XID {self.number(xid, 0)}</span>"
+            )
+        if _field(cell, "throttled"):
+            badges += f' <span class="badge warn">{self.titles["throttled"]}</span>'
+        owner = ""
+        user = _field(cell, "user")
+        if user:
+            source = "plan" if _field(cell, "user_source") == "plan" else "exporter"
+            shown = escape(user if len(user) <= 28 else user[:27] + "…")
+            owner = (
+                f'<div class="small gpu-user" title="{self.titles[source]}">'
+                f'<span translate="no">{shown}</span></div>'
+            )
+        used = _field(cell, "memory_used_mib")
+        total = _field(cell, "memory_total_mib")
+        return (
+            f'<div class="gpu-cell gpu-{escape(state)} {util_class(util)}" data-gpu="{gid}" '
+            f'data-gpu-state="{escape(state)}" data-util="{"" if util is None else f"{util:g}"}">'
+            f'<div class="gpu-cell-head"><strong>GPU {gid}</strong>{badges}</div>'
+            f'<div class="gpu-util">{"–" if util is None else self.number(util, 0) + " %"}</div>'
+            f'<div class="small">{self.number(None if used is None else used / 1024, 1)} / '
+            f"{self.number(None if total is None else total / 1024, 0)} GiB · "
+            f"{self.number(_field(cell, 'temperature_c'), 0)} °C</div>"
+            f'<div class="small gpu-state">{self.states.get(state, escape(state))}</div>'
+            f"{owner}</div>"
+        )
+
+
+@lru_cache(maxsize=16)
+def _cell_text(language: str | None, separator: str) -> _CellText:
+    """One _CellText per language (its words and separator do not change at run time)."""
+    return _CellText()
+
+
+@register.simple_tag
+def gpu_grid(cells: Any) -> str:
+    """Render GPU cells (GpuCell objects or their dicts) as the grid of the Machines view.
+
+    Built in Python, not by including a template per GPU: 200 machines x 8 GPUs would cost
+    over a second of template rendering per refresh. Every text from an exporter is escaped.
+    """
+    text = _cell_text(get_language(), str(get_format("DECIMAL_SEPARATOR")))
+    return mark_safe('<div class="gpu-grid">' + "".join(text.cell(c) for c in cells) + "</div>")  # noqa: S308

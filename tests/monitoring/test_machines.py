@@ -297,3 +297,23 @@ def test_a_down_gpu_target_shows_its_error_instead_of_stale_gpus(make_target):
     row = machines.machines_overview().rows[0]
 
     assert (row.state, row.gpus) == ("down", [])
+
+
+def test_the_gpu_grid_escapes_what_the_exporter_says():
+    from monitoring.templatetags.monitoring_tags import gpu_grid
+
+    cell = machines.GpuCell(
+        id='0"><b>',
+        values={"utilization_pct": 42.0, "memory_used_mib": 2048.0, "xid_last": 79.0},
+        user="ns/<script>alert(1)</script>",
+        user_source="exporter",
+    )
+
+    html = gpu_grid([cell])
+
+    assert "<script>" not in html
+    assert "&lt;script&gt;" in html
+    assert 'data-gpu="0&quot;&gt;&lt;b&gt;"' in html
+    assert 'data-util="42"' in html
+    assert "XID 79" in html
+    assert "2.0 / – GiB" in html
