@@ -456,3 +456,99 @@ def test_every_serve_config_validates_against_rays_schema():
             deployment = app.deployments[0]
             assert deployment.ray_actor_options.num_gpus == bounds.gpus_per_replica
             assert deployment.autoscaling_config["max_replicas"] == bounds.max_replicas
+
+
+@pytest.mark.ray
+def test_serve_cli_flags_exist_in_installed_ray():
+    pytest.importorskip("ray.serve")
+    import sys
+
+    for command, flags in (("deploy", ("--address",)), ("shutdown", ("--address", "--yes"))):
+        out = subprocess.run(
+            [sys.executable, "-m", "ray.serve.scripts", command, "--help"],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
+        ).stdout
+        assert all(flag in out for flag in flags), (command, out)
+
+
+_FAKE_VLLM_MAIN = """
+import json, sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+argv = sys.argv[1:]
+port = int(argv[argv.index("--port") + 1])
+
+
+class Handler(BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = b"" if self.path == "/health" else json.dumps(
+            {"path": self.path, "argv": argv}
+        ).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+HTTPServer((argv[argv.index("--host") + 1], port), Handler).serve_forever()
+"""
+
+
+@pytest.mark.ray
+def test_serve_application_module_starts_vllm_and_proxies_under_its_prefix(tmp_path, monkeypatch):
+    """The shipped module, as serve.yaml calls it: a vLLM child with the planned flags on
+    127.0.0.1, /health before serving, requests forwarded without the route prefix."""
+    pytest.importorskip("ray.serve")
+    import asyncio
+    import json
+    import sys
+
+    from starlette.requests import Request
+
+    _, _, _, bundle = _recommended(ROUTE_C)
+    (tmp_path / "serveplan_vllm_app.py").write_text(bundle.file("serveplan_vllm_app.py"))
+    cli = tmp_path / "fake" / "vllm" / "entrypoints" / "cli"
+    cli.mkdir(parents=True)
+    for package in (cli, cli.parent, cli.parent.parent):
+        (package / "__init__.py").write_text("")
+    (cli / "main.py").write_text(_FAKE_VLLM_MAIN)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "fake"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop("serveplan_vllm_app", None)
+    module = __import__("serveplan_vllm_app")
+    args = yaml.safe_load(bundle.file("serve.yaml"))["applications"][0]["args"]
+    replica = module.VLLMDeployment.func_or_class(**args)  # the class Serve instantiates
+    try:
+
+        async def get(path: str, root: str) -> dict:
+            async def receive() -> dict:
+                return {"type": "http.request", "body": b"", "more_body": False}
+
+            scope = {
+                "type": "http",
+                "method": "GET",
+                "path": path,
+                "root_path": root,
+                "query_string": b"",
+                "headers": [],
+            }
+            response = await replica(Request(scope, receive))
+            body = b"".join([chunk async for chunk in response.body_iterator])
+            await replica.check_health()
+            return json.loads(body)
+
+        seen = asyncio.run(get("/qwen3-30b-a3b/v1/models", "/qwen3-30b-a3b"))
+    finally:
+        replica.server.terminate()
+        replica.server.wait(timeout=10)
+    assert seen["path"] == "/v1/models"
+    assert seen["argv"][:2] == ["serve", args["model"]]
+    assert seen["argv"][2:-4] == args["vllm_args"]
+    assert seen["argv"][-4:-2] == ["--host", "127.0.0.1"]
