@@ -114,3 +114,9 @@ def test_real_vllm_poll_reads_capacity_rates_and_latency(vllm_server):
     ttft = [values[f"vllm.ttft_seconds.{q}"] for q in ("p50", "p95", "p99")]
     assert 0 < ttft[0] <= ttft[1] <= ttft[2]
     assert values["vllm.requests_running"] == 0
+    # /v1/models: the served name and the path it was loaded from (plan vs reality's model
+    # check), and the context length.
+    served = after.info["served_models"][0]
+    assert served["id"] == "tiny-llama"
+    assert served["root"].endswith("tiny-llama")
+    assert served["max_model_len"] == 512
