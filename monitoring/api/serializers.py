@@ -16,6 +16,7 @@ from monitoring.models import (
     Target,
 )
 from monitoring.selectors import RANGES
+from planner.decisions.models import DecisionRecord
 from planner.models import Plan
 
 
@@ -41,6 +42,13 @@ class TargetSerializer(serializers.ModelSerializer):
         required=False,
         allow_null=True,
         help_text="The linked plan's public_id (the id the plan API shows), or null.",
+    )
+    decision = serializers.SlugRelatedField(
+        slug_field="number",
+        queryset=DecisionRecord.objects.all(),
+        required=False,
+        allow_null=True,
+        help_text="The linked decision record's number (the id the decisions API shows), or null.",
     )
 
     class Meta:

@@ -47,8 +47,9 @@ def _drf_error(exc: DjangoValidationError) -> ValidationError:
 def targets_with_token_flag():
     """Targets without their encrypted token, with a `has_token_flag` annotation."""
     return (
-        Target.objects.select_related("plan")
-        # The list shows the plan's public_id; its result JSON is read only by a comparison.
+        Target.objects.select_related("plan", "decision")
+        # The list shows the plan's public_id and the decision's number; the plan's result JSON
+        # is read only by a comparison.
         .defer("token", "plan__result", "plan__engine_input", "plan__spec")
         .annotate(has_token_flag=Exists(Target.objects.filter(pk=OuterRef("pk")).exclude(token="")))
         .prefetch_related("machines")

@@ -120,3 +120,38 @@ def test_real_vllm_poll_reads_capacity_rates_and_latency(vllm_server):
     assert served["id"] == "tiny-llama"
     assert served["root"].endswith("tiny-llama")
     assert served["max_model_len"] == 512
+
+
+@pytest.mark.django_db
+def test_a_real_server_linked_to_a_plan_is_polled_and_compared(vllm_server, planner):
+    """`manage.py poll` twice around real completions, then the plan-comparison contract."""
+    from io import StringIO
+
+    from django.core.management import call_command
+    from rest_framework.test import APIClient
+
+    from monitoring.services import target_create
+    from planner.services import plan_create
+    from tests.planner.conftest import S1_SPEC
+    from tests.planner.fleet import build_demo_fleet
+
+    build_demo_fleet()
+    plan = plan_create(spec={**S1_SPEC}, author=planner)
+    target = target_create(name="tiny", kind="vllm", base_url=vllm_server, plan=plan)
+    call_command("poll", "tiny", stdout=StringIO())
+    _complete(vllm_server, 4)
+    time.sleep(1.5)
+    call_command("poll", "tiny", stdout=StringIO())
+    api = APIClient()
+    api.force_authenticate(planner)
+
+    body = api.get(f"/api/v1/monitoring/targets/{target.pk}/plan-comparison/?window=15m").json()
+
+    codes = {w["code"] for w in body["warnings"]}
+    # The tiny random Llama is not the plan's Llama-3.1-70B, and runs 512 tokens of context.
+    assert {"model_mismatch", "max_model_len_mismatch"} <= codes
+    rows = {r["quantity"]: r for r in body["rows"]}
+    assert rows["kv_blocks"]["observed"] > 0
+    assert rows["kv_blocks"]["deviation_pct"] < 0
+    assert rows["kv_blocks"]["within_tolerance"] is False
+    assert rows["itl_p95"]["observed"] > 0

@@ -108,3 +108,20 @@ def test_bad_parameters_and_unlinked_targets_get_clear_errors(viewer_api, make_t
     unlinked = viewer_api.get(url)
     assert unlinked.status_code == 404
     assert "not linked" in unlinked.json()["detail"]
+
+
+def test_a_target_links_to_a_decision_by_its_number(planner_api, planner):
+    from planner.decisions.services import decision_create
+
+    decision = decision_create(user=planner, title="llama on a800")
+    number = planner_api.get(f"/api/v1/decisions/{decision.number}/").json()["number"]
+
+    response = planner_api.post(
+        "/api/v1/monitoring/targets/",
+        {"name": "d", "kind": "vllm", "base_url": "http://127.0.0.1:9/d", "decision": number},
+        format="json",
+    )
+
+    assert response.status_code == 201, response.json()
+    assert response.json()["decision"] == decision.number
+    assert Target.objects.get(name="d").decision == decision
