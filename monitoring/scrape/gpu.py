@@ -14,6 +14,7 @@ such samples are skipped and counted; the rest of the payload is kept.
 from __future__ import annotations
 
 import math
+import re
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -152,6 +153,9 @@ class Cleaned:
     blocks: dict[str, str]  # reference -> original label block
 
 
+_METRIC_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
+
+
 def numeric_lines(text: str) -> Cleaned:
     """Drop samples whose value is not a number; replace each label block by a reference.
 
@@ -168,7 +172,9 @@ def numeric_lines(text: str) -> Cleaned:
             continue
         parts = _split_sample(line)
         if parts is None or not _is_number(parts[2]):
-            dropped.append(line.split("{", 1)[0].split(None, 1)[0])
+            name = line.split("{", 1)[0].split(None, 1)[0]
+            # Only a metric name is repeated in a warning: another line may be a file's content.
+            dropped.append(name[:100] if _METRIC_NAME.fullmatch(name) else "(not a metric name)")
             continue
         name, block, value = parts
         if block:

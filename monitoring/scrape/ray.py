@@ -358,7 +358,8 @@ def _unwrap(data: Any, what: str) -> Mapping[str, Any]:
     if not isinstance(data, Mapping) or "data" not in data:
         raise SourceError(f"{what}: expected an object with 'result' and 'data'")
     if data.get("result") is False:
-        raise SourceError(f"{what}: the dashboard answered: {str(data.get('msg'))[:200]}")
+        # Not the dashboard's own message: it is the answering server's text, like a body.
+        raise SourceError(f"{what}: the dashboard answered with an error")
     inner = data["data"]
     if not isinstance(inner, Mapping):
         raise SourceError(f"{what}: 'data' is not an object")

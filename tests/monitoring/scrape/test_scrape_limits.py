@@ -10,7 +10,7 @@ import time
 import pytest
 
 from monitoring.scrape import FetchPolicy, scrape_once
-from monitoring.scrape.errors import LimitError, ParseError
+from monitoring.scrape.errors import LimitError, ParseError, ScrapeError
 from monitoring.scrape.limits import ScrapeLimits, applied
 from monitoring.scrape.parse import parse
 
@@ -140,3 +140,15 @@ def test_discovered_exporters_pass_the_same_allowlist(fake_server):
     assert result.ok  # the allowed exporter answered
     assert set(refused) == {"http://10.66.0.1:9100/metrics", "http://169.254.169.254:80/metrics"}
     assert all(s["path"].startswith(("/api", "/metrics")) for s in fake_server.seen)
+
+
+def test_gpu_and_ray_messages_never_quote_the_page():
+    from monitoring.scrape import gpu, ray
+
+    page = fixture_text("gpu", "dcgm_t4_datadog.txt") + "SECRET_KEY=hunter2\n"
+    extracted = gpu.extract(page, 0.0)
+    assert "hunter2" not in " ".join(extracted.warnings)
+
+    with pytest.raises(ScrapeError) as info:
+        ray.nodes_from_summary(json.dumps({"result": False, "msg": "hunter2", "data": {}}))
+    assert "hunter2" not in str(info.value)
