@@ -27,10 +27,21 @@ def inventory_hosts() -> list[str]:
     machine = apps.get_model("inventory", "Machine")
     hosts: list[str] = []
     for hostname, address in machine.objects.values_list("hostname", "management_address"):
-        hosts.append(hostname)
-        if address:
-            hosts.append(address)
+        for host in (hostname, address):
+            # Planners edit the inventory: a "machine" at a loopback address must not open the
+            # poller's own host to them (loopback is an admin's or the settings' to allow).
+            if host and not _is_loopback(host):
+                hosts.append(host)
     return hosts
+
+
+def _is_loopback(host: str) -> bool:
+    if host.lower().rstrip(".") == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def allowlist() -> Allowlist:

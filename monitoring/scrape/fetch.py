@@ -54,8 +54,9 @@ def system_resolver(host: str, port: int) -> list[str]:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Allowlist:
     """Where a fetch may go: a host passes when its name is listed or all its addresses are
-    inside a listed network. Empty allows nothing; `Allowlist.anywhere()` allows every address
-    that is not always forbidden (the command line's choice, never the product's default)."""
+    inside a listed network (loopback only through a listed network, never through a name).
+    Empty allows nothing; `Allowlist.anywhere()` allows every address that is not always
+    forbidden (the command line's choice, never the product's default)."""
 
     networks: tuple[IPNetwork, ...] = ()
     hostnames: frozenset[str] = frozenset()
@@ -183,8 +184,8 @@ def guard(url: httpx.URL, policy: FetchPolicy) -> str:
             raise ForbiddenAddressError(
                 f"host {host!r} resolves to {address}, in the forbidden range {forbidden}"
             )
-        if name_allowed:
-            continue
+        if name_allowed and not address.is_loopback:
+            continue  # a listed name vouches for its addresses, but never for loopback
         if not policy.allowlist.allows_address(address):
             raise ForbiddenAddressError(
                 f"host {host!r} resolves to {address}, which the allowlist does not allow"

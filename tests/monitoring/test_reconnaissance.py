@@ -180,3 +180,16 @@ def test_a_webhook_outside_the_allowlist_is_refused(admin_api, make_target, sett
 
     assert response.status_code == 400
     assert "webhook_url" in response.json()
+
+
+def test_a_machine_at_a_loopback_address_does_not_open_loopback(planner_api, production_reach):
+    MachineFactory(hostname="sneaky", management_address="127.0.0.1")
+    MachineFactory(hostname="localhost")
+
+    response = planner_api.post(
+        TARGETS, {**NEW, "base_url": "http://127.0.0.1:6379"}, format="json"
+    )
+
+    assert response.status_code == 400
+    assert "sneaky" in reach.inventory_hosts()
+    assert "127.0.0.1" not in reach.inventory_hosts()

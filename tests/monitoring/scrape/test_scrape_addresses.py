@@ -97,3 +97,17 @@ def test_the_empty_allowlist_allows_nothing_and_a_listed_name_passes():
     assert guard(url, FetchPolicy(allowlist=listed, resolver=resolver)) == "10.0.0.7"
     widened = Allowlist().union(Allowlist.parse(["10.0.0.0/24"]))
     assert guard(url, FetchPolicy(allowlist=widened, resolver=resolver)) == "10.0.0.7"
+
+
+def test_a_listed_name_never_vouches_for_loopback():
+    url = parse_url("http://gpu-07.lab:8000/metrics")
+    to_loopback = FetchPolicy(
+        allowlist=Allowlist.parse(["gpu-07.lab"]), resolver=lambda host, port: ["127.0.0.1"]
+    )
+    with pytest.raises(FetchError):
+        guard(url, to_loopback)
+
+    listed = FetchPolicy(
+        allowlist=Allowlist.parse(["127.0.0.0/8"]), resolver=lambda host, port: ["127.0.0.1"]
+    )
+    assert guard(url, listed) == "127.0.0.1"
