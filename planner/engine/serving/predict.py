@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from planner.engine.serving.context import ServingContext
 from planner.engine.serving.simulate import SimResult, simulate
@@ -182,8 +182,12 @@ def _offered(fin: tuple, seconds: float, replicas: int) -> float:
 
 
 def _with_scan(pred: Prediction, ctx: ServingContext, wl: Workload, replicas: int) -> Prediction:
-    from dataclasses import replace
+    """Return `pred` with the saturation point and the SLO verdicts.
 
+    The verdict at the workload is the simulation's; the scan over other concurrencies uses the
+    steady state, kept consistent with that verdict (a met SLO is met at least up to the
+    workload's concurrency, a missed one only below it).
+    """
     curve = [(c, steady_state(ctx, wl, c * replicas, replicas=replicas)) for c in SCAN_LEVELS]
     curve = [(c, s) for c, s in curve if c <= 4 * max(ctx.max_num_seqs, 1)]
     sat = saturation(curve)
@@ -191,11 +195,19 @@ def _with_scan(pred: Prediction, ctx: ServingContext, wl: Workload, replicas: in
     best = None
     if wl.ttft_slo_ms is not None or wl.itl_slo_ms is not None:
         met = _meets(pred.ttft_p95_ms, pred.itl_p95_ms, wl)
+        here = pred.concurrency
         for c, s in curve:
-            if _meets(s.ttft_p95_ms, s.tpot_ms, wl):
-                best = c * replicas
-            else:
+            total = c * replicas
+            ok = _meets(s.ttft_p95_ms, s.tpot_ms, wl)
+            if met and total <= here:
+                ok = True
+            elif not met and total >= here:
+                ok = False
+            if not ok:
                 break
+            best = total
+        if met:
+            best = max(best or 0, int(here)) or None
     return replace(
         pred,
         saturation_concurrency=float(sat * replicas) if sat else None,

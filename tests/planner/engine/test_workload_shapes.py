@@ -63,7 +63,12 @@ def test_slo_verdict_and_highest_concurrency_meeting_it():
     loose = plan(spec_from_dict(_spec(ttft_slo_ms=60000, itl_slo_ms=1000))).best.serving
     tight = plan(spec_from_dict(_spec(ttft_slo_ms=1, itl_slo_ms=1))).best.serving
     assert loose.slo_met is True
-    assert loose.max_concurrency_meeting_slo is not None
+    # The scan agrees with the verdict: a met SLO holds at least up to the workload's concurrency.
+    assert loose.max_concurrency_meeting_slo >= 8
     assert tight.slo_met is False
     assert tight.max_concurrency_meeting_slo is None
     assert loose.saturation_concurrency is not None
+    # A TTFT target met at 8 in flight but not at 256: the highest concurrency lies below 256.
+    busy = plan(spec_from_dict(_spec(concurrency=256, ttft_slo_ms=400))).best.serving
+    assert busy.slo_met is False
+    assert (busy.max_concurrency_meeting_slo or 0) < 256
