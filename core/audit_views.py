@@ -16,6 +16,7 @@ from django.utils.translation import gettext_lazy
 
 from core.audit import ACTIONS, audit_entries, audit_sources
 from core.roles import is_admin
+from core.spreadsheet import escape_row
 
 ACTION_LABELS = {
     "+": gettext_lazy("created"),
@@ -112,15 +113,17 @@ def audit_log_csv(request: HttpRequest) -> HttpResponse:
             chunk = _with_user_names(list(entries[chunk_start : chunk_start + 1000]))
             for row in chunk:
                 yield writer.writerow(
-                    [
-                        row["history_date"].isoformat(),
-                        row["user"],
-                        ACTIONS.get(row["history_type"], row["history_type"]),
-                        row["audit_source"],
-                        row["audit_object_id"],
-                        row["audit_label"],
-                        row["history_change_reason"] or "",
-                    ]
+                    escape_row(
+                        [
+                            row["history_date"].isoformat(),
+                            row["user"],
+                            ACTIONS.get(row["history_type"], row["history_type"]),
+                            row["audit_source"],
+                            row["audit_object_id"],
+                            row["audit_label"],
+                            row["history_change_reason"] or "",
+                        ]
+                    )
                 )
 
     response = StreamingHttpResponse(rows(), content_type="text/csv; charset=utf-8")

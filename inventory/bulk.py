@@ -18,6 +18,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from core.spreadsheet import escape_cell, unescape_cell
 from inventory import services, untrusted_yaml
 from inventory.forms import MACHINE_FIELDS, MachineForm
 from inventory.models import (
@@ -162,7 +163,9 @@ def parse_csv(data: bytes | str) -> list[dict[str, Any]]:
     rows = []
     try:
         for raw in reader:
-            row = {k.strip(): (v or "").strip() for k, v in raw.items() if k is not None}
+            row = {
+                k.strip(): unescape_cell((v or "").strip()) for k, v in raw.items() if k is not None
+            }
             for column, value in row.items():
                 _refuse_bad_cell(value, number=len(rows) + 1, field=column)
             if not any(row.values()):
@@ -492,7 +495,7 @@ def export_csv(machines: QuerySet[Machine]) -> str:
     for machine in machines:
         record = _machine_record(machine)
         record["nics"] = format_nics_cell(record["nics"])
-        writer.writerow(record)
+        writer.writerow({key: escape_cell(value) for key, value in record.items()})
     return out.getvalue()
 
 
