@@ -11,7 +11,7 @@ from django.db.models.functions import Cast
 from simple_history.models import registered_models
 
 # The first of these that a model has names its rows in the audit log.
-LABEL_FIELDS = ("hostname", "number", "title", "name", "slug")
+LABEL_FIELDS = ("hostname", "number", "title", "name", "slug", "username")
 ACTIONS = {"+": "created", "~": "changed", "-": "deleted"}
 COLUMNS = (
     "history_date",

@@ -1,4 +1,4 @@
-"""Read untrusted JSON: bounded nesting, no NaN/Infinity, and the paths of NUL characters.
+"""Read untrusted JSON: bounded nesting and numbers, no NaN/Infinity, the paths of NUL.
 
 Python's json module recurses once per level, so a body nested 100,000 deep raises
 RecursionError (a 500) and anything a little shallower still reaches code that recurses again.
@@ -7,10 +7,13 @@ refuses such input as a ValueError naming where it happens.
 """
 
 import json
+import math
 import re
 from collections.abc import Mapping
 from typing import Any
 
+MAX_INT = 2**63 - 1
+NUMBER_MESSAGE = "number out of range: integers up to 2**63 - 1 and finite decimals only"
 # Plan specs nest 4 levels and real config.json files 5; 32 leaves room without inviting abuse.
 MAX_DEPTH = 32
 
@@ -39,14 +42,20 @@ def _join(path: str, key: object) -> str:
     return f"{path}.{key}" if path else str(key)
 
 
-def too_deep_path(value: Any, max_depth: int = MAX_DEPTH) -> str | None:
-    """Return the path of the first container nested deeper than `max_depth`, or None.
+def refused_value(value: Any, max_depth: int = MAX_DEPTH) -> tuple[str, str] | None:
+    """Return (path, why) of the first value no JSON API accepts, or None.
 
+    Refused: containers nested deeper than `max_depth`, numbers that overflowed to infinity
+    (JSON's 1e999) and integers beyond 64 bits (no column stores them; float() overflows).
     Iterative, so that it never recurses itself.
     """
     stack: list[tuple[Any, str, int]] = [(value, "", 1)]
     while stack:
         item, path, depth = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return path, NUMBER_MESSAGE
+        if isinstance(item, int) and not isinstance(item, bool) and abs(item) > MAX_INT:
+            return path, NUMBER_MESSAGE
         if isinstance(item, Mapping):
             children: Any = item.items()
         elif isinstance(item, list):
@@ -54,7 +63,7 @@ def too_deep_path(value: Any, max_depth: int = MAX_DEPTH) -> str | None:
         else:
             continue
         if depth > max_depth:
-            return path
+            return path, depth_message(max_depth)
         stack.extend((child, _join(path, key), depth + 1) for key, child in children)
     return None
 
@@ -98,9 +107,10 @@ def loads(text: str | bytes, max_depth: int = MAX_DEPTH) -> Any:
         raise JsonInputError(
             depth_message(max_depth), path=_too_deep_path_in_text(text, max_depth)
         ) from None
-    path = too_deep_path(value, max_depth)
-    if path is not None:
-        raise JsonInputError(depth_message(max_depth), path=path)
+    refused = refused_value(value, max_depth)
+    if refused is not None:
+        path, why = refused
+        raise JsonInputError(why, path=path)
     return value
 
 

@@ -33,6 +33,25 @@ class PollStatus(models.TextChoices):
     ERROR = "error", _("down")
 
 
+TARGET_UNAUDITED_FIELDS = [
+    "token",
+    "last_poll_at",
+    "last_success_at",
+    "last_status",
+    "last_error",
+    "last_error_kind",
+    "last_error_at",
+    "last_duration_ms",
+    "consecutive_failures",
+    "last_slot",
+    "next_poll_at",
+    "discovered_exporters",
+    "info",
+    "latest",
+    "updated_at",
+]
+
+
 class Target(models.Model):
     """What workers poll: a vLLM server (its base URL), a Ray cluster (its dashboard URL) or one
     machine's GPU exporter (dcgm-exporter or nvidia_gpu_exporter, its base URL)."""
@@ -137,6 +156,9 @@ class Target(models.Model):
     latest = models.JSONField(default=dict, blank=True, editable=False)
     created_at = models.DateTimeField(_("created"), auto_now_add=True)
     updated_at = models.DateTimeField(_("updated"), auto_now=True)
+    # Who changed what (audit log). The poller writes its state with queryset updates, which
+    # make no history rows; that state and the token stay out of the history table.
+    history = HistoricalRecords(excluded_fields=TARGET_UNAUDITED_FIELDS)
 
     class Meta:
         ordering = ["name"]
@@ -287,6 +309,8 @@ class AlertRule(models.Model):
     webhook_secret = EncryptedTextField(_("webhook secret"), blank=True, editable=False)
     is_default = models.BooleanField(_("created by default"), default=False, editable=False)
     created_at = models.DateTimeField(_("created"), auto_now_add=True)
+    # Audited; the signing secret stays out of the history table.
+    history = HistoricalRecords(excluded_fields=["webhook_secret"])
 
     class Meta:
         ordering = ["target_id", "name"]

@@ -537,3 +537,22 @@ def recent_events(*, target: Target | None = None, limit: int = 50) -> list[Aler
     if target is not None:
         qs = qs.filter(target=target)
     return list(qs.order_by("-opened_at")[:limit])
+
+
+@dataclass(frozen=True, slots=True)
+class TargetDeleteImpact:
+    """What deleting a target removes with it (shown before the user confirms)."""
+
+    samples: int
+    rollups: int
+    alert_rules: int
+    alert_events: int
+
+
+def target_delete_impact(target: Target) -> TargetDeleteImpact:
+    return TargetDeleteImpact(
+        samples=target.samples.count(),
+        rollups=target.rollups.count(),
+        alert_rules=target.alert_rules.count(),
+        alert_events=target.alert_events.count(),
+    )

@@ -18,10 +18,27 @@ class PlannerConfig(AppConfig):
 
 
 def _plans_using(obj: object) -> list[str]:
-    from inventory.models import ModelSpec
+    """Name the saved plans that would break (no re-run) if `obj` were deleted.
+
+    Plans name their model by slug, the machines they ran on by hostname and their pool by
+    name or id: each of those stays until no plan refers to it (retire a machine instead).
+    """
+    from django.db.models import Q
+    from django.utils.translation import gettext as _
+
+    from inventory.models import Machine, ModelSpec, Pool
     from planner.models import Plan
 
-    if not isinstance(obj, ModelSpec):
+    limit = 20
+    if isinstance(obj, ModelSpec):
+        titles = list(Plan.objects.filter(model_slug=obj.slug).values_list("title", flat=True))
+    elif isinstance(obj, Pool):
+        named = Q(spec__hardware__pool=obj.name) | Q(spec__hardware__pool=obj.pk)
+        titles = list(Plan.objects.filter(named).values_list("title", flat=True)[:limit])
+    elif isinstance(obj, Machine):
+        # JSON list containment is not portable (SQLite): scan the hostname lists instead.
+        rows = Plan.objects.values_list("title", "hostnames").iterator()
+        titles = [title for title, hosts in rows if obj.hostname in (hosts or [])][:limit]
+    else:
         return []
-    titles = Plan.objects.filter(model_slug=obj.slug).values_list("title", flat=True)[:20]
-    return [f"plan: {title}" for title in titles]
+    return [_("plan: %(title)s") % {"title": title} for title in titles[:limit]]

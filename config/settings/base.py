@@ -53,6 +53,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "core.middleware.PagesRequireLoginMiddleware",
+    "core.accounts.PasswordChangeRequiredMiddleware",
     "core.middleware.UserLanguageMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -119,6 +120,14 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_VERBOSE = False
+# Reverse proxies (addresses or networks) whose X-Forwarded-For is believed; from anyone else
+# the header is ignored and the peer address is the client (core.client_ip). Behind the
+# documented nginx, list its address, e.g. TRUSTED_PROXIES=127.0.0.1 or 172.18.0.0/16.
+TRUSTED_PROXIES = env.list("TRUSTED_PROXIES", default=[])
+AXES_CLIENT_IP_CALLABLE = "core.client_ip.client_ip"
+# Password spraying: failed sign-ins from one client address, whatever the user names
+# (core.login_guard); the address is refused for LOGIN_LOCKOUT_MINUTES after the last one.
+LOGIN_IP_FAILURE_LIMIT = env.int("LOGIN_IP_FAILURE_LIMIT", default=30)
 
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
@@ -149,6 +158,9 @@ SIMULATOR_PORT = env.int("SIMULATOR_PORT", default=9400)
 MONITORING_URL_ALLOWLIST = env.list("MONITORING_URL_ALLOWLIST", default=[])
 MONITORING_RAW_RETENTION_H = env.int("MONITORING_RAW_RETENTION_H", default=48)
 MONITORING_ROLLUP_RETENTION_D = env.int("MONITORING_ROLLUP_RETENTION_D", default=30)
+
+# Plan evaluations (evaluate, save, re-run) each user may run; "" switches the limit off.
+PLAN_EVALUATION_RATE = env.str("PLAN_EVALUATION_RATE", default="30/min")
 
 # When set, GET /metrics (ServePlan's own Prometheus metrics) requires "Bearer <token>".
 METRICS_TOKEN = env.str("METRICS_TOKEN", default="")

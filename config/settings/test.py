@@ -15,6 +15,8 @@ STORAGES = {
 
 # Lockout is tested explicitly (tests/core/test_security.py); elsewhere tests log in freely.
 AXES_ENABLED = False
+# So is the plan evaluation rate limit (tests/security/test_plan_cost_limits.py).
+PLAN_EVALUATION_RATE = ""
 
 # Per-process and emptied between tests (tests/conftest.py), so no answer leaks across tests.
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}

@@ -155,12 +155,19 @@ class TargetFormView(PlannerRequiredMixin, View):
 
 
 class TargetDeleteView(PlannerRequiredMixin, View):
+    """Confirm with what would be lost (sample counts), or disable the target instead."""
+
     def get(self, request: HttpRequest, pk: int) -> HttpResponse:
         target = get_object_or_404(Target.objects.defer("token"), pk=pk)
-        return render(request, "monitoring/target_confirm_delete.html", {"object": target})
+        context = {"object": target, "impact": selectors.target_delete_impact(target)}
+        return render(request, "monitoring/target_confirm_delete.html", context)
 
     def post(self, request: HttpRequest, pk: int) -> HttpResponse:
         target = get_object_or_404(Target.objects.defer("token"), pk=pk)
+        if request.POST.get("action") == "disable":
+            services.target_update(target=target, enabled=False)
+            messages.success(request, _("Target disabled: no more polls; its data is kept."))
+            return HttpResponseRedirect(target.get_absolute_url())
         services.target_delete(target=target)
         messages.success(request, _("Target deleted with its samples and alerts."))
         return HttpResponseRedirect(reverse("monitoring:target-list"))

@@ -23,6 +23,7 @@ from planner.api.serializers import (
     PlanResultSerializer,
     SpecSerializer,
 )
+from planner.api.throttles import PlanEvaluationThrottle
 from planner.engine.spec import SpecError
 from planner.filters import PlanFilterSet
 from planner.models import Plan
@@ -43,6 +44,7 @@ class EvaluateView(APIView):
     """
 
     permission_classes = [IsAuthenticated]
+    throttle_classes = [PlanEvaluationThrottle]
 
     @extend_schema(
         request=SpecSerializer,
@@ -65,6 +67,13 @@ class PlanViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
 
     lookup_field = "public_id"
     filterset_class = PlanFilterSet
+
+    def get_throttles(self) -> list[Any]:
+        # Creating and re-running evaluate the engine; reading plans costs nothing.
+        if self.action in ("create", "rerun"):
+            return [PlanEvaluationThrottle()]
+        return super().get_throttles()
+
     ordering_fields = ["created_at", "title", "route"]
 
     def get_queryset(self) -> Any:

@@ -41,6 +41,9 @@ NOT_PAGES = {
     "planner:wizard-start": "redirects to the first step (rendered as wizard-step)",
     "login": "anonymous page: checked by test_login_page_is_marked",
     "monitoring:overview-tiles": "fragment of the overview (rendered inside it)",
+    "user-reset-link": "POST-only: shows a one-time link (tests/core/test_accounts.py)",
+    "password_reset_confirm": "anonymous page reached through an admin's reset link",
+    "password_reset_complete": "anonymous page after a reset",
 }
 # The JSON API (its schema and Swagger page) and Django's admin site are not our pages.
 NOT_OURS = ("api/", "admin/")
@@ -76,6 +79,9 @@ def _pages(world: dict[str, Any]) -> dict[str, list[str]]:
         "home": [reverse("home")],
         "account-tokens": [reverse("account-tokens")],
         "audit-log": [reverse("audit-log")],
+        "password_change": [reverse("password_change")],
+        "user-list": [reverse("user-list")],
+        "user-detail": [reverse("user-detail", args=[plan.author_id])],
         "inventory:index": [reverse("inventory:index")],
         "inventory:fleet-summary": [reverse("inventory:fleet-summary")],
         "inventory:gputype-list": [reverse("inventory:gputype-list")],
@@ -203,6 +209,7 @@ def test_every_page_is_listed():
 def _pages_stub() -> dict[str, list[str]]:
     class Any_:
         pk = 1
+        author_id = 1
         number = 1
         public_id = "00000000-0000-0000-0000-000000000000"
 

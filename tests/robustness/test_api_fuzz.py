@@ -9,6 +9,7 @@ SERVEPLAN_FUZZ_RANDOM=1, so that CI is reproducible and finishes in a few minute
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -132,3 +133,49 @@ def test_every_operation_answers_within_its_schema(
 ):
     _aim_at_rows(case, seeded)
     case.call_and_validate(headers={"Authorization": f"Token {planner_token}"})
+
+
+# Hostile JSON that generated examples never contain: a body nested 100,000 deep and numbers
+# beyond what a float or a 64-bit column holds, sent raw in every property of every JSON body.
+HOSTILE_JSON = {
+    "nested-100000-deep": "[" * 100_000 + "]" * 100_000,
+    "overflows-to-infinity": "1e999",
+    "beyond-64-bits": "9" * 400,
+    "largest-negative-float": "-1.7976931348623157e308",
+}
+
+
+def _json_body_operations() -> list[tuple[str, str, list[str]]]:
+    """Return (path, method, body property names) of every operation taking a JSON body."""
+    spec = _schema_dict()
+    found = []
+    for path, item in sorted(spec["paths"].items()):
+        for method, operation in sorted(item.items()):
+            content = (operation.get("requestBody") or {}).get("content", {})
+            body_schema = content.get("application/json", {}).get("schema", {})
+            ref = body_schema.get("$ref", "")
+            properties = spec["components"]["schemas"][ref.rsplit("/", 1)[-1]] if ref else {}
+            found.append((path, method, sorted(properties.get("properties", {}))))
+    return [(p, m, props) for p, m, props in found if props]
+
+
+@pytest.mark.parametrize(("path", "method", "properties"), _json_body_operations())
+def test_hostile_json_in_any_body_property_is_never_a_server_error(
+    path, method, properties, seeded, planner_token, wsgi_in_test_transaction
+):
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {planner_token}")
+    values = next((v for prefix, v in seeded.items() if path.startswith(prefix)), {})
+    url = path
+    for name, value in values.items():
+        url = url.replace("{" + name + "}", str(value))
+    failures = []
+    for prop in properties:
+        for label, raw in HOSTILE_JSON.items():
+            body = "{" + json.dumps(prop) + ": " + raw + "}"
+            response = getattr(client, method)(url, body, content_type="application/json")
+            if response.status_code >= 500:
+                failures.append(f"{prop} = {label}: {response.status_code}")
+    assert not failures, f"{method.upper()} {url}:\n  " + "\n  ".join(failures)

@@ -172,3 +172,18 @@ def test_yaml_nested_deeply_is_refused(planner_client):
 
     assert response.status_code == 400
     assert "levels deep" in response.content.decode()
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ('{"model": "qwen2.5-7b", "workload": {"concurrency": 1e999}}', "workload.concurrency"),
+        ('{"model": "qwen2.5-7b", "max_model_len": ' + "9" * 400 + "}", "max_model_len"),
+    ],
+    ids=["overflows-to-infinity", "beyond-64-bits"],
+)
+def test_huge_numbers_are_a_400_naming_the_field(planner_api, body, field):
+    response = planner_api.post("/api/v1/plans/evaluate/", body, content_type="application/json")
+
+    assert response.status_code == 400, response.content[:300]
+    assert field in response.json()

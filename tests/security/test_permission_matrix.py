@@ -75,6 +75,13 @@ RULES: dict[str, Rule] = {
     "account-tokens": page("S", "S"),  # everyone manages their own tokens
     "account-token-revoke": page("S", "S"),
     "audit-log": page("A", "A"),
+    "password_change": page("S", "S"),  # everyone changes their own password
+    "password_reset_confirm": page("P", "P"),  # the link itself is the credential
+    "password_reset_complete": page("P"),
+    # user management: admins only
+    "user-list": page("A", "A"),
+    "user-detail": page("A", "A"),
+    "user-reset-link": page("A", "A"),
     "audit-log-csv": page("A", "A"),
     # inventory pages
     **{
@@ -219,6 +226,9 @@ RULES: dict[str, Rule] = {
 
 SAMPLE_KWARGS = {
     "account-token-revoke": lambda w: {"pk": w["token"].pk},
+    "password_reset_confirm": lambda w: {"uidb64": "MQ", "token": "set-password"},
+    "user-detail": lambda w: {"pk": w["person"].pk},
+    "user-reset-link": lambda w: {"pk": w["person"].pk},
     "inventory:gputype-detail": lambda w: {"pk": w["gpu_type"].pk},
     "inventory:gputype-update": lambda w: {"pk": w["gpu_type"].pk},
     "inventory:gputype-delete": lambda w: {"pk": w["gpu_type"].pk},
@@ -344,7 +354,7 @@ class _Anything:
 
 _PLACEHOLDER_WORLD = {key: _Anything() for key in (
     "token", "gpu_type", "pool", "machine", "import_batch", "model_spec", "plan", "decision",
-    "target", "nic", "alert_rule", "event", "allowlist_entry",
+    "target", "nic", "alert_rule", "event", "allowlist_entry", "person",
 )}  # fmt: skip
 
 
@@ -374,6 +384,7 @@ def world(db) -> dict[str, Any]:
     heartbeat()  # /healthz answers 200 only with a live worker
     return {
         "users": users,
+        "person": users["viewer"],
         "token": ApiToken.issue(user=users["admin"], name="matrix")[0],
         "gpu_type": gpu_type,
         "pool": pool,

@@ -8,6 +8,7 @@ from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
+from core.models import UserPreference
 from core.roles import ADMIN
 
 
@@ -26,10 +27,12 @@ class Command(BaseCommand):
         password = secrets.token_urlsafe(12)
         user = users.objects.create_superuser(username=username, email="", password=password)
         user.groups.add(Group.objects.get(name=ADMIN))
+        # A printed password ends up in terminals and logs: the first sign-in must replace it.
+        UserPreference.objects.update_or_create(user=user, defaults={"must_change_password": True})
         # Printed once; only the hash is stored.
         self.stdout.write(
             self.style.SUCCESS(
                 f"\n  Created admin user '{username}' with password: {password}\n"
-                "  (shown once; change it under /admin/ or with `manage.py changepassword`)\n"
+                "  (shown once; the first sign-in asks for a new password)\n"
             )
         )
