@@ -53,6 +53,8 @@ def set_language(request: HttpRequest) -> HttpResponse:
 def ops_metrics(request: HttpRequest) -> HttpResponse:
     """Serve ServePlan's own metrics as Prometheus text (bearer token when METRICS_TOKEN is set)."""
     expected = settings.METRICS_TOKEN
+    if not expected and settings.METRICS_REQUIRE_TOKEN:
+        return HttpResponse("set METRICS_TOKEN to serve /metrics (bearer token)\n", status=403)
     if expected:
         given = request.headers.get("Authorization", "")
         if not hmac.compare_digest(given.encode(), f"Bearer {expected}".encode()):

@@ -164,6 +164,8 @@ PLAN_EVALUATION_RATE = env.str("PLAN_EVALUATION_RATE", default="30/min")
 
 # When set, GET /metrics (ServePlan's own Prometheus metrics) requires "Bearer <token>".
 METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
+# Production settings set this: without METRICS_TOKEN, /metrics then answers 403.
+METRICS_REQUIRE_TOKEN = False
 
 # Stored secrets are encrypted with these Fernet keys (newest first); see core/crypto.py.
 FIELD_ENCRYPTION_KEYS = env.list("FIELD_ENCRYPTION_KEYS", default=[])

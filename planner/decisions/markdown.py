@@ -1,5 +1,6 @@
 """Markdown in, sanitised HTML out; and the ADR-layout Markdown export of a record."""
 
+import re
 from datetime import UTC
 
 import markdown as md
@@ -28,11 +29,25 @@ def render_markdown(text: str) -> SafeString:
     )
 
 
+# A '<' that could open raw HTML (a tag, a closing tag, a comment, a declaration). Markdown
+# renderers pass raw HTML through, and an exported record is read in wikis and editors that
+# do not sanitise it: user text must show as text. A lone '<' ("p95 < 200 ms") stays.
+_HTML_OPENER = re.compile(r"<(?=[A-Za-z/!?])")
+# The exporter's own line breaks inside table cells; NUL never reaches a record (PostgreSQL
+# text cannot hold it), so user text cannot fake one.
+_CELL_BREAK = "\x00br\x00"
+
+
+def _without_raw_html(document: str) -> str:
+    """Return `document` with every raw-HTML opener escaped, then the cell breaks restored."""
+    return _HTML_OPENER.sub("&lt;", document).replace(_CELL_BREAK, "<br>")
+
+
 def _cell(value: object) -> str:
     """Return a value fit for one Markdown table cell."""
     text = "" if value is None else str(value).replace("|", "\\|")
     lines = [" ".join(line.split()) for line in text.splitlines()]
-    return "<br>".join(line for line in lines if line) or "—"
+    return _CELL_BREAK.join(line for line in lines if line) or "—"
 
 
 def _number(value: float | None) -> str:
@@ -142,7 +157,7 @@ def export_markdown(decision: DecisionRecord) -> str:
 
     lines += [("## " + _("Alternatives considered")), "", decision.alternatives.strip() or "—", ""]
     lines += [("## " + _("Consequences")), "", decision.consequences.strip() or "—", ""]
-    return "\n".join(lines)
+    return _without_raw_html("\n".join(lines))
 
 
 def export_filename(decision: DecisionRecord) -> str:

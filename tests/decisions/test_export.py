@@ -136,3 +136,23 @@ def test_export_decisions_writes_once_and_rewrites_only_changes(tmp_path, planne
         "0001-keep-mp-for-now.md",
         "0002-adopt-ray-在共享池.md",
     ]
+
+
+@pytest.mark.django_db
+def test_raw_html_in_a_record_does_not_reach_the_markdown_export(planner):
+    import markdown
+
+    hostile = '<img src=x onerror="alert(1)"> <script>alert(2)</script> <!-- c -->'
+    decision = services.decision_create(
+        user=planner,
+        title="<b>Keep</b> mp",
+        context=hostile,
+        consequences="p95 < 200 ms and <a href='javascript:x'>link</a>",
+    )
+
+    exported = export_markdown(decision)
+    rendered = markdown.markdown(exported, extensions=["tables"])
+
+    for opener in ("<img", "<script", "<b>", "<a ", "<!--"):
+        assert opener not in rendered
+    assert "p95 < 200 ms" in exported  # a lone '<' is text and stays as written
