@@ -43,6 +43,7 @@ TARGET_UNAUDITED_FIELDS = [
     "last_error_at",
     "last_duration_ms",
     "consecutive_failures",
+    "missed_polls",
     "last_slot",
     "next_poll_at",
     "discovered_exporters",
