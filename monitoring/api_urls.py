@@ -3,7 +3,7 @@
 from django.urls import path
 from rest_framework.routers import DefaultRouter
 
-from monitoring.api import views
+from monitoring.api import calibration, views
 
 app_name = "monitoring-api"
 
@@ -11,6 +11,9 @@ router = DefaultRouter(trailing_slash=True)
 router.register("targets", views.TargetViewSet, basename="target")
 router.register("alert-rules", views.AlertRuleViewSet, basename="alert-rule")
 router.register("events", views.AlertEventViewSet, basename="event")
+router.register(
+    "calibration-profiles", calibration.CalibrationProfileViewSet, basename="calibration-profile"
+)
 
 urlpatterns = [
     path("overview/", views.OverviewView.as_view(), name="overview"),

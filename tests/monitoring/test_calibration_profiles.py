@@ -151,3 +151,38 @@ def test_what_if_with_a_profile_shows_the_calibrated_plan_beside_and_saves_it(
     assert saved.url == new.get_absolute_url()
     shown = planner_client.get(new.get_absolute_url())
     assert b'data-testid="plan-calibration"' in shown.content
+
+
+def test_the_api_fits_lists_and_reads_profiles(two_replicas, planner_api, viewer_api):  # noqa: F811
+    a, b = two_replicas
+
+    created = planner_api.post(
+        "/api/v1/monitoring/calibration-profiles/",
+        {"targets": [a.pk, b.pk], "window": "1h"},
+        format="json",
+    )
+
+    assert created.status_code == 201, created.json()
+    body = created.json()
+    assert body["key"] == "a800-80g-sxm/llama/int8"
+    assert body["version"] == 1
+    assert set(body["factors"]) == {
+        "kv_overhead_gib",
+        "decode_efficiency",
+        "prefill_efficiency",
+        "per_request_overhead_ms",
+    }
+    assert {"value", "stderr", "fitted", "unit"} <= set(body["factors"]["decode_efficiency"])
+    listed = viewer_api.get("/api/v1/monitoring/calibration-profiles/?key=a800-80g-sxm/llama/int8")
+    assert listed.status_code == 200
+    one = viewer_api.get(f"/api/v1/monitoring/calibration-profiles/{body['public_id']}/")
+    assert one.json()["sources"][0]["target"] in {"s1-replica-a", "s1-replica-b"}
+    refused = viewer_api.post(
+        "/api/v1/monitoring/calibration-profiles/", {"targets": [a.pk]}, format="json"
+    )
+    assert refused.status_code == 403
+    empty = planner_api.post(
+        "/api/v1/monitoring/calibration-profiles/", {"targets": []}, format="json"
+    )
+    assert empty.status_code == 400
+    assert "targets" in empty.json()
