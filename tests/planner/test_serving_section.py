@@ -1,0 +1,25 @@
+"""The result page shows the serving model's simulated predictions for the leading layouts."""
+
+import re
+
+import pytest
+
+from planner.selectors import plan_result
+from planner.services import plan_create
+
+
+@pytest.fixture
+def s1_plan(demo_fleet, planner, s1_spec):
+    return plan_create(spec=s1_spec, author=planner)
+
+
+def test_result_page_shows_the_simulated_serving_of_the_recommendation(viewer_client, s1_plan):
+    page = viewer_client.get(s1_plan.get_absolute_url()).content.decode()
+    assert 'data-testid="serving-predictions"' in page
+    assert "Predicted serving under your load" in page
+    best = plan_result(s1_plan).best
+    assert best.serving is not None
+    section = page.split('data-testid="serving-predictions"', 1)[1].split("</section>", 1)[0]
+    rows = re.findall(r"<tr class=\"best\">(.*?)</tr>", section, re.S)
+    assert len(rows) == 1
+    assert f"{best.serving.ttft_p50_ms:.0f} / {best.serving.ttft_p95_ms:.0f}" in rows[0]
