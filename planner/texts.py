@@ -49,6 +49,8 @@ MESSAGES: dict[str, Any] = {
         "{runner_up_score}, {runner_up_tok_s} tok/s){runner_up_note}."
     ),
     "cross_node_worse": _(
+        # "75–85% of" is not a %-placeholder (xgettext would flag it python-format).
+        # xgettext:no-python-format
         "{layout} across nodes is ranked below: {comm_ms} ms of all-reduce per decode step "
         "over {link_gbps} Gb/s against {compute_ms} ms of HBM-bound compute, {slowdown}× "
         "slower per step than {best}. The 002 article reports cross-node TP at 75–85% of "

@@ -157,6 +157,23 @@ def test_catalog_is_up_to_date_with_the_code(tmp_path, monkeypatch):
     )
 
 
+def test_catalog_passes_msgfmt_check():
+    """Django's compilemessages runs `msgfmt --check-format`: a msgstr that breaks a placeholder
+    of its msgid (including a "%" that xgettext took for python-format) makes it refuse the
+    whole catalog."""
+    import subprocess
+
+    if shutil.which("msgfmt") is None:
+        pytest.fail("GNU gettext (msgfmt) is not installed: apt-get install gettext.")
+    check = subprocess.run(
+        ["msgfmt", "--check", "--output-file=/dev/null", str(CATALOG)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert check.returncode == 0, check.stderr
+
+
 GETTEXT_NAMES = {
     "_", "gettext", "gettext_lazy", "ngettext", "ngettext_lazy", "pgettext", "pgettext_lazy",
     "npgettext", "gettext_noop",
