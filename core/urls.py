@@ -10,7 +10,6 @@ urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
     path("favicon.ico", views.favicon, name="favicon"),
     path("metrics", views.ops_metrics, name="ops-metrics"),
-    path("vendor/plotly.min.js", views.plotly_js, name="plotly-js"),
     path("accounts/login/", account_views.GuardedLoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/password/", account_views.PasswordChangeView.as_view(), name="password_change"),

@@ -1,15 +1,11 @@
-"""Home, health, the API root and locally served front-end assets."""
+"""Home, health, the API root and the favicon."""
 
 import hmac
-from pathlib import Path
 from typing import Any
 
-import plotly
 from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
 from django.http import (
-    FileResponse,
-    Http404,
     HttpRequest,
     HttpResponse,
     HttpResponsePermanentRedirect,
@@ -17,7 +13,6 @@ from django.http import (
 )
 from django.templatetags.static import static
 from django.utils import translation
-from django.utils.cache import patch_cache_control
 from django.views import i18n as i18n_views
 from django.views.decorators.http import require_GET, require_POST
 from django.views.generic import TemplateView
@@ -32,8 +27,6 @@ from core import opsmetrics
 from core.health import check_health
 from core.middleware import SESSION_LANGUAGE_KEY
 from core.models import UserPreference
-
-PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 
 
 @require_POST
@@ -94,16 +87,6 @@ def healthz(request: HttpRequest) -> JsonResponse:
         body["degraded"] = list(health.degraded)
     response = JsonResponse(body, status=200 if health.ok else 503)
     response["Cache-Control"] = "no-store"
-    return response
-
-
-@require_GET
-def plotly_js(request: HttpRequest) -> HttpResponse:
-    """Serve plotly.js from the installed plotly package (users' networks are often closed)."""
-    if not PLOTLY_JS.exists():
-        raise Http404("plotly.min.js is missing from the installed plotly package")
-    response = FileResponse(PLOTLY_JS.open("rb"), content_type="text/javascript")
-    patch_cache_control(response, public=True, max_age=7 * 24 * 3600)
     return response
 
 

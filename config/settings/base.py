@@ -6,6 +6,7 @@ from pathlib import Path
 
 from django.utils.csp import CSP
 from django.utils.translation import gettext_lazy as _
+from whitenoise.compress import Compressor
 
 from config.env import BASE_DIR, env
 
@@ -185,6 +186,20 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"]
+# Hashed names (cached for a year by browsers) and gzip + Brotli copies served by WhiteNoise:
+# plotly.js goes over the wire as ~0.4 MB instead of 1.5 MB. `collectstatic` builds them
+# (`manage.py prepare` for `make run`, the deploy step in docs/production.md).
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+}
+# Only the hashed names are kept and compressed (every page asks for those), and source maps are
+# not compressed (only developer tools fetch them): collectstatic does a third of the work.
+WHITENOISE_KEEP_ONLY_HASHED_FILES = True
+WHITENOISE_SKIP_COMPRESS_EXTENSIONS = (
+    *Compressor.SKIP_COMPRESS_EXTENSIONS,
+    "map",
+)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -4,7 +4,11 @@ from config.env import env
 from config.settings.base import *  # noqa: F403
 from config.settings.base import VAR_DIR
 
-DEBUG = env.bool("DEBUG", default=True)
+# Off unless DEBUG=true: `make run` shows the product's own 404 and 500 pages, not Django's
+# debug pages (which list every URL and setting).
+DEBUG = env.bool("DEBUG", default=False)
+# WhiteNoise also serves files added since the last collectstatic (prepare runs it at start).
+WHITENOISE_USE_FINDERS = True
 
 
 def _local_secret_key() -> str:

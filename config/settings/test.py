@@ -1,6 +1,7 @@
 """Settings for the test suite. DATABASE_URL and REDIS_URL are honoured when set (CI)."""
 
 from config.settings.base import *  # noqa: F403
+from config.settings.base import VAR_DIR
 
 SECRET_KEY = "test-only-secret-key-not-for-production"  # noqa: S105
 DEBUG = False
@@ -12,6 +13,8 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
+# `prepare` collects static files; tests never touch the ones `make run` serves.
+STATIC_ROOT = VAR_DIR / "test-staticfiles"
 
 # Lockout is tested explicitly (tests/core/test_security.py); elsewhere tests log in freely.
 AXES_ENABLED = False

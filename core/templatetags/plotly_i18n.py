@@ -71,7 +71,17 @@ def plotly_locale() -> str:
         return ""
     data = {"name": language, "dictionary": _dictionary(), "format": _format()}
     return format_html(
-        '{}<script src="{}"></script>',
+        '{}<script defer src="{}"></script>',
         json_script(data, "plotly-locale"),
         static("js/plotly-locale.js"),
     )
+
+
+# plotly.js with only the cartesian trace types (static/vendor/plotly/README.md).
+PLOTLY_JS = "vendor/plotly/plotly-cartesian.min.js"
+
+
+@register.simple_tag
+def plotly_js() -> str:
+    """Render plotly.js and its locale, deferred: the page paints before the charts are drawn."""
+    return format_html('<script defer src="{}"></script>{}', static(PLOTLY_JS), plotly_locale())

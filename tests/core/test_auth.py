@@ -49,13 +49,6 @@ def test_role_groups_exist_with_model_permissions():
     assert all(p.codename.startswith("view_") for p in viewer.permissions.all())
 
 
-def test_plotly_is_served_locally(viewer_client):
-    response = viewer_client.get("/vendor/plotly.min.js")
-
-    assert response.status_code == 200
-    assert response["Content-Type"] == "text/javascript"
-
-
 def test_swagger_ui_uses_local_assets(viewer_client):
     response = viewer_client.get("/api/v1/docs/")
 

@@ -26,4 +26,5 @@ def test_prepare_loads_catalog_demo_and_admin_once():
     assert (GpuType.objects.count(), ModelSpec.objects.count(), Machine.objects.count()) == counts
     assert "password:" in first.getvalue()
     assert "password:" not in second.getvalue()
+    assert "collectstatic" not in second.getvalue()  # static sources unchanged: not collected
     assert get_user_model().objects.filter(is_superuser=True).count() == 1

@@ -27,7 +27,6 @@ NOT_PAGES = {
     "account-token-revoke": "POST-only",
     "healthz": "JSON health check for load balancers",
     "ops-metrics": "Prometheus text exposition for scrapers",
-    "plotly-js": "vendored JavaScript",
     "favicon": "an icon",
     "audit-log-csv": "CSV download of the audit log (data, not interface)",
     "inventory:machine-export": "CSV/YAML download of machines (data, not interface)",

@@ -68,7 +68,6 @@ RULES: dict[str, Rule] = {
     "healthz": page("P"),
     "favicon": page("P"),
     "ops-metrics": page("P"),
-    "plotly-js": page(),
     "login": page("P", "P"),
     "logout": page("S", "S"),
     "set_language": page("P", "P"),
