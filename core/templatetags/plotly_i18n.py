@@ -1,8 +1,8 @@
-"""Plotly's own texts in the reader's language: modebar tooltips, month and day names.
+"""plotly.js and its own texts in the reader's language: modebar tooltips, month and day names.
 
-{% load plotly_i18n %} then {% plotly_locale %} right after plotly.min.js. For a language other
-than English it renders the translations as JSON (json_script) and static/js/plotly-locale.js,
-which registers them as a Plotly locale before the page's charts are drawn (no inline script).
+{% load plotly_i18n %} then {% plotly_js %}: plotly.js, deferred, and for a language other than
+English its translations as JSON (json_script) with static/js/plotly-locale.js, which registers
+them as a Plotly locale before the page's charts are drawn (no inline script).
 """
 
 from typing import Any
