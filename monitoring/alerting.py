@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -23,13 +23,18 @@ def alerts_evaluate(
     values: Mapping[str, float],
     now: datetime,
     on_transition: Callable[[AlertEvent, str], None] | None = None,
+    only_series: Collection[str] | None = None,
 ) -> list[tuple[AlertEvent, str]]:
     """Open and resolve events of `target` from the values of its last poll.
 
     A rule's series is a bare key (its largest label set counts) or a full series id. A missing
-    series is "no data" and does not breach. Return (event, "opened" | "resolved") transitions.
+    series is "no data" and does not breach. With `only_series`, the other rules are left as
+    they are (the scheduler's view of a target whose polls stopped). Return (event, "opened" |
+    "resolved") transitions.
     """
     rules = rules_for(target)
+    if only_series is not None:
+        rules = [rule for rule in rules if rule.series in only_series]
     if not rules:
         return []
     states = {s.rule_id: s for s in AlertState.objects.filter(target=target)}

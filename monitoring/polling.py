@@ -77,6 +77,9 @@ def scrape_target(target: Target, *, previous: dict | None = None) -> ScrapeResu
 
 
 OnStored = Callable[["PollReport"], None]
+# Poll intervals a target is overdue by (0 at every poll): the scheduler raises it for targets
+# whose polls stopped coming (starved, expired), the fleet-wide "polls stopped" rule watches it.
+OVERDUE_SERIES = "poll.overdue_intervals"
 
 
 def previous_snapshot(target: Target, *, now: datetime | None = None) -> dict | None:
@@ -164,7 +167,7 @@ def poll(
         # Rules on a bare key look at the largest value of any label set.
         if sid != sample.key:
             values[sample.key] = max(values.get(sample.key, sample.value), sample.value)
-    values.update({"poll.up": 1.0, "poll.consecutive_failures": 0.0})
+    values.update({"poll.up": 1.0, "poll.consecutive_failures": 0.0, OVERDUE_SERIES: 0.0})
     with transaction.atomic():
         count = poll_record_success(target=target, ts=ts, outcome=outcome, slot=slot)
         report = PollReport(
@@ -198,7 +201,11 @@ def record_failure(
             duration_ms=report.duration_ms,
             slot=slot,
         )
-        values = {"poll.up": 0.0, "poll.consecutive_failures": float(target.consecutive_failures)}
+        values = {
+            "poll.up": 0.0,
+            "poll.consecutive_failures": float(target.consecutive_failures),
+            OVERDUE_SERIES: 0.0,  # a poll ran: the "polls stopped" alert resolves
+        }
         report = replace(report, stored=stored, values=values)
         if stored and on_stored is not None:
             on_stored(report)

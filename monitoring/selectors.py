@@ -81,11 +81,18 @@ class PollingHealth:
         return self.lag_s > self.degraded_after_s
 
 
-def polling_health(*, now: datetime | None = None) -> PollingHealth:
-    """Return the lag and missed polls of the enabled targets (two small queries)."""
-    now = now or timezone.now()
-    worst_s, worst_name, late = 0.0, "", 0
+@dataclass(frozen=True, slots=True)
+class Overdue:
+    target_id: int
+    name: str
+    overdue_s: float  # past the time its next poll should have finished
+    interval_s: int
+
+
+def overdue_targets(*, now: datetime) -> list[Overdue]:
+    """Return every enabled target whose next poll is overdue, measured from finished polls."""
     rows = Target.objects.filter(enabled=True).values_list(
+        "pk",
         "name",
         "poll_interval_s",
         "last_poll_at",
@@ -95,23 +102,30 @@ def polling_health(*, now: datetime | None = None) -> PollingHealth:
         "last_error_kind",
         "consecutive_failures",
     )
-    for name, interval_s, last_poll_at, created_at, updated_at, status, kind, failures in rows:
+    out = []
+    for pk, name, interval_s, last_poll_at, created, updated, status, kind, failures in rows:
         spacing_s = interval_s * pacing.current_factor(status, kind, failures)
         # Never polled: due one interval after it was created or last changed (enabled).
-        since = last_poll_at or max(created_at, updated_at)
+        since = last_poll_at or max(created, updated)
         overdue_s = (now - since).total_seconds() - spacing_s
-        if overdue_s > interval_s:
-            late += 1
-        if overdue_s > worst_s:
-            worst_s, worst_name = overdue_s, name
+        if overdue_s > 0:
+            out.append(Overdue(pk, name, overdue_s, interval_s))
+    return out
+
+
+def polling_health(*, now: datetime | None = None) -> PollingHealth:
+    """Return the lag and missed polls of the enabled targets (two small queries)."""
+    now = now or timezone.now()
+    overdue = overdue_targets(now=now)
+    worst = max(overdue, key=lambda o: o.overdue_s, default=None)
     missed = Sample.objects.filter(
         series="poll.missed", ts__gte=now - timedelta(hours=1), target__enabled=True
     ).aggregate(n=Sum("value"))["n"]
     return PollingHealth(
-        lag_s=round(worst_s, 1),
-        late_targets=late,
+        lag_s=round(worst.overdue_s, 1) if worst else 0.0,
+        late_targets=sum(1 for o in overdue if o.overdue_s > o.interval_s),
         missed_last_hour=int(missed or 0),
-        most_late=worst_name,
+        most_late=worst.name if worst else "",
         degraded_after_s=float(conf.get("MONITORING_LAG_DEGRADED_S")),
     )
 

@@ -24,10 +24,10 @@ from django.db import OperationalError
 from django.utils import timezone
 
 from core import opsmetrics
-from monitoring import conf, pool
+from monitoring import conf, pool, selectors
 from monitoring.alerting import alerts_evaluate, event_payload
 from monitoring.models import AlertEvent, Target
-from monitoring.polling import PollReport, poll, record_failure
+from monitoring.polling import OVERDUE_SERIES, PollReport, poll, record_failure
 from monitoring.retention import retention_run, rollup_run
 from monitoring.scrape.errors import ScrapeError
 from monitoring.scrape.fetch import check_url, guard
@@ -83,7 +83,27 @@ def schedule_polls() -> int:
             soft_time_limit=soft_s,
             time_limit=hard_s,
         )
+    _raise_stopped_polls(now)
     return len(due)
+
+
+def _raise_stopped_polls(now: datetime) -> None:
+    """Feed the "polls stopped" alert of targets whose polls no longer come (starved, expired).
+
+    Such a target runs no poll that could evaluate its alerts, so the scheduler does it for this
+    one series; the target's next poll sets it back to 0 and resolves the alert.
+    """
+    for late in selectors.overdue_targets(now=now):
+        if late.overdue_s < late.interval_s:
+            continue
+        target = Target.objects.defer("token").get(pk=late.target_id)
+        alerts_evaluate(
+            target=target,
+            values={OVERDUE_SERIES: float(int(late.overdue_s // late.interval_s))},
+            now=now,
+            on_transition=_on_transition,
+            only_series={OVERDUE_SERIES},
+        )
 
 
 def _seconds_left(expires: Any) -> float | None:
@@ -96,16 +116,17 @@ def _seconds_left(expires: Any) -> float | None:
     return (when - timezone.now()).total_seconds()
 
 
+def _on_transition(event: AlertEvent, what: str) -> None:
+    opsmetrics.increment("serveplan_alert_events", {"transition": what})
+    deliver_webhook.delay(event_id=event.pk, transition=what)
+
+
 def alerts_evaluator(target: Target) -> Callable[[PollReport], None]:
     """Return what runs after a poll is stored: alert rules, their events and webhooks."""
 
-    def on_transition(event: AlertEvent, what: str) -> None:
-        opsmetrics.increment("serveplan_alert_events", {"transition": what})
-        deliver_webhook.delay(event_id=event.pk, transition=what)
-
     def evaluate(report: PollReport) -> None:
         alerts_evaluate(
-            target=target, values=report.values, now=report.ts, on_transition=on_transition
+            target=target, values=report.values, now=report.ts, on_transition=_on_transition
         )
 
     return evaluate

@@ -250,3 +250,41 @@ def test_a_suspect_poll_without_a_slot_is_skipped_not_recorded(make_target):
     polled.assert_not_called()
     target.refresh_from_db()
     assert target.consecutive_failures == 1
+
+
+def test_a_target_whose_polls_stopped_opens_an_alert_and_its_next_poll_resolves_it(
+    make_target, django_capture_on_commit_callbacks
+):
+    from monitoring.alerting import alerts_evaluate
+    from monitoring.models import AlertEvent, AlertRule
+
+    target = make_target(name="starved", poll_interval_s=15)
+    other_rule = AlertRule.objects.get(target=target, series="vllm.requests_waiting")
+    other = AlertEvent.objects.create(
+        rule=other_rule, target=target, opened_at=timezone.now(), value=3, last_value=3, message="m"
+    )
+    Target.objects.filter(pk=target.pk).update(
+        last_poll_at=timezone.now() - timedelta(minutes=4),
+        last_status="ok",
+        next_poll_at=timezone.now() + timedelta(seconds=10),  # queued, but nothing runs
+    )
+
+    with (
+        mock.patch.object(tasks.poll_target, "apply_async"),
+        mock.patch.object(tasks.deliver_webhook, "delay") as webhook,
+        django_capture_on_commit_callbacks(execute=True),
+    ):
+        tasks.schedule_polls()
+
+    stopped = AlertEvent.objects.get(target=target, rule__series="poll.overdue_intervals")
+    assert stopped.is_open
+    assert stopped.rule.target is None  # the fleet-wide rule
+    assert stopped.value >= 14
+    webhook.assert_called_once_with(event_id=stopped.pk, transition="opened")
+    other.refresh_from_db()
+    assert other.is_open  # the scheduler's evaluation touches no other rule
+
+    target.refresh_from_db()
+    alerts_evaluate(target=target, values={"poll.overdue_intervals": 0.0}, now=timezone.now())
+    stopped.refresh_from_db()
+    assert not stopped.is_open
