@@ -22,5 +22,5 @@ def remove(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("monitoring", "0008_target_missed_polls")]
+    dependencies = [("monitoring", "0009_audit_targets_and_alert_rules")]
     operations = [migrations.RunPython(create, remove)]
