@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from catalog.quantization import QuantScheme
+
 DTYPE_NAMES: dict[str, str] = {
     "bfloat16": "bf16",
     "float16": "fp16",
@@ -17,48 +19,12 @@ DTYPE_NAMES: dict[str, str] = {
     "fp16": "fp16",
 }
 
-DENSE_TYPES = frozenset({"llama", "mistral", "qwen2", "qwen3"})
-MOE_TYPES = frozenset({"qwen3_moe", "mixtral", "deepseek_v3", "deepseek_v2"})
-KNOWN_TYPES = DENSE_TYPES | MOE_TYPES
-
-_DENSE_KEYS = (
-    "hidden_size",
-    "num_hidden_layers",
-    "num_attention_heads",
-    "intermediate_size",
-    "vocab_size",
-)
-_REQUIRED: dict[str, tuple[str, ...]] = {
-    "llama": _DENSE_KEYS,
-    "mistral": _DENSE_KEYS,
-    "qwen2": _DENSE_KEYS,
-    "qwen3": _DENSE_KEYS,
-    "qwen3_moe": (
-        *_DENSE_KEYS,
-        "num_experts",
-        "num_experts_per_tok",
-        "moe_intermediate_size",
-    ),
-    "mixtral": (*_DENSE_KEYS, "num_local_experts", "num_experts_per_tok"),
-    "deepseek_v3": (
-        *_DENSE_KEYS,
-        "n_routed_experts",
-        "num_experts_per_tok",
-        "moe_intermediate_size",
-        "kv_lora_rank",
-        "qk_rope_head_dim",
-        "qk_nope_head_dim",
-        "v_head_dim",
-    ),
-}
-_REQUIRED["deepseek_v2"] = _REQUIRED["deepseek_v3"]
-_MOE_HINT_KEYS = ("num_experts", "n_routed_experts", "num_local_experts", "kv_lora_rank")
-
 
 class ArchitectureError(ValueError):
     """A config.json that cannot be turned into an Architecture.
 
-    `missing` lists the config keys that are absent; `errors` maps a key to what is wrong with it.
+    `missing` lists the config keys that are absent (dotted for nested keys, e.g.
+    `text_config.num_hidden_layers`); `errors` maps a key to what is wrong with it.
     """
 
     def __init__(self, message: str, *, missing: list[str], errors: dict[str, str]) -> None:
@@ -100,6 +66,27 @@ class Architecture:
     num_mtp_layers: int = 0
     default_dtype: str = "bf16"
     checkpoint_quantization: str | None = None
+    # MLP shape: 3 matrices (gate, up, down) or 2 (fc1, fc2: GPT-2, Phi-2), biases or not.
+    mlp_matrices: int = 3
+    mlp_bias: bool = False
+    norms_per_layer: int = 2  # Gemma 2/3: 4 (pre/post attention and feed-forward)
+    position_embeddings: int = 0  # learned absolute positions (GPT-2): rows of hidden_size
+    # MoE details: a shared expert of its own width (qwen2_moe), MoE on every n-th layer (Llama 4).
+    shared_expert_intermediate_size: int = 0
+    moe_layer_step: int = 1
+    expert_bias: bool = False  # gpt-oss experts carry biases
+    # Attention per layer: 0 = full attention, n > 0 = a window of n tokens (sliding window or
+    # chunked local attention, see window_kind), -1 = cross-attention only (no per-token KV).
+    # Empty means every layer is full attention.
+    layer_windows: tuple[int, ...] = ()
+    window_kind: str = "sliding"  # sliding | chunked
+    # Positions of the rotary cos/sin caches (0: max_position_embeddings).
+    rotary_cache_positions: int = 0
+    # Multimodal: vision tower + projector parameters (16-bit), LM tokens of one image.
+    vision_params: int = 0
+    mm_tokens_per_item: int = 0
+    # What the checkpoint quantized, module by module (None: a 16-bit checkpoint).
+    quantization: QuantScheme | None = field(default=None, compare=True)
     extra: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     @property
@@ -112,11 +99,54 @@ class Architecture:
 
     @property
     def num_moe_layers(self) -> int:
-        return self.num_layers - self.num_dense_layers if self.is_moe else 0
+        return self.moe_layers_in(0, self.num_layers) if self.is_moe else 0
 
     def is_moe_layer(self, index: int) -> bool:
         """Return whether layer `index` (0-based) carries experts rather than a dense MLP."""
-        return self.is_moe and index >= self.num_dense_layers
+        if not self.is_moe or index < self.num_dense_layers:
+            return False
+        return (index + 1) % max(1, self.moe_layer_step) == 0
+
+    def moe_layers_in(self, start: int, count: int) -> int:
+        """Return how many of layers [start, start + count) carry experts."""
+        return sum(1 for i in range(start, start + count) if self.is_moe_layer(i))
+
+    def window_of(self, index: int) -> int:
+        """Return layer `index`'s attention window (0 = full, -1 = cross-attention only)."""
+        return self.layer_windows[index] if self.layer_windows else 0
+
+    @property
+    def is_hybrid(self) -> bool:
+        """Return whether layers differ in their KV-cache kind (windowed or cross-attention)."""
+        return any(w != 0 for w in self.layer_windows)
+
+    @property
+    def shared_expert_width(self) -> int:
+        """Return the total intermediate width of the shared experts of one MoE layer."""
+        if self.shared_expert_intermediate_size:
+            return self.shared_expert_intermediate_size
+        return self.num_shared_experts * self.moe_intermediate_size
+
+
+# Fields read from a config.json only: inventory keeps them in the stored file, not in columns.
+CONFIG_ONLY_FIELDS = frozenset(
+    {
+        "mlp_matrices",
+        "mlp_bias",
+        "norms_per_layer",
+        "position_embeddings",
+        "shared_expert_intermediate_size",
+        "moe_layer_step",
+        "expert_bias",
+        "layer_windows",
+        "window_kind",
+        "rotary_cache_positions",
+        "vision_params",
+        "mm_tokens_per_item",
+        "quantization",
+        "extra",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -133,6 +163,8 @@ class ParameterBreakdown:
     norms_per_layer: int
     final_norm: int
     lm_head: int
+    vision: int
+    position_embedding: int
     num_dense_layers: int
     num_moe_layers: int
     total: int
@@ -143,154 +175,11 @@ class ParameterBreakdown:
         return {name: getattr(self, name) for name in self.__slots__}
 
 
-# No real dimension comes near this; 1e308 would overflow float maths downstream.
-MAX_CONFIG_INT = 10**9
-
-
-def _int(config: Mapping[str, Any], key: str, default: int = 0) -> int:
-    """Return config[key] as a size: an integer in [0, MAX_CONFIG_INT], else ArchitectureError."""
-    value = config.get(key, default)
-    if value is None:
-        return default
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value)
-    integral = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
-    if isinstance(value, bool) or not integral or not 0 <= value <= MAX_CONFIG_INT:
-        message = f"must be an integer between 0 and {MAX_CONFIG_INT:,} (got {value!r:.40})"
-        raise ArchitectureError(f"{key}: {message}", missing=[], errors={key: message})
-    return int(value)
-
-
-def _quantization(config: Mapping[str, Any]) -> str | None:
-    """Return the weight dtype of a pre-quantized checkpoint ('fp8', 'int8', 'int4') or None."""
-    qc = config.get("quantization_config")
-    if not isinstance(qc, Mapping):
-        return None
-    method = str(qc.get("quant_method", "")).lower()
-    bits = qc.get("bits") or qc.get("w_bit") or qc.get("weight_bits")
-    if method in {"fp8", "fbgemm_fp8", "modelopt"}:
-        return "fp8"
-    if method in {"awq", "gptq", "awq_marlin", "gptq_marlin"}:
-        return "int8" if bits == 8 else "int4"
-    if method == "bitsandbytes":
-        return "int8" if qc.get("load_in_8bit") else "int4"
-    if method == "compressed-tensors":
-        for group in (qc.get("config_groups") or {}).values():
-            weights = group.get("weights") or {}
-            nbits = weights.get("num_bits")
-            kind = weights.get("type", "int")
-            if nbits == 8:
-                return "fp8" if kind == "float" else "int8"
-            if nbits == 4:
-                return "int4"
-    return None
-
-
 def from_hf_config(config: Mapping[str, Any]) -> Architecture:
-    """Return the Architecture described by a Hugging Face config.json dict.
+    """Return the Architecture a Hugging Face config.json describes (see catalog.hf_config)."""
+    from catalog.hf_config import parse_hf_config
 
-    Raises ArchitectureError naming every missing or invalid key.
-    """
-    if not isinstance(config, Mapping):
-        raise ArchitectureError(
-            "config.json must be a JSON object", missing=[], errors={"config": "not an object"}
-        )
-    model_type = str(config.get("model_type", "")).lower()
-    if model_type in KNOWN_TYPES:
-        required = _REQUIRED[model_type]
-    elif any(k in config for k in _MOE_HINT_KEYS):
-        raise ArchitectureError(
-            f"unknown MoE/MLA architecture {model_type!r}; supported: {sorted(KNOWN_TYPES)}",
-            missing=[],
-            errors={"model_type": f"unsupported value {model_type!r}"},
-        )
-    else:
-        required = _DENSE_KEYS
-    missing = [k for k in required if config.get(k) is None]
-    if missing:
-        label = model_type or "unknown architecture"
-        raise ArchitectureError(
-            f"config.json for {label} is missing required keys: {', '.join(missing)}",
-            missing=missing,
-            errors={k: "required" for k in missing},
-        )
-
-    hidden = _int(config, "hidden_size")
-    heads = _int(config, "num_attention_heads")
-    kv_heads = _int(config, "num_key_value_heads", heads) or heads
-    errors: dict[str, str] = {}
-    for key, value in (
-        ("hidden_size", hidden),
-        ("num_hidden_layers", _int(config, "num_hidden_layers")),
-        ("num_attention_heads", heads),
-        ("vocab_size", _int(config, "vocab_size")),
-    ):
-        if value <= 0:
-            errors[key] = "must be a positive integer"
-    if heads > 0 and kv_heads > 0 and heads % kv_heads != 0:
-        errors["num_key_value_heads"] = (
-            f"num_attention_heads ({heads}) must be divisible by num_key_value_heads ({kv_heads})"
-        )
-    if errors:
-        raise ArchitectureError(
-            "invalid config.json: " + "; ".join(f"{k}: {v}" for k, v in errors.items()),
-            missing=[],
-            errors=errors,
-        )
-
-    head_dim = _int(config, "head_dim") or hidden // heads
-    dtype = DTYPE_NAMES.get(str(config.get("torch_dtype") or config.get("dtype") or ""), "bf16")
-    common: dict[str, Any] = {
-        "model_type": model_type or "generic",
-        "hidden_size": hidden,
-        "num_layers": _int(config, "num_hidden_layers"),
-        "num_attention_heads": heads,
-        "num_kv_heads": kv_heads,
-        "head_dim": head_dim,
-        "intermediate_size": _int(config, "intermediate_size"),
-        "vocab_size": _int(config, "vocab_size"),
-        "max_position_embeddings": _int(config, "max_position_embeddings", 4096),
-        "tie_word_embeddings": bool(config.get("tie_word_embeddings", False)),
-        "attention_bias": bool(config.get("attention_bias", model_type == "qwen2")),
-        "qk_norm": model_type in {"qwen3", "qwen3_moe"},
-        "default_dtype": dtype,
-        "checkpoint_quantization": _quantization(config),
-    }
-    if model_type == "qwen3_moe":
-        mlp_only = config.get("mlp_only_layers") or []
-        return Architecture(
-            **common,
-            num_experts=_int(config, "num_experts"),
-            experts_per_token=_int(config, "num_experts_per_tok"),
-            moe_intermediate_size=_int(config, "moe_intermediate_size"),
-            num_dense_layers=len(mlp_only),
-        )
-    if model_type == "mixtral":
-        return Architecture(
-            **common,
-            num_experts=_int(config, "num_local_experts"),
-            experts_per_token=_int(config, "num_experts_per_tok"),
-            moe_intermediate_size=_int(config, "intermediate_size"),
-        )
-    if model_type in {"deepseek_v3", "deepseek_v2"}:
-        common["num_kv_heads"] = heads
-        common["head_dim"] = _int(config, "qk_nope_head_dim") + _int(config, "qk_rope_head_dim")
-        return Architecture(
-            **common,
-            num_experts=_int(config, "n_routed_experts"),
-            experts_per_token=_int(config, "num_experts_per_tok"),
-            moe_intermediate_size=_int(config, "moe_intermediate_size"),
-            num_shared_experts=_int(config, "n_shared_experts"),
-            num_dense_layers=_int(config, "first_k_dense_replace"),
-            router_bias=model_type == "deepseek_v3",
-            kv_lora_rank=_int(config, "kv_lora_rank"),
-            q_lora_rank=_int(config, "q_lora_rank"),
-            qk_rope_head_dim=_int(config, "qk_rope_head_dim"),
-            qk_nope_head_dim=_int(config, "qk_nope_head_dim"),
-            v_head_dim=_int(config, "v_head_dim"),
-            num_mtp_layers=_int(config, "num_nextn_predict_layers"),
-        )
-    return Architecture(**common)
+    return parse_hf_config(config)
 
 
 def attention_params(arch: Architecture) -> int:
@@ -317,24 +206,46 @@ def attention_params(arch: Architecture) -> int:
     return params
 
 
+def mlp_params(arch: Architecture, width: int) -> int:
+    """Return the parameters of one MLP (or one expert) of intermediate `width`."""
+    h = arch.hidden_size
+    params = arch.mlp_matrices * h * width
+    if arch.mlp_bias:
+        params += (arch.mlp_matrices - 1) * width + h
+    return params
+
+
 @lru_cache(maxsize=256)
 def parameter_breakdown(arch: Architecture) -> ParameterBreakdown:
-    """Return parameter counts by component, the total and the active (per-token) count."""
+    """Return parameter counts by component, the total and the active (per-token) count.
+
+    The vision tower counts in the total, not in the active (per generated token) count.
+    """
     h = arch.hidden_size
     embedding = arch.vocab_size * h
     lm_head = 0 if arch.tie_word_embeddings else arch.vocab_size * h
+    positions = arch.position_embeddings * h
     attention = attention_params(arch)
-    dense_mlp = 3 * h * arch.intermediate_size
-    expert = 3 * h * arch.moe_intermediate_size
+    dense_mlp = mlp_params(arch, arch.intermediate_size)
+    expert = mlp_params(arch, arch.moe_intermediate_size)
     experts = arch.num_experts * expert
     active_experts = arch.experts_per_token * expert
-    shared = arch.num_shared_experts * expert
+    shared = mlp_params(arch, arch.shared_expert_width) if arch.shared_expert_width else 0
+    if arch.shared_expert_intermediate_size:
+        shared += h  # qwen2_moe's shared_expert_gate
     router = arch.num_experts * h + (arch.num_experts if arch.router_bias else 0)
-    norms = 2 * h
-    n_dense = arch.num_layers - arch.num_moe_layers
+    norms = arch.norms_per_layer * h
     n_moe = arch.num_moe_layers
-    base = embedding + lm_head + h + arch.num_layers * (attention + norms) + n_dense * dense_mlp
-    total = base + n_moe * (experts + shared + router)
+    n_dense = arch.num_layers - n_moe
+    base = (
+        embedding
+        + lm_head
+        + positions
+        + h
+        + arch.num_layers * (attention + norms)
+        + n_dense * dense_mlp
+    )
+    total = base + n_moe * (experts + shared + router) + arch.vision_params
     active = base + n_moe * (active_experts + shared + router)
     return ParameterBreakdown(
         embedding=embedding,
@@ -347,6 +258,8 @@ def parameter_breakdown(arch: Architecture) -> ParameterBreakdown:
         norms_per_layer=norms,
         final_norm=h,
         lm_head=lm_head,
+        vision=arch.vision_params,
+        position_embedding=positions,
         num_dense_layers=n_dense,
         num_moe_layers=n_moe,
         total=total,

@@ -23,6 +23,7 @@ class CheckpointQuantization(models.TextChoices):
     FP8 = "fp8", "FP8"
     INT8 = "int8", "INT8"
     INT4 = "int4", "INT4"
+    MXFP4 = "mxfp4", "MXFP4"
 
 
 def _dim(label: str | object, low: int = 1, high: int = 1_000_000) -> list[object]:

@@ -7,33 +7,48 @@ from typing import Any
 
 GIB = 1024**3
 
-DTYPE_BYTES: dict[str, float] = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
+DTYPE_BYTES: dict[str, float] = {
+    "fp32": 4.0,
+    "bf16": 2.0,
+    "fp16": 2.0,
+    "fp8": 1.0,
+    "int8": 1.0,
+    "mxfp4": 0.5 + 1 / 32,  # OCP MX: one 8-bit exponent per 32 weights
+    "int4": 0.5,
+}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Assumptions:
     """Constants of the memory, network and throughput models (see docs/engine.md)."""
 
-    vllm_version: str = "0.32.0"
-    # memory (vLLM V1 gpu_worker.determine_available_memory)
+    vllm_version: str = "0.32.0"  # the version the generated configs target (vllm_flags)
+    # memory (vLLM V1 gpu_worker.determine_available_memory); what a version subtracts is in
+    # profiling.py. Fitted to vLLM 0.19 start-up logs (tests/planner/engine/fixtures).
     block_size_tokens: int = 16
     int4_group_size: int = 128
     int4_scale_bytes_per_group: float = 2.5  # fp16 scale + packed 4-bit zero point (AWQ/GPTQ)
     mla_absorbed_copies: bool = True  # MLA keeps W_UK/W_UV 16-bit copies of kv_b_proj
-    activation_mlp_factor: float = 4.0  # live tensors of MLP width per token in the profile run
-    activation_hidden_factor: float = 7.0  # live tensors of hidden width per token
+    activation_mlp_factor: float = 3.0  # live tensors of MLP width per token in the profile run
+    activation_hidden_factor: float = 5.0  # live tensors of hidden width per token
+    v0_activation_mlp_factor: float = 2.0  # V0's eager forward (vLLM 0.6.4 logs, RTX 3090)
+    encoder_cache_copies: float = 3.0  # image embeddings × encoder budget held in the profile run
     sampler_logit_copies: float = 3.0  # fp32 logits, probabilities, scaled copy (FlashInfer)
-    flashinfer_sampler: bool = True  # vLLM 0.32 on CUDA ships FlashInfer top-k/top-p sampling
-    sampler_logit_copies_native: float = 7.0  # PyTorch-native top-k/top-p sorts (values+indices)
-    non_torch_single_gpu_gib: float = 0.1  # cuBLAS workspace, allocator slack (vLLM 0.10 logs)
-    non_torch_multi_gpu_gib: float = 0.5  # + NCCL and custom all-reduce buffers (TP/PP ≥ 2)
-    cuda_graph_gib: float = 0.25  # subtracted by default since vLLM 0.21
-    subtract_cuda_graph_memory: bool = True
+    flashinfer_sampler: bool | None = None  # None: as the vLLM version does (profiling.py)
+    sampler_logit_copies_native: float = 3.6  # PyTorch top-k/top-p sort (fitted, vLLM 0.19)
+    sampler_logit_copies_native_early: float = 7.0  # V1 before 0.11 (values + int64 indices)
+    sampler_fixed_gib: float = 0.12  # sampler buffers that do not scale with the vocabulary
+    cuda_graph_base_gib: float = 0.3  # vLLM's CUDA-graph estimate: first capture
+    cuda_graph_per_layer_gib: float = 0.018  # + per decoder layer of the stage (0.19 estimates)
+    subtract_cuda_graph_memory: bool | None = None  # None: as the vLLM version does
+    extra_non_torch_gib: float = 0.0  # a team's measured KV overhead (calibration profiles)
     default_batched_tokens_large_gpu: int = 8192  # ≥ 70 GiB and not an A100 (vLLM 0.32 serve)
     default_batched_tokens_huge_gpu: int = 16384  # ≥ 160 GiB
     default_batched_tokens_small_gpu: int = 2048
     default_max_num_seqs_large_gpu: int = 1024
     default_max_num_seqs_small_gpu: int = 256
+    # judgement
+    small_replica_min_share: float = 0.85  # TP1/TP2 replicas win at ≥ 85 % of a larger TP's tok/s
     # network
     nvlink_efficiency: float = 0.8  # of the per-direction NVLink bandwidth (nvlink_gbs / 2)
     pcie_bandwidth_gbs: float = 25.0  # PCIe 4.0 x16 effective per direction, P2P through the host

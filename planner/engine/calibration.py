@@ -49,8 +49,7 @@ def calibrated(a: Assumptions, f: CalibrationFactors) -> Assumptions:
     """Return the assumptions corrected by the factors."""
     return replace(
         a,
-        non_torch_single_gpu_gib=a.non_torch_single_gpu_gib + f.kv_overhead_gib,
-        non_torch_multi_gpu_gib=a.non_torch_multi_gpu_gib + f.kv_overhead_gib,
+        extra_non_torch_gib=a.extra_non_torch_gib + f.kv_overhead_gib,
         hbm_efficiency=a.hbm_efficiency * f.decode_efficiency,
         decode_mfu=a.decode_mfu * f.decode_efficiency,
         prefill_mfu=a.prefill_mfu * f.prefill_efficiency,

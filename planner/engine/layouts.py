@@ -74,6 +74,17 @@ def _shape(tp: int, pp: int, g: int) -> tuple[str, int] | None:
     return None
 
 
+def custom_all_reduce_applies(node: Node, tp: int, kind: str) -> bool:
+    """Return whether vLLM's custom all-reduce (and its ~2 GiB of buffers) runs for this TP.
+
+    It needs every TP rank in one node with peer-to-peer access: NVLink/NVSwitch, or PCIe
+    with two GPUs at most; across nodes only NCCL runs.
+    """
+    if tp < 2 or kind == "cross-node-tp":
+        return False
+    return node.intra_link in ("nvlink", "nvswitch") or tp <= 2
+
+
 def evaluate(
     spec: PlanSpec,
     group: NodeGroup,
@@ -110,6 +121,8 @@ def evaluate(
         max_num_batched_tokens=spec.max_num_batched_tokens,
         max_num_seqs=spec.max_num_seqs,
         a=a,
+        vllm_version=spec.vllm_version,
+        custom_all_reduce=custom_all_reduce_applies(group.nodes[0], tp, kind),
     )
     per_node_need = min(tp * pp, g)
     # Lazily walk the best-first nodes that can host this layout: a 10,000-machine fleet is
@@ -207,6 +220,8 @@ def evaluate(
         kv_bytes_per_token=worst.kv_bytes_per_token,
         stage_weights_gib=tuple(s.weights_bytes / GIB for s in mem.stages),
         stage_layers=tuple(s.layers for s in mem.stages),
+        kv_groups=worst.kv_groups,
+        blocks_per_request=worst.blocks_per_request,
     )
     return Candidate(
         id=f"{group.gpu_slug}:tp{tp}-pp{pp}-r{replicas}:{dtype}" + (":pinned" if pinned else ""),

@@ -1,17 +1,61 @@
 """Per-GPU memory the way vLLM V1 budgets it (gpu_worker.determine_available_memory).
 
 requested = driver-visible memory × gpu_memory_utilization
-KV budget = requested − weights − activation peak − non-torch memory − CUDA-graph estimate
-KV tokens = blocks of 16 tokens; with pipeline parallelism the smallest stage decides.
+KV budget = requested − weights − activation peak − non-torch increase − CUDA-graph estimate
+           (the last only where the version subtracts it, see profiling.py)
+KV blocks = KV budget ÷ (layers per KV group × page of one layer); with hybrid attention
+(sliding-window, chunked-local or cross-attention layers) the layers are grouped by kind the way
+vLLM's kv_cache_utils does and "KV tokens" = blocks ÷ groups × 16, as vLLM logs them.
+With pipeline parallelism the smallest stage decides.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, replace
 
-from catalog.architecture import Architecture, attention_params
+from catalog.architecture import Architecture, attention_params, mlp_params
+from catalog.quantization import QuantScheme, coarse_dtype
 from planner.engine.assumptions import DTYPE_BYTES, GIB, Assumptions
+from planner.engine.configs.vllm_flags import VLLM_VERSION
+from planner.engine.profiling import ProfilingRules, profiling_rules
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KvLayout:
+    """How one GPU's KV cache is laid out for the layers of one stage (vLLM's KV groups)."""
+
+    page_bytes_per_token: float  # one layer, one token, on this GPU
+    group_size: int  # layers sharing one block of memory
+    windows: tuple[int, ...]  # one entry per KV group: 0 full, n window tokens
+    window_kind: str
+
+    @property
+    def num_groups(self) -> int:
+        return len(self.windows)
+
+    @property
+    def bytes_per_block_token(self) -> float:
+        """Return the bytes one block index costs per token slot (all layers of a group)."""
+        return self.group_size * self.page_bytes_per_token
+
+    @property
+    def bytes_per_token(self) -> float:
+        """Return the bytes of one logged "KV token" (every group, padding included)."""
+        return self.num_groups * self.bytes_per_block_token
+
+    def blocks_per_request(self, max_model_len: int, batched_tokens: int, block: int) -> int:
+        """Return the blocks one max_model_len request holds at most (vLLM max_memory_usage)."""
+        total = 0
+        for window in self.windows:
+            if window <= 0:
+                total += math.ceil(max_model_len / block)
+            elif self.window_kind == "chunked":
+                total += math.ceil(min(window + batched_tokens, max_model_len) / block)
+            else:
+                total += math.ceil(min(window - 1 + batched_tokens, max_model_len) / block) + 1
+        return total
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -28,6 +72,9 @@ class StageMemory:
     kv_budget_bytes: float
     kv_bytes_per_token: float
     blocks: int
+    kv_tokens: int
+    blocks_per_request: int
+    kv_groups: int
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -38,11 +85,12 @@ class MemoryResult:
     max_concurrency: float
     fits: bool
     reason: str
+    rules: ProfilingRules
 
     @property
     def worst(self) -> StageMemory:
         """Return the stage that limits the KV cache."""
-        return min(self.stages, key=lambda s: s.blocks)
+        return min(self.stages, key=lambda s: s.blocks / max(1, s.blocks_per_request))
 
 
 def partition_layers(num_layers: int, pp: int) -> list[int]:
@@ -53,32 +101,76 @@ def partition_layers(num_layers: int, pp: int) -> list[int]:
     return base
 
 
+def activation_dtype_bytes(dtype: str) -> float:
+    """Return bytes of one activation (and of a 16-bit-kept weight): 4 for fp32, else 2."""
+    return 4.0 if dtype == "fp32" else 2.0
+
+
 def quantized_bytes_per_param(dtype: str, a: Assumptions) -> float:
-    """Return bytes per linear-layer weight, including group scales for int4."""
+    """Return bytes per linear-layer weight quantized at load time, with int4 group scales."""
     if dtype == "int4":
         return 0.5 + a.int4_scale_bytes_per_group / a.int4_group_size
     return DTYPE_BYTES[dtype]
 
 
-def kv_dtype_bytes(kv_cache_dtype: str) -> float:
-    """Return KV-cache bytes per element ('auto' follows the 16-bit activation dtype)."""
-    return 1.0 if kv_cache_dtype == "fp8" else 2.0
+def kv_dtype_bytes(kv_cache_dtype: str, weight_dtype: str = "bf16") -> float:
+    """Return KV-cache bytes per element ('auto' follows the activation dtype)."""
+    if kv_cache_dtype == "fp8":
+        return 1.0
+    return activation_dtype_bytes(weight_dtype)
+
+
+def _page_bytes(arch: Architecture, tp: int, kv_bytes: float) -> float:
+    if arch.is_mla:
+        return (arch.kv_lora_rank + arch.qk_rope_head_dim) * kv_bytes
+    return 2.0 * max(1, arch.num_kv_heads // tp) * arch.head_dim * kv_bytes
+
+
+def kv_layout(
+    arch: Architecture, tp: int, start: int, layers: int, kv_cache_dtype: str, dtype: str = "bf16"
+) -> KvLayout:
+    """Return vLLM's KV grouping for layers [start, start + layers) on one GPU.
+
+    One kind of attention: one group of every layer. Several kinds: groups of
+    `group_size` layers (the smallest kind's layer count, or the largest when all are within
+    25 %), each kind padded up to whole groups; cross-attention layers hold no per-token KV.
+    """
+    page = _page_bytes(arch, tp, kv_dtype_bytes(kv_cache_dtype, dtype))
+    kinds = Counter(arch.window_of(i) for i in range(start, start + layers))
+    kinds.pop(-1, None)
+    if not kinds:
+        return KvLayout(page_bytes_per_token=page, group_size=1, windows=(), window_kind="")
+    if len(kinds) == 1:
+        (window, count), *_ = kinds.items()
+        return KvLayout(
+            page_bytes_per_token=page,
+            group_size=count,
+            windows=(window,),
+            window_kind=arch.window_kind,
+        )
+    smallest, largest = min(kinds.values()), max(kinds.values())
+    group = largest if largest < smallest * 1.25 else smallest
+    windows: list[int] = []
+    for window, count in sorted(kinds.items()):
+        windows.extend([window] * math.ceil(count / group))
+    return KvLayout(
+        page_bytes_per_token=page,
+        group_size=group,
+        windows=tuple(windows),
+        window_kind=arch.window_kind,
+    )
 
 
 def kv_bytes_per_token(arch: Architecture, tp: int, layers: int, kv_cache_dtype: str) -> float:
-    """Return KV-cache bytes per token on one GPU holding `layers` layers at tensor parallel `tp`.
+    """Return KV-cache bytes per token of `layers` full-attention layers on one GPU at TP `tp`.
 
     MLA caches one latent (kv_lora_rank + qk_rope_head_dim) per layer on every GPU; ordinary
     attention splits KV heads by TP and replicates them when TP exceeds the KV heads.
     """
-    b = kv_dtype_bytes(kv_cache_dtype)
-    if arch.is_mla:
-        return layers * (arch.kv_lora_rank + arch.qk_rope_head_dim) * b
-    heads_per_gpu = max(1, arch.num_kv_heads // tp)
-    return 2.0 * layers * heads_per_gpu * arch.head_dim * b
+    return layers * _page_bytes(arch, tp, kv_dtype_bytes(kv_cache_dtype))
 
 
-def _attention_bytes_per_gpu(arch: Architecture, tp: int, qb: float) -> float:
+def _attention_bytes_per_gpu(arch: Architecture, tp: int, qb: float, ab: float) -> float:
     h = arch.hidden_size
     if arch.is_mla:
         heads = arch.num_attention_heads
@@ -92,7 +184,7 @@ def _attention_bytes_per_gpu(arch: Architecture, tp: int, qb: float) -> float:
         sharded += arch.kv_lora_rank * heads * (arch.qk_nope_head_dim + arch.v_head_dim)
         sharded += heads * arch.v_head_dim * h
         norms = arch.kv_lora_rank + arch.q_lora_rank
-        return (replicated + sharded / tp) * qb + norms * 2.0
+        return (replicated + sharded / tp) * qb + norms * ab
     q_dim = arch.num_attention_heads * arch.head_dim
     kv_dim_gpu = max(1, arch.num_kv_heads // tp) * arch.head_dim
     linear = (h * q_dim) / tp + 2 * h * kv_dim_gpu + (q_dim * h) / tp
@@ -101,11 +193,23 @@ def _attention_bytes_per_gpu(arch: Architecture, tp: int, qb: float) -> float:
         extra += q_dim / tp + 2 * kv_dim_gpu
     if arch.qk_norm:
         extra += 2 * arch.head_dim
-    return linear * qb + extra * 2.0
+    return linear * qb + extra * ab
+
+
+def _pad256(n: float) -> float:
+    return math.ceil(n / 256) * 256
 
 
 def _padded_vocab(vocab: int, tp: int) -> float:
     return math.ceil(vocab / 64) * 64 / tp
+
+
+def checkpoint_scheme(arch: Architecture, dtype: str) -> QuantScheme | None:
+    """Return the checkpoint's own quantization when it is served as stored, else None."""
+    scheme = arch.quantization
+    if scheme is not None and coarse_dtype(scheme) == dtype:
+        return scheme
+    return None
 
 
 def stage_weight_bytes(
@@ -122,40 +226,69 @@ def stage_weight_bytes(
 ) -> float:
     """Return the weight bytes on one GPU of a stage holding layers [layer_start, +layers).
 
-    Embeddings, lm_head, norms, router and biases stay 16-bit in quantized checkpoints.
+    A pre-quantized checkpoint served as stored keeps every module its quantization_config
+    leaves out (ignore lists, attention or lm_head kept 16-bit); quantizing at load time
+    quantizes every linear layer but lm_head. Embeddings, norms and routers stay 16-bit.
     """
-    qb = quantized_bytes_per_param(dtype, a)
+    ab = activation_dtype_bytes(dtype)
+    scheme = checkpoint_scheme(arch, dtype)
+    if scheme is not None:
+        qb = scheme.bytes_per_param
+    elif dtype in ("bf16", "fp16", "fp32"):
+        qb = ab
+    else:
+        qb = quantized_bytes_per_param(dtype, a)
+
+    def width(kind: str, layer: int) -> float:
+        if scheme is None:
+            return qb
+        return qb if scheme.quantized(kind, layer) else ab
+
     h = arch.hidden_size
+    expert = mlp_params(arch, arch.moe_intermediate_size) / tp
+    if scheme is not None and scheme.weight_dtype == "mxfp4":
+        # vLLM pads MXFP4 expert matrices to multiples of 256 rows and columns for its kernels.
+        pad = _pad256(arch.hidden_size) * _pad256(arch.moe_intermediate_size / tp)
+        expert *= pad / (arch.hidden_size * arch.moe_intermediate_size / tp)
+    shared = mlp_params(arch, arch.shared_expert_width) / tp if arch.shared_expert_width else 0.0
+    router = arch.num_experts * h + (arch.num_experts if arch.router_bias else 0)
     total = 0.0
-    attn = _attention_bytes_per_gpu(arch, tp, qb)
-    dense = 3.0 * h * arch.intermediate_size / tp * qb
-    expert = 3.0 * h * arch.moe_intermediate_size / tp * qb
-    moe = (arch.num_experts + arch.num_shared_experts) * expert
-    router = (arch.num_experts * h + (arch.num_experts if arch.router_bias else 0)) * 2.0
-    end = layer_start + layers
-    n_moe = max(0, end - max(layer_start, arch.num_dense_layers)) if arch.is_moe else 0
-    total += layers * (attn + 2 * h * 2.0) + n_moe * (moe + router) + (layers - n_moe) * dense
+    for i in range(layer_start, layer_start + layers):
+        total += _attention_bytes_per_gpu(arch, tp, width("attention", i), ab)
+        total += arch.norms_per_layer * h * ab
+        if arch.is_moe_layer(i):
+            total += arch.num_experts * expert * width("experts", i)
+            if arch.expert_bias:
+                total += arch.num_experts * (2 * arch.moe_intermediate_size / tp + h) * ab
+            total += shared * width("shared_experts", i) + router * ab
+            if arch.shared_expert_intermediate_size:
+                total += h * ab  # shared_expert_gate
+        else:
+            total += mlp_params(arch, arch.intermediate_size) / tp * width("mlp", i)
     if arch.is_mla and a.mla_absorbed_copies:
         # vLLM's MLA keeps W_UK/W_UV split out of kv_b_proj in the activation dtype
         # (mla_attention.process_weights_after_loading), beside the checkpoint weight.
         heads_per_gpu = arch.num_attention_heads / tp
         per_layer = arch.kv_lora_rank * heads_per_gpu * (arch.qk_nope_head_dim + arch.v_head_dim)
-        total += layers * per_layer * 2.0
-    vocab_rows = _padded_vocab(arch.vocab_size, tp) * h * 2.0
+        total += layers * per_layer * ab
+    vocab_rows = _padded_vocab(arch.vocab_size, tp) * h
     if first:
-        total += vocab_rows
+        total += vocab_rows * ab + arch.position_embeddings * h * ab
+        total += arch.vision_params / tp * ab
     if last:
-        total += h * 2.0
+        total += h * ab
         if not (arch.tie_word_embeddings and single_stage):
-            total += vocab_rows
-    # Rotary cos/sin cache in the model dtype (one per GPU).
+            head_q = scheme is not None and scheme.lm_head_quantized
+            total += vocab_rows * (qb if head_q else ab)
+    # Rotary cos/sin caches in the model dtype (one per GPU); linear/dynamic RoPE scaling
+    # stretches the cache by its factor, Gemma 3 keeps a second one for its local layers.
     rotary = arch.qk_rope_head_dim if arch.is_mla else arch.head_dim
-    total += arch.max_position_embeddings * rotary * 2.0
+    total += (arch.rotary_cache_positions or arch.max_position_embeddings) * rotary * ab
     return total
 
 
 def default_batched_tokens(visible_gib: float, gpu_slug: str, a: Assumptions) -> int:
-    """Return vLLM 0.32's default max_num_batched_tokens for `vllm serve` on this GPU."""
+    """Return vLLM's default max_num_batched_tokens for `vllm serve` on this GPU (V1)."""
     if visible_gib >= 160:
         return a.default_batched_tokens_huge_gpu
     if visible_gib >= 70 and "a100" not in gpu_slug:
@@ -164,7 +297,7 @@ def default_batched_tokens(visible_gib: float, gpu_slug: str, a: Assumptions) ->
 
 
 def default_max_num_seqs(visible_gib: float, gpu_slug: str, a: Assumptions) -> int:
-    """Return vLLM 0.32's default max_num_seqs for `vllm serve` on this GPU."""
+    """Return vLLM's default max_num_seqs for `vllm serve` on this GPU (V1)."""
     if visible_gib >= 160 or (visible_gib >= 70 and "a100" not in gpu_slug):
         return a.default_max_num_seqs_large_gpu
     return a.default_max_num_seqs_small_gpu
@@ -176,31 +309,69 @@ def activation_peak_bytes(
     tokens: int,
     max_num_seqs: int,
     *,
+    first_stage: bool = True,
     last_stage: bool,
     a: Assumptions,
+    dtype: str = "bf16",
+    flashinfer_sampler: bool = False,
+    sampler_run: bool = True,
 ) -> float:
-    """Return the torch peak of the profile run: a dummy forward, then a dummy sampler."""
+    """Return the torch peak of the profile run: a dummy forward, then a dummy sampler.
+
+    forward: `tokens` × (MLP width + hidden + query width) live tensors; MoE layers add the
+    fused-MoE workspace (tokens × top-k × (gate/up + down + hidden)), which stays allocated;
+    multimodal models add the encoder-cache budget of image embeddings (first stage).
+    sampler (last stage): max_num_seqs rows of fp32 logits, copied by the top-k/top-p sort.
+    V0 ran no dummy sampler (`sampler_run=False`): only one row of logits per sequence.
+    """
+    ab = activation_dtype_bytes(dtype)
     widths = []
     if arch.num_layers - arch.num_moe_layers > 0:
         widths.append(arch.intermediate_size)
     if arch.is_moe:
-        widths.append(
-            (arch.experts_per_token + arch.num_shared_experts) * arch.moe_intermediate_size
-        )
+        widths.append(arch.shared_expert_width or arch.moe_intermediate_size)
     mlp = max(widths) / tp
     q_dim = arch.num_attention_heads * arch.head_dim / tp
     forward = (
         tokens
-        * 2.0
-        * (a.activation_mlp_factor * mlp + a.activation_hidden_factor * arch.hidden_size)
-        + tokens * 2.0 * q_dim
+        * ab
+        * (a.activation_mlp_factor * mlp + a.activation_hidden_factor * arch.hidden_size + q_dim)
     )
+    extra = 0.0
+    if arch.is_moe:
+        n = arch.moe_intermediate_size / tp
+        extra += tokens * arch.experts_per_token * ((arch.mlp_matrices - 1) * n + n) * ab
+        extra += tokens * arch.experts_per_token * arch.hidden_size * ab
+    if arch.vision_params and first_stage:
+        budget = max(tokens, arch.mm_tokens_per_item)
+        extra += budget * arch.hidden_size * ab * a.encoder_cache_copies
     if not last_stage:
-        return forward
+        return forward + extra
     reqs = min(max_num_seqs, tokens)
-    copies = a.sampler_logit_copies if a.flashinfer_sampler else a.sampler_logit_copies_native
-    sampler = reqs * arch.vocab_size * 4.0 * copies
-    return max(forward, sampler + reqs * arch.hidden_size * 2.0)
+    copies = a.sampler_logit_copies if flashinfer_sampler else a.sampler_logit_copies_native
+    if not sampler_run:
+        return max(forward, reqs * arch.vocab_size * 4.0) + extra
+    sampler = reqs * arch.vocab_size * 4.0 * copies + a.sampler_fixed_gib * GIB
+    return max(forward, sampler + reqs * arch.hidden_size * ab) + extra
+
+
+def non_torch_gib(rules: ProfilingRules, tp: int, pp: int, *, custom_all_reduce: bool) -> float:
+    """Return the non-torch memory increase per GPU (cuBLAS, NCCL, custom all-reduce buffers)."""
+    if tp == 1 and pp == 1:
+        return rules.non_torch_single_gpu_gib
+    if tp == 1:
+        return rules.non_torch_pipeline_only_gib
+    extra = (
+        rules.non_torch_custom_all_reduce_gib
+        if custom_all_reduce
+        else rules.non_torch_nccl_only_gib
+    )
+    return rules.non_torch_single_gpu_gib + extra
+
+
+def cuda_graph_gib(layers: int, a: Assumptions) -> float:
+    """Return vLLM's CUDA-graph memory estimate for a stage of `layers` layers."""
+    return a.cuda_graph_base_gib + a.cuda_graph_per_layer_gib * layers
 
 
 def plan_memory(
@@ -217,14 +388,27 @@ def plan_memory(
     max_num_batched_tokens: int | None,
     max_num_seqs: int | None,
     a: Assumptions,
+    vllm_version: str = VLLM_VERSION,
+    custom_all_reduce: bool = True,
 ) -> MemoryResult:
     """Return the per-GPU memory budget of one replica and its KV capacity."""
+    rules = profiling_rules(vllm_version)
     visible = visible_gib * GIB
     requested = visible * utilization
     tokens = max_num_batched_tokens or default_batched_tokens(visible_gib, gpu_slug, a)
     seqs = max_num_seqs or default_max_num_seqs(visible_gib, gpu_slug, a)
-    non_torch = (a.non_torch_single_gpu_gib if tp * pp == 1 else a.non_torch_multi_gpu_gib) * GIB
-    graphs = a.cuda_graph_gib * GIB if a.subtract_cuda_graph_memory else 0.0
+    if rules.full_length_prefill:
+        # V0 turned chunked prefill on by default only above 32K tokens.
+        tokens = max_model_len if max_model_len <= 32768 else (max_num_batched_tokens or 2048)
+    non_torch_per_gpu_gib = non_torch_gib(rules, tp, pp, custom_all_reduce=custom_all_reduce)
+    non_torch = (non_torch_per_gpu_gib + a.extra_non_torch_gib) * GIB
+    subtract = rules.subtract_cuda_graphs
+    if a.subtract_cuda_graph_memory is not None:
+        subtract = a.subtract_cuda_graph_memory
+    flashinfer = rules.flashinfer_sampler if a.flashinfer_sampler is None else a.flashinfer_sampler
+    if rules.early_v1_sampler:
+        a = replace(a, sampler_logit_copies_native=a.sampler_logit_copies_native_early)
+    block = a.block_size_tokens
     stages: list[StageMemory] = []
     start = 0
     for s, layers in enumerate(partition_layers(arch.num_layers, pp)):
@@ -232,10 +416,31 @@ def plan_memory(
         weights = stage_weight_bytes(
             arch, dtype, tp, start, layers, first=first, last=last, single_stage=pp == 1, a=a
         )
-        act = activation_peak_bytes(arch, tp, tokens, seqs, last_stage=last, a=a)
+        act_a = (
+            a
+            if rules.engine == "V1"
+            else replace(a, activation_mlp_factor=a.v0_activation_mlp_factor)
+        )
+        act = activation_peak_bytes(
+            arch,
+            tp,
+            tokens,
+            seqs,
+            first_stage=first,
+            last_stage=last,
+            a=act_a,
+            dtype=dtype,
+            flashinfer_sampler=flashinfer,
+            sampler_run=rules.engine == "V1",
+        )
+        graphs = cuda_graph_gib(layers, a) * GIB if subtract else 0.0
         budget = requested - weights - act - non_torch - graphs
-        per_token = kv_bytes_per_token(arch, tp, layers, kv_cache_dtype)
-        blocks = max(0, math.floor(budget / (per_token * a.block_size_tokens))) if budget > 0 else 0
+        layout = kv_layout(arch, tp, start, layers, kv_cache_dtype, dtype)
+        if layout.num_groups and budget > 0:
+            blocks = math.floor(budget / (layout.bytes_per_block_token * block))
+        else:
+            blocks = 0
+        per_request = layout.blocks_per_request(max_model_len, tokens, block)
         stages.append(
             StageMemory(
                 layers=layers,
@@ -246,28 +451,32 @@ def plan_memory(
                 requested_bytes=requested,
                 visible_bytes=visible,
                 kv_budget_bytes=budget,
-                kv_bytes_per_token=per_token,
+                kv_bytes_per_token=layout.bytes_per_token,
                 blocks=blocks,
+                kv_tokens=(blocks // max(1, layout.num_groups)) * block,
+                blocks_per_request=per_request,
+                kv_groups=max(1, layout.num_groups),
             )
         )
         start += layers
-    blocks = min(s.blocks for s in stages)
-    kv_tokens = blocks * a.block_size_tokens
-    max_conc = blocks / math.ceil(max_model_len / a.block_size_tokens)
-    worst = min(stages, key=lambda s: s.kv_budget_bytes)
-    if worst.kv_budget_bytes <= 0:
+    worst = min(stages, key=lambda st: st.blocks / max(1, st.blocks_per_request))
+    kv_tokens = min(st.kv_tokens for st in stages)
+    max_conc = worst.blocks / max(1, worst.blocks_per_request)
+    poorest = min(stages, key=lambda st: st.kv_budget_bytes)
+    if poorest.kv_budget_bytes <= 0:
         fits, reason = False, "weights and overheads exceed the requested memory"
-    elif kv_tokens < max_model_len:
+    elif max_conc < 1:
         fits, reason = False, f"KV cache holds {kv_tokens} tokens < max_model_len {max_model_len}"
     else:
         fits, reason = True, ""
     return MemoryResult(
         stages=tuple(stages),
         kv_tokens=kv_tokens,
-        blocks=blocks,
+        blocks=worst.blocks,
         max_concurrency=max_conc,
         fits=fits,
         reason=reason,
+        rules=rules,
     )
 
 

@@ -20,9 +20,11 @@ from planner.engine.memory import default_batched_tokens, kv_bytes_per_token
 from planner.engine.network import Link, domain_example, inter_node_link, intra_node_link
 from planner.engine.pitfalls import check_pitfalls
 from planner.engine.placement import plan_placement
+from planner.engine.profiling import profiling_rules
 from planner.engine.result import (
     Candidate,
     LinkSummary,
+    MemoryRules,
     ModelSummary,
     NetworkSummary,
     NodeSelection,
@@ -36,11 +38,13 @@ from planner.engine.spec import PlanSpec
 from planner.engine.texts import Message, message
 
 QUANT_LADDER = {
+    "fp32": ("bf16", "fp8", "int4"),
     "bf16": ("fp8", "int4"),
     "fp16": ("fp8", "int4"),
     "fp8": ("int4",),
     "int8": ("int4",),
     "int4": (),
+    "mxfp4": (),
 }
 
 
@@ -122,7 +126,7 @@ def plan(spec: PlanSpec, assumptions: Assumptions | None = None) -> PlanResult:
             if any(c.fits for c in by_dtype[dtype]):
                 chosen = dtype
                 break
-    cands = by_dtype[chosen]
+    cands, small_reason = prefer_small_replicas(spec, by_dtype[chosen], a)
     cands[:SIMULATED_CANDIDATES] = [with_serving(spec, c, a) for c in cands[:SIMULATED_CANDIDATES]]
     best = cands[0]
     for dtype in QUANT_LADDER[requested]:
@@ -176,7 +180,11 @@ def plan(spec: PlanSpec, assumptions: Assumptions | None = None) -> PlanResult:
     else:
         balancer = "none"
 
-    reasons = _reasons(
+    reasons = [memory_rules_message(spec, best, a)]
+    if small_reason is not None:
+        reasons.append(small_reason)
+    reasons += _quantize_for_fewer_nodes(spec, best, chosen, by_dtype)
+    reasons += _reasons(
         spec,
         cands,
         best,
@@ -326,7 +334,119 @@ def plan(spec: PlanSpec, assumptions: Assumptions | None = None) -> PlanResult:
             nodes_used=len(used_nodes),
             hosts=tuple(sorted(used_names)),
         ),
+        memory_rules=memory_rules_applied(spec.vllm_version),
     )
+
+
+def memory_rules_applied(vllm_version: str) -> MemoryRules:
+    """Return which vLLM version's memory-profiling rules the plan followed."""
+    rules = profiling_rules(vllm_version)
+    return MemoryRules(
+        vllm_version=rules.version,
+        engine=rules.engine,
+        cuda_graphs_subtracted=rules.subtract_cuda_graphs,
+        full_length_prefill=rules.full_length_prefill,
+        description=rules.description,
+    )
+
+
+def memory_rules_message(spec: PlanSpec, best: Candidate, a: Assumptions) -> Message:
+    """Return the reason that names the profiling rules behind the KV figures."""
+    rules = profiling_rules(spec.vllm_version)
+    first = next(n for n in spec.hardware.nodes if n.gpu.slug == best.gpu)
+    tokens = spec.max_num_batched_tokens or default_batched_tokens(
+        first.gpu.driver_visible_gib, first.gpu.slug, a
+    )
+    if rules.full_length_prefill:
+        tokens = spec.max_model_len if spec.max_model_len <= 32768 else tokens
+    return message(
+        "memory_rules",
+        vllm_version=rules.version,
+        engine=rules.engine,
+        cuda_graph_gib=_r(best.memory.cuda_graph_gib, 2),
+        non_torch_gib=_r(best.memory.non_torch_gib, 2),
+        profile_tokens=tokens,
+    )
+
+
+def prefer_small_replicas(
+    spec: PlanSpec, cands: list[Candidate], a: Assumptions
+) -> tuple[list[Candidate], Message | None]:
+    """Put many TP1/TP2 replicas first when they serve the load nearly as fast (issue 13).
+
+    A small model on a large fleet is best served by independent replicas inside nodes: no
+    all-reduce per layer, more failure domains. A larger TP stays first only when the small
+    replicas miss the load or an SLO, or reach less than `small_replica_min_share` of its
+    output throughput; the reason says which.
+    """
+    if not cands or not cands[0].fits or cands[0].tp <= 2 or cands[0].spans_nodes:
+        return cands, None
+    best = cands[0]
+    wl = spec.workload
+    small = [
+        c
+        for c in cands
+        if c.tp <= 2
+        and c.pp == 1
+        and c.fits
+        and c.serves_load
+        and not c.spans_nodes
+        and not (wl.ttft_slo_ms is not None and c.ttft_ms > wl.ttft_slo_ms)
+        and not (wl.itl_slo_ms is not None and c.itl_ms > wl.itl_slo_ms)
+    ]
+    if not small:
+        return cands, None
+    pick = max(small, key=lambda c: (c.output_throughput_tok_s, c.replicas))
+    share = pick.output_throughput_tok_s / max(best.output_throughput_tok_s, 1e-9)
+    params = {
+        "tp": pick.tp,
+        "larger_tp": best.tp,
+        "share_pct": round(100 * share),
+        "throughput_tok_s": _r(pick.output_throughput_tok_s, 0),
+        "larger_tok_s": _r(best.output_throughput_tok_s, 0),
+        "concurrency": wl.concurrency,
+    }
+    if share < a.small_replica_min_share:
+        return cands, message("larger_tp_wins", **params)
+    reordered = [pick, *(c for c in cands if c is not pick)]
+    return reordered, message(
+        "small_model_replicas",
+        replicas=pick.replicas,
+        larger_replicas=best.replicas,
+        **params,
+    )
+
+
+def _quantize_for_fewer_nodes(
+    spec: PlanSpec, best: Candidate, chosen: str, by_dtype: dict[str, list[Candidate]]
+) -> list[Message]:
+    """Return "quantize first" when a quantized form fits one replica in fewer nodes."""
+    if not best.fits or not best.spans_nodes:
+        return []
+    for dtype in QUANT_LADDER[chosen]:
+        fewer = [
+            c
+            for c in by_dtype.get(dtype, [])
+            if c.fits and c.nodes_per_replica < best.nodes_per_replica
+        ]
+        if not fewer:
+            continue
+        pick = max(fewer, key=lambda c: (c.serves_load, -c.nodes_per_replica, c.score))
+        nic = next((n.data_nic for n in spec.hardware.nodes if n.hostname in best.hosts[0]), None)
+        return [
+            message(
+                "quantize_fewer_nodes",
+                dtype=dtype,
+                nodes=pick.nodes_per_replica,
+                requested_dtype=chosen,
+                requested_nodes=best.nodes_per_replica,
+                link_gbps=nic.speed_gbps if nic else 0,
+                weights_gib=_r(pick.memory.weights_gib),
+                requested_weights_gib=_r(best.memory.weights_gib),
+                kv_tokens=pick.kv_tokens_per_replica,
+            )
+        ]
+    return []
 
 
 def _reasons(

@@ -18,7 +18,7 @@ from planner.engine.serving import Prediction, ServingContext
 from planner.engine.texts import Message
 
 # Bump when the stored shape changes, and add the step from the previous version to _UPGRADES.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 class Route(StrEnum):
@@ -153,6 +153,10 @@ class MemoryBreakdown:
     kv_bytes_per_token: float
     stage_weights_gib: tuple[float, ...]
     stage_layers: tuple[int, ...]
+    # vLLM's KV groups on this GPU (1 unless layers mix full, windowed or cross attention) and
+    # the blocks one max_model_len request holds at most.
+    kv_groups: int = 1
+    blocks_per_request: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -210,6 +214,17 @@ class Candidate(_TypedEnums):
     def host_names(self) -> tuple[str, ...]:
         """Return every host of every replica, in order, once."""
         return tuple(dict.fromkeys(h for hosts in self.hosts for h in hosts))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MemoryRules:
+    """The vLLM version whose memory-profiling rules the plan followed (engine/profiling.py)."""
+
+    vllm_version: str
+    engine: str  # V0 | V1
+    cuda_graphs_subtracted: bool
+    full_length_prefill: bool
+    description: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -377,6 +392,7 @@ class PlanResult:
     model: ModelSummary
     node_selection: NodeSelection
     calibration: CalibrationNote | None = None
+    memory_rules: MemoryRules | None = None
     schema_version: int = SCHEMA_VERSION
 
     @cached_property
@@ -425,7 +441,18 @@ def _upgrade_v1(data: dict[str, Any]) -> dict[str, Any]:
     return _complete(PlanResult, data)
 
 
-_UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _upgrade_v1}
+def _upgrade_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 2 → 3 (issue 13): memory breakdowns gain kv_groups and blocks_per_request, the
+    result gains memory_rules. Plans stored before knew neither: 1 group, 0 blocks (unknown),
+    no rules named.
+    """
+    return _complete(PlanResult, data)
+
+
+_UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    1: _upgrade_v1,
+    2: _upgrade_v2,
+}
 
 
 def _upgrade(data: Mapping[str, Any]) -> dict[str, Any]:

@@ -9,8 +9,12 @@ from typing import Any
 from catalog import identifiers
 from catalog.architecture import Architecture, ArchitectureError, from_hf_config
 from catalog.data import load_gpus, load_models
+from planner.engine.configs.vllm_flags import VLLM_VERSION
+from planner.engine.profiling import VersionError, parse_version
 
-WEIGHT_DTYPES = ("bf16", "fp16", "fp8", "int8", "int4")
+WEIGHT_DTYPES = ("fp32", "bf16", "fp16", "fp8", "int8", "int4", "mxfp4")
+# Formats vLLM only serves from a checkpoint stored that way (no load-time quantization).
+CHECKPOINT_ONLY_DTYPES = ("mxfp4",)
 KV_DTYPES = ("auto", "fp8")
 TRAFFIC_SHAPES = ("steady", "diurnal", "bursty")
 ARRIVALS = ("closed", "poisson", "burst")
@@ -159,6 +163,7 @@ class PlanSpec:
     vllm_image: str = "vllm/vllm-openai:v0.32.0"
     model_slug: str = ""
     rope_scaling_factor: float = 1.0
+    vllm_version: str = VLLM_VERSION
 
 
 # ---------------------------------------------------------------- parsing
@@ -523,7 +528,7 @@ def _inline_architecture(r: _Reader, raw: Any) -> Architecture | None:
         attention_bias=bool(raw.get("attention_bias", False)),
         qk_norm=bool(raw.get("qk_norm", False)),
         default_dtype=str(raw.get("default_dtype") or "bf16"),
-        checkpoint_quantization=str(quant) if quant in ("fp8", "int8", "int4") else None,
+        checkpoint_quantization=str(quant) if quant in ("fp8", "int8", "int4", "mxfp4") else None,
         **values,
     )
 
@@ -584,6 +589,24 @@ def spec_from_dict(d: Mapping[str, Any]) -> PlanSpec:
         "pre_quantized",
         bool(arch and arch.checkpoint_quantization == weight_dtype),
     )
+    if (
+        weight_dtype in CHECKPOINT_ONLY_DTYPES
+        and arch is not None
+        and arch.checkpoint_quantization != weight_dtype
+    ):
+        r.errors["weight_dtype"] = (
+            f"{weight_dtype} needs a checkpoint stored in {weight_dtype} "
+            f"(config.json quantization_config.quant_method {weight_dtype!r}); vLLM does not "
+            "quantize to it at load time"
+        )
+    version = d.get("vllm_version") or VLLM_VERSION
+    try:
+        parse_version(str(version))
+    except VersionError:
+        r.errors["vllm_version"] = (
+            f"must be a vLLM release number such as {VLLM_VERSION}, got {version!r}"
+        )
+        version = VLLM_VERSION
     kv_dtype = r.choice(d, "kv_cache_dtype", "kv_cache_dtype", KV_DTYPES, "auto")
     rope = r.number(d, "rope_scaling_factor", "rope_scaling_factor", gt=0.99, le=64, default=1.0)
     limit = int(arch.max_position_embeddings * (rope or 1.0)) if arch else 10_000_000
@@ -720,6 +743,7 @@ def spec_from_dict(d: Mapping[str, Any]) -> PlanSpec:
         network=network,
         vllm_image=image,
         rope_scaling_factor=rope or 1.0,
+        vllm_version=str(version),
     )
 
 

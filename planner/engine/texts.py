@@ -73,6 +73,34 @@ TEXTS: dict[str, tuple[str, str]] = {
         "first, if the accuracy cost is acceptable for your task: measure it on your own "
         "evaluation set before serving.",
     ),
+    "memory_rules": (
+        "§2 (issue 13)",
+        "KV capacity follows the memory profiling of vLLM {vllm_version} ({engine}): "
+        "{cuda_graph_gib} GiB of CUDA-graph memory per GPU subtracted before the KV budget "
+        "(vLLM does so from 0.21 on), {non_torch_gib} GiB of non-torch memory per GPU (NCCL "
+        "and custom all-reduce buffers at TP ≥ 2) and a profile run of {profile_tokens} tokens.",
+    ),
+    "quantize_fewer_nodes": (
+        "§2, §3 (000 §4.4, 000 §5.5)",
+        "{dtype} weights fit one replica in {nodes} node(s) where {requested_dtype} needs "
+        "{requested_nodes} over a {link_gbps} Gb/s link: {weights_gib} GiB instead of "
+        "{requested_weights_gib} GiB per GPU, {kv_tokens} KV tokens per replica. Quantize "
+        "first, if the accuracy cost is acceptable for your task: measure it on your own "
+        "evaluation set before serving.",
+    ),
+    "small_model_replicas": (
+        "§3 Route A (000 §2)",
+        "A small model on a large fleet: {replicas} replicas of TP{tp} rather than "
+        "TP{larger_tp}×{larger_replicas} — more independent failure domains and no all-reduce "
+        "on every layer, at {share_pct}% of its output throughput ({throughput_tok_s} against "
+        "{larger_tok_s} tok/s at {concurrency} concurrent sequences).",
+    ),
+    "larger_tp_wins": (
+        "§3 Route A (000 §2)",
+        "TP{tp} replicas would fit, but reach only {share_pct}% of TP{larger_tp}'s output "
+        "throughput ({throughput_tok_s} against {larger_tok_s} tok/s at {concurrency} "
+        "concurrent sequences): the larger tensor-parallel size is kept.",
+    ),
     "quantized_barely": (
         "§2 (000 §4.4)",
         "{dtype} weights ({weights_gib} GiB) fit only barely: they leave {kv_tokens} KV tokens "

@@ -16,6 +16,7 @@ from django.db.models import QuerySet
 from catalog import Architecture, ArchitectureError, from_hf_config
 from catalog.data import load_models
 from core.json_input import nul_paths
+from inventory.architecture import ARCHITECTURE_FIELDS
 from inventory.models import Machine, MachineStatus, ModelSpec, NetworkInterface, Pool
 from inventory.selectors import model_spec_architecture
 from planner.engine.spec import SpecError
@@ -86,17 +87,56 @@ def _hf_config_from_architecture(arch: Architecture) -> dict[str, Any]:
     return cfg
 
 
-def _model_from_inventory(row: ModelSpec) -> dict[str, Any]:
-    """Return the engine's `model` object for an inventory model spec (its edited columns win)."""
-    arch = model_spec_architecture(row)
-    cfg = _hf_config_from_architecture(arch)
+# ModelSpec columns a user may edit, and the config.json key each one is read from.
+_EDITABLE_KEYS = {
+    "hidden_size": "hidden_size",
+    "num_layers": "num_hidden_layers",
+    "num_attention_heads": "num_attention_heads",
+    "num_kv_heads": "num_key_value_heads",
+    "head_dim": "head_dim",
+    "intermediate_size": "intermediate_size",
+    "vocab_size": "vocab_size",
+    "max_position_embeddings": "max_position_embeddings",
+    "tie_word_embeddings": "tie_word_embeddings",
+}
+
+
+def _config_with_edits(config: Mapping[str, Any], arch: Architecture) -> dict[str, Any] | None:
+    """Return the stored config.json with the user's column edits written into it.
+
+    None when the file no longer parses or an edit has no config.json key of its own.
+    """
     try:
-        round_trip = from_hf_config(cfg)
+        original = from_hf_config(config)
     except ArchitectureError:
-        round_trip = None
-    if round_trip != arch and row.config_json:
-        # An architecture our synthetic config cannot express: fall back to the original file.
-        cfg = dict(row.config_json)
+        return None
+    out = dict(config)
+    nested = isinstance(out.get("text_config"), Mapping)
+    target = dict(out["text_config"]) if nested else out
+    for name in ARCHITECTURE_FIELDS:
+        if getattr(arch, name) == getattr(original, name):
+            continue
+        key = _EDITABLE_KEYS.get(name)
+        if key is None:
+            return None
+        target[key] = getattr(arch, name)
+    if nested:
+        out["text_config"] = target
+    return out
+
+
+def _model_from_inventory(row: ModelSpec) -> dict[str, Any]:
+    """Return the engine's `model` object for an inventory model spec (its edited columns win).
+
+    The stored config.json is sent when there is one (it carries what has no column: attention
+    windows, vision tower, per-module quantization), with the edited columns written into it.
+    """
+    arch = model_spec_architecture(row)
+    cfg: dict[str, Any] | None = None
+    if row.config_json:
+        cfg = _config_with_edits(row.config_json, arch)
+    if cfg is None:
+        cfg = _hf_config_from_architecture(arch)
     return {
         "slug": row.slug,
         "name": row.name,

@@ -101,7 +101,24 @@ def test_pre_quantized_checkpoint_method(qc, expected):
 
 def test_gpu_catalog_has_sources_and_capped_nvlink():
     gpus = load_gpus()
-    assert len(gpus) == 18
+    assert len(gpus) == 22
+    wanted = {
+        "rtx-3090",
+        "rtx-4090",
+        "rtx-5090",
+        "a10",
+        "a30",
+        "rtx-a5000",
+        "a6000",
+        "l4",
+        "l40s",
+        "h20",
+        "h800-sxm",
+        "b200",
+        "mi300x",
+    }
+    assert wanted <= set(gpus)
+    assert all(g.driver_visible_gib < g.memory_gib for g in gpus.values())
     assert all(g.source for g in gpus.values())
     assert gpus["a800-80g-sxm"].nvlink_gbs == 400
     assert gpus["h800-sxm"].nvlink_gbs == 400

@@ -27,7 +27,12 @@ def test_pinned_layout_that_needs_quantization_is_reported_as_not_fitting():
     assert result.pinned.output_throughput_tok_s == 0.0
     verdict = next(r for r in result.recommendation.reasons if r.id == "pinned_layout")
     assert "does not fit at bf16 weights" in verdict.params["verdict"]
-    assert "KV cache holds" in verdict.params["verdict"]
+    # 65.7 GiB of bf16 weights per H100 leave no KV budget once TP2's ~2 GiB of non-torch
+    # buffers and the CUDA-graph estimate are counted (issue 13).
+    assert any(
+        why in verdict.params["verdict"]
+        for why in ("KV cache holds", "weights and overheads exceed the requested memory")
+    )
 
 
 def test_pinned_layout_that_fits_keeps_its_dtype():

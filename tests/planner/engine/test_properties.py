@@ -40,6 +40,7 @@ def _tp(slug, data):
     return data.draw(st.sampled_from(options))
 
 
+@settings(deadline=None)
 @given(st.sampled_from(SLUGS), st.floats(20, 200), st.floats(0.5, 60), st.data())
 def test_more_gpu_memory_never_lowers_kv_tokens(slug, visible, extra, data):
     tp = _tp(slug, data)

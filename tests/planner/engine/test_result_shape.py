@@ -59,6 +59,16 @@ DIMENSIONLESS = {
     "activation_hidden_factor",
     "sampler_logit_copies",
     "sampler_logit_copies_native",
+    "sampler_logit_copies_native_early",
+    "encoder_cache_copies",
+    "small_replica_min_share",
+    "share_pct",
+    "kv_groups",
+    "blocks_per_request",
+    "requested_nodes",
+    "larger_tp",
+    "larger_replicas",
+    "v0_activation_mlp_factor",
     "fp8_compute_speedup",
     "decode_mfu",
     "prefill_mfu",
@@ -113,6 +123,7 @@ def test_top_level_keys_and_json():
         "node_selection",
         "calibration",
         "schema_version",
+        "memory_rules",
     }
     json.loads(json.dumps(out))
 

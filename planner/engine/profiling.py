@@ -1,0 +1,105 @@
+"""Which memory-profiling rules a vLLM version follows when it sizes the KV cache.
+
+vLLM sizes the KV cache from a profile run at start-up; what that run measures changed over
+the releases. The engine plans with the rules of the version the spec names:
+
+* V0 engine (< 0.8): profiles one full-length prefill of max_model_len tokens (chunked prefill
+  was off by default up to 32K tokens; beyond, 2048-token chunks), no sampler run; 0.35 GiB
+  non-torch on one GPU (0.6.4 logs), 1.79 GiB from 0.6.5, which counts the CUDA context
+  (PR #10511 logs).
+* V1 before 0.11: chunked prefill, a dummy sampler run (FlashInfer's top-k/top-p where
+  installed, else a PyTorch sort with ~7 fp32 copies of the logits); non-torch memory measured
+  from start-up (0.1 GiB on one GPU in 0.10 logs).
+* V1 from 0.11: non-torch memory is the increase during the profile run (0.25 GiB on one
+  GPU, 2.1 GiB at TP ≥ 2 with the custom all-reduce, 0.07 GiB with pipeline stages only:
+  vLLM 0.19 logs); the FlashInfer sampler is opt-in ("available but disabled by default").
+* From 0.21: the CUDA-graph memory estimate is subtracted before the KV budget
+  ("CUDA graph memory profiling is enabled (default since v0.21.0)" in 0.27 logs;
+  `VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`). 0.19 estimated and logged it, but did not
+  subtract it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+V1_DEFAULT_SINCE = (0, 8, 0)
+DELTA_NON_TORCH_SINCE = (0, 11, 0)
+CUDA_GRAPH_ESTIMATE_SINCE = (0, 21, 0)
+
+
+class VersionError(ValueError):
+    """A vllm_version string that is not a release number like '0.19.0'."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProfilingRules:
+    """The profiling behaviour of one vLLM version, and the text that explains it."""
+
+    version: str
+    engine: str  # V0 | V1
+    full_length_prefill: bool  # V0 profiles max_model_len tokens (≤ 32K, chunked prefill off)
+    subtract_cuda_graphs: bool
+    non_torch_single_gpu_gib: float
+    non_torch_custom_all_reduce_gib: float  # extra per GPU at TP ≥ 2 with the custom all-reduce
+    non_torch_nccl_only_gib: float  # extra per GPU at TP ≥ 2 when only NCCL runs
+    non_torch_pipeline_only_gib: float  # whole non-torch figure with PP ≥ 2 and TP 1
+    flashinfer_sampler: bool  # the dummy sampler run uses FlashInfer's top-k/top-p
+    early_v1_sampler: bool  # PyTorch top-k/top-p sort of V1 before 0.11 (more logit copies)
+
+    @property
+    def description(self) -> str:
+        """Return one English sentence naming the rules applied."""
+        if self.engine == "V0":
+            profile = "V0 engine: profiles one full-length prefill (max_model_len tokens)"
+        else:
+            profile = "V1 engine: profiles one chunk of max_num_batched_tokens and a sampler run"
+        graphs = (
+            "CUDA-graph memory estimated and subtracted before the KV budget"
+            if self.subtract_cuda_graphs
+            else "CUDA-graph memory captured after the KV cache is allocated (not subtracted)"
+        )
+        return f"vLLM {self.version} rules: {profile}; {graphs}."
+
+
+def parse_version(version: str) -> tuple[int, int, int]:
+    """Return (major, minor, patch) of '0.19.0', 'v0.10.1.1' or '0.11.0rc2'."""
+    match = re.fullmatch(r"v?(\d+)\.(\d+)(?:\.(\d+))?(?:[.\-+]?\w*)*", version.strip())
+    if not match:
+        raise VersionError(f"not a vLLM release number: {version!r} (e.g. 0.19.0)")
+    major, minor, patch = match.groups()
+    return int(major), int(minor), int(patch or 0)
+
+
+def profiling_rules(version: str) -> ProfilingRules:
+    """Return the profiling rules vLLM `version` follows."""
+    v = parse_version(version)
+    if v < V1_DEFAULT_SINCE:
+        # 0.6.5's profiling overhaul (PR #10511) counts the CUDA context as non-torch memory.
+        context = 1.79 if v >= (0, 6, 5) else 0.35
+        return ProfilingRules(
+            version=version,
+            engine="V0",
+            full_length_prefill=True,
+            subtract_cuda_graphs=False,
+            non_torch_single_gpu_gib=context,
+            non_torch_custom_all_reduce_gib=1.79,
+            non_torch_nccl_only_gib=0.4,
+            non_torch_pipeline_only_gib=context,
+            flashinfer_sampler=False,
+            early_v1_sampler=False,
+        )
+    delta = v >= DELTA_NON_TORCH_SINCE
+    return ProfilingRules(
+        version=version,
+        engine="V1",
+        full_length_prefill=False,
+        subtract_cuda_graphs=v >= CUDA_GRAPH_ESTIMATE_SINCE,
+        non_torch_single_gpu_gib=0.25 if delta else 0.1,
+        non_torch_custom_all_reduce_gib=1.85,
+        non_torch_nccl_only_gib=0.35,
+        non_torch_pipeline_only_gib=0.07 if delta else 0.35,
+        flashinfer_sampler=not delta,
+        early_v1_sampler=not delta,
+    )

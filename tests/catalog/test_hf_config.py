@@ -1,0 +1,239 @@
+"""Any config.json vLLM serves is read, or refused naming the exact key (catalog/hf_config.py)."""
+
+import copy
+import json
+import math
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from catalog.architecture import ArchitectureError, from_hf_config, parameter_breakdown
+from planner.engine.assumptions import Assumptions
+from planner.engine.memory import kv_layout, plan_memory
+from planner.engine.spec import valid_tp_sizes
+
+CONFIGS = json.loads(
+    (Path(__file__).parents[1] / "planner/engine/fixtures/hf_configs.json").read_text()
+)["configs"]
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_every_fixture_config_parses(name):
+    arch = from_hf_config(CONFIGS[name])
+    assert parameter_breakdown(arch).total > 0
+
+
+def test_gemma3_text_config_defaults_fill_what_the_file_omits():
+    # google/gemma-3-4b-it names only 5 text keys: transformers' Gemma3TextConfig fills the rest.
+    arch = from_hf_config(CONFIGS["gemma-3-4b"])
+    assert (arch.num_attention_heads, arch.num_kv_heads, arch.head_dim) == (8, 4, 256)
+    assert arch.vocab_size == 262_208
+    assert arch.tie_word_embeddings  # Gemma ties when the key is absent
+    assert sum(w == 0 for w in arch.layer_windows) == 5  # every 6th of 34 layers is global
+    assert arch.vision_params > 0
+    assert arch.mm_tokens_per_item == 256
+
+
+def test_two_matrix_mlp_and_biases_for_phi2():
+    arch = from_hf_config(CONFIGS["phi-2"])
+    assert (arch.mlp_matrices, arch.mlp_bias, arch.attention_bias) == (2, True, True)
+    assert parameter_breakdown(arch).total == pytest.approx(2.78e9, rel=0.01)
+
+
+def test_gpt2_names_and_learned_positions():
+    arch = from_hf_config(
+        {
+            "model_type": "gpt2",
+            "n_embd": 768,
+            "n_layer": 12,
+            "n_head": 12,
+            "n_inner": None,
+            "n_positions": 1024,
+            "vocab_size": 50257,
+        }
+    )
+    assert (arch.intermediate_size, arch.position_embeddings) == (3072, 1024)
+    assert arch.tie_word_embeddings
+    assert parameter_breakdown(arch).total == pytest.approx(124.4e6, rel=0.01)
+
+
+def test_qwen2_moe_shared_expert_and_llama4_interleave():
+    qwen = from_hf_config(CONFIGS["qwen1.5-moe-a2.7b"])
+    assert qwen.shared_expert_width == 5632
+    assert parameter_breakdown(qwen).total == pytest.approx(14.3e9, rel=0.01)
+    scout = from_hf_config(CONFIGS["llama-4-scout"])
+    assert scout.num_moe_layers == 48
+    assert scout.window_kind == "chunked"
+    maverick = copy.deepcopy(CONFIGS["llama-4-scout"])
+    maverick["text_config"].update(num_local_experts=128, interleave_moe_layer_step=2)
+    assert from_hf_config(maverick).num_moe_layers == 24
+
+
+def test_mllama_cross_attention_layers_hold_no_per_token_kv():
+    config = {
+        "model_type": "mllama",
+        "text_config": {
+            "model_type": "mllama_text_model",
+            "hidden_size": 4096,
+            "num_hidden_layers": 40,
+            "num_attention_heads": 32,
+            "num_key_value_heads": 8,
+            "intermediate_size": 14336,
+            "vocab_size": 128256,
+            "cross_attention_layers": [3, 8, 13, 18, 23, 28, 33, 38],
+        },
+        "vision_config": {
+            "hidden_size": 1280,
+            "num_hidden_layers": 32,
+            "num_global_layers": 8,
+            "intermediate_size": 5120,
+            "image_size": 560,
+            "patch_size": 14,
+            "vision_output_dim": 7680,
+        },
+    }
+    arch = from_hf_config(config)
+    layout = kv_layout(arch, 1, 0, arch.num_layers, "auto")
+    assert layout.group_size == 32
+    assert layout.num_groups == 1
+    assert parameter_breakdown(arch).total == pytest.approx(10.6e9, rel=0.02)
+
+
+def test_fp8_checkpoint_keeps_its_ignore_list_16_bit():
+    arch = from_hf_config(CONFIGS["llama-3.1-405b-fp8"])
+    scheme = arch.quantization
+    assert scheme.weight_dtype == "fp8"
+    assert len(scheme.kept_attention_layers) == 126
+    assert scheme.kept_mlp_layers == (0, 125)
+    gpt_oss = from_hf_config(CONFIGS["gpt-oss-20b"]).quantization
+    assert gpt_oss.weight_dtype == "mxfp4"
+    assert len(gpt_oss.kept_attention_layers) == 24
+    assert not gpt_oss.kept_expert_layers
+
+
+REFUSALS = [
+    (
+        {
+            "model_type": "llama4",
+            "text_config": {
+                "model_type": "llama4_text",
+                "hidden_size": 5120,
+                "num_hidden_layers": 48,
+                "num_attention_heads": 40,
+                "num_key_value_heads": 8,
+                "intermediate_size": 8192,
+                "vocab_size": 202048,
+            },
+        },
+        "text_config.num_local_experts",
+    ),
+    ({"model_type": "mistral3"}, "text_config"),
+    (
+        {**CONFIGS["llama-3.1-8b"], "quantization_config": {"quant_method": "gptq"}},
+        "quantization_config.bits",
+    ),
+    (
+        {**CONFIGS["llama-3.1-8b"], "quantization_config": {"quant_method": "compressed-tensors"}},
+        "quantization_config.config_groups",
+    ),
+    (
+        {**CONFIGS["llama-3.1-8b"], "quantization_config": {"quant_method": "hqq"}},
+        "quantization_config.quant_method",
+    ),
+    ({"model_type": "jamba", "hidden_size": 4096}, "model_type"),
+    (
+        {**CONFIGS["gpt-oss-20b"], "layer_types": ["linear_attention"] * 24},
+        "layer_types",
+    ),
+    ({k: v for k, v in CONFIGS["gpt-oss-20b"].items() if k != "head_dim"}, "head_dim"),
+    (
+        {
+            k: v
+            for k, v in CONFIGS["qwen1.5-moe-a2.7b"].items()
+            if k != "shared_expert_intermediate_size"
+        },
+        "shared_expert_intermediate_size",
+    ),
+    ({**CONFIGS["gemma-2-2b"], "sliding_window": None}, "sliding_window"),
+]
+
+
+@pytest.mark.parametrize(("config", "field"), REFUSALS, ids=[f for _, f in REFUSALS])
+def test_refusals_name_the_exact_field(config, field):
+    with pytest.raises(ArchitectureError) as err:
+        from_hf_config(config)
+    assert field in err.value.errors
+    assert field in str(err.value) or err.value.errors[field] in str(err.value)
+
+
+_INT_KEYS = (
+    "hidden_size",
+    "num_hidden_layers",
+    "num_attention_heads",
+    "num_key_value_heads",
+    "intermediate_size",
+    "moe_intermediate_size",
+    "vocab_size",
+    "head_dim",
+    "sliding_window",
+    "num_local_experts",
+    "num_experts",
+    "num_experts_per_tok",
+)
+
+
+@st.composite
+def mutated_configs(draw):
+    config = copy.deepcopy(CONFIGS[draw(st.sampled_from(sorted(CONFIGS)))])
+    target = config["text_config"] if isinstance(config.get("text_config"), dict) else config
+    for key in draw(st.lists(st.sampled_from(_INT_KEYS), max_size=4, unique=True)):
+        target[key] = draw(
+            st.one_of(st.none(), st.integers(-4, 70_000), st.sampled_from([1.5, "x", True]))
+        )
+    if draw(st.booleans()):
+        target["num_hidden_layers"] = draw(st.integers(1, 130))
+        target.pop("layer_types", None)
+        target.pop("no_rope_layers", None)
+    return config
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated_configs(), st.data())
+def test_any_accepted_config_gives_finite_positive_memory(config, data):
+    try:
+        arch = from_hf_config(config)
+    except ArchitectureError as err:
+        refusal = err
+    else:
+        refusal = None
+    if refusal is not None:
+        assert refusal.errors
+        assert all(refusal.errors.values())
+        return
+    tp = data.draw(st.sampled_from(valid_tp_sizes(arch, 8) or [1]))
+    dtype = arch.checkpoint_quantization or data.draw(st.sampled_from(["bf16", "fp8", "int4"]))
+    mem = plan_memory(
+        arch,
+        dtype=dtype,
+        kv_cache_dtype="auto",
+        tp=tp,
+        pp=1,
+        visible_gib=79.19,
+        gpu_slug="h100-sxm",
+        utilization=0.9,
+        max_model_len=4096,
+        max_num_batched_tokens=None,
+        max_num_seqs=None,
+        a=Assumptions(),
+    )
+    stage = mem.worst
+    for value in (stage.weights_bytes, stage.activation_bytes, stage.non_torch_bytes):
+        assert math.isfinite(value)
+        assert value > 0
+    assert math.isfinite(stage.kv_bytes_per_token)
+    assert stage.kv_bytes_per_token >= 0
+    assert math.isfinite(mem.max_concurrency)
+    assert mem.max_concurrency >= 0
+    assert mem.kv_tokens >= 0
