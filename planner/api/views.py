@@ -23,13 +23,13 @@ from planner.api.serializers import (
     PlanResultSerializer,
     SpecSerializer,
 )
-from planner.api.throttles import PlanEvaluationThrottle
 from planner.engine.spec import SpecError
 from planner.filters import PlanFilterSet
 from planner.models import Plan
 from planner.services import compare_plans, plan_create, plan_evaluate, plan_rerun
 from planner.services.bundles import BundleUnavailable
 from planner.services.exports import plan_archive, plan_json, plan_markdown
+from planner.throttles import PlanEvaluationThrottle
 
 
 def _field_errors(exc: SpecError, prefix: str = "") -> ValidationError:

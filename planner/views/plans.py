@@ -27,6 +27,7 @@ from planner.services import compare_plans, compare_results, plan_evaluate, plan
 from planner.services.bundles import BUNDLE_VARIANT_KEYS, BundleUnavailable, candidate_bundles
 from planner.services.exports import plan_archive, plan_json, plan_markdown
 from planner.texts import RULES
+from planner.throttles import evaluation_throttled
 
 PAGE_SIZE = 25
 
@@ -86,6 +87,7 @@ class PlanWhatIfView(LoginRequiredMixin, View):
                 form.add_error(field, f"{path}: {message}")
             return form, spec, None
 
+    @evaluation_throttled
     def get(self, request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
         plan = plan_get(public_id)
         form, spec, evaluation = self._evaluate(request, plan, request.GET)
@@ -112,6 +114,7 @@ class PlanWhatIfView(LoginRequiredMixin, View):
         )
         return render(request, "planner/what_if.html", context)
 
+    @evaluation_throttled
     def post(self, request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
         if not is_planner(request.user):
             raise PermissionDenied(_("Saving plans requires the planner role."))
@@ -128,6 +131,7 @@ class PlanWhatIfView(LoginRequiredMixin, View):
 
 
 class PlanRerunView(PlannerRequiredMixin, View):
+    @evaluation_throttled
     def post(self, request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
         plan = plan_get(public_id)
         try:

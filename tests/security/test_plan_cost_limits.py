@@ -51,3 +51,18 @@ def test_plan_evaluation_is_throttled_per_user(viewer_api, planner_api):
 
     assert codes == [200, 200, 200, 429]
     assert other.status_code == 201
+
+
+@override_settings(PLAN_EVALUATION_RATE="2/min")
+def test_the_what_if_page_shares_the_limit(viewer_client, planner):
+    from planner.services import plan_create
+    from tests.planner.conftest import S1_SPEC
+    from tests.planner.fleet import build_demo_fleet
+
+    build_demo_fleet()
+    plan = plan_create(spec=S1_SPEC, author=planner, title="S1")
+    url = f"/plans/{plan.public_id}/what-if/?concurrency=64"
+
+    codes = [viewer_client.get(url).status_code for _ in range(3)]
+
+    assert codes == [200, 200, 429]
