@@ -87,35 +87,6 @@ PHRASES: tuple[str, ...] = (
     gettext_noop("the model must span nodes"),
     gettext_noop("the team has no Ray operations experience"),
     gettext_noop("the team operates Ray today"),
-    # the operator README of the config archive, line by line (configs/build.py)
-    gettext_noop("# Deploying {model} ({dtype}) — route {route}"),
-    gettext_noop(
-        "Layout: TP{tp} × PP{pp} × {replicas} replica(s) on {gpu}; executor backend `{backend}`; "
-        "image `{image}` (pin it on every node)."
-    ),
-    gettext_noop(
-        "{n}. Copy the weights to the same local path on every node (NFS can stall loading)."
-    ),
-    gettext_noop("{n}. Put `.env` beside the compose/docker files on every node."),
-    gettext_noop("{n}. Start Ray: the head first, then each worker (explicit --num-gpus)."),
-    gettext_noop(
-        "{n}. Start vLLM on each host as listed in `vllm_serve` (or the `docker_run` lines); "
-        "wait for `Application startup complete` and check `GPU KV cache size` in the log "
-        "(planned: {kv_tokens} tokens per replica)."
-    ),
-    gettext_noop(
-        "{n}. Install the Nginx snippet in conf.d/, run `nginx -t`, reload; point clients at "
-        "the balancer."
-    ),
-    gettext_noop(
-        "{n}. Put `serveplan_vllm_app.py` on every Ray node's PYTHONPATH, then `serve deploy "
-        "serve.yaml` (each replica starts one vLLM server on its TP×PP GPUs; keep num_gpus "
-        "equal to TP×PP and min_replicas ≥ 1)."
-    ),
-    gettext_noop(
-        "{n}. Record start-up time, TTFT, inter-token latency and completion rate under load, "
-        "then run a failure drill (stop one worker, time until the next successful request)."
-    ),
 )
 
 # Single words the engine uses as parameter values: link kinds, traffic shapes, pool kinds.
@@ -312,8 +283,3 @@ def cite_after(rule: Any) -> str:
     if not text:
         return ""
     return f" ({text})" if _english() else gettext(" — {citation}").format(citation=cite(text))
-
-
-def readme(text: Any) -> str:
-    """Return the engine's operator README with every known line in the reader's language."""
-    return "\n".join(phrase(line) if line.strip() else line for line in str(text).split("\n"))

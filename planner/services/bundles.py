@@ -231,6 +231,13 @@ def bundle_readme(bundle: Mapping[str, Any]) -> str:
         )
         % {"kv": kv}
     )
+    n += 1
+    out.append(
+        _(
+            "{n}. Record start-up time, TTFT, inter-token latency and completion rate under load, "
+            "then run a failure drill (stop one worker, time until the next successful request)."
+        ).format(n=n)
+    )
     out += ["", "## " + _("Health checks"), ""]
     out.append(
         _(
