@@ -119,3 +119,15 @@ def test_api_token_creation_and_revocation_are_audited(planner):
     rows = list(audit_entries(source_keys=["core.apitoken"]))
     assert [r["history_type"] for r in rows] == ["~", "+"]
     assert "key_hash" not in {f.name for f in ApiToken.history.model._meta.fields}
+
+
+def test_the_machine_delete_page_names_the_plans_and_offers_retiring(
+    fleet, planner, planner_client
+):
+    plan_create(spec=S1_SPEC, author=planner, title="S1 plan")
+    machine = Machine.objects.get(hostname="a800-01")
+
+    page = planner_client.get(f"/inventory/machines/{machine.pk}/delete/").content.decode()
+
+    assert "plan: S1 plan" in page
+    assert "set its status to retired" in page
