@@ -57,6 +57,11 @@ def test_every_candidate_downloads_as_a_bundle_on_each_variant(s2b_plan, viewer_
             assert "README.md" in files
             assert "allocation.json" in files
             assert any(name.startswith("launch-a100-0") for name in files)
+            if variant == "C-ray":  # the application module ships; no per-node vllm serve
+                assert "serveplan_vllm_app.py" in files
+                assert "serveplan_vllm_app:app" in files["serve.yaml"]
+                scripts = [t for n, t in files.items() if n.endswith(".sh")]
+                assert not any("vllm serve" in t or "vllm'" in t for t in scripts)
             downloaded += 1
     assert downloaded >= 4
 
