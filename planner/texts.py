@@ -85,8 +85,9 @@ MESSAGES: dict[str, Any] = {
     ),
     "quantize_fewer_nodes": _(
         "{dtype} weights fit one replica in {nodes} node(s) where {requested_dtype} needs "
-        "{requested_nodes} over a {link_gbps} Gb/s link: {weights_gib} GiB instead of "
-        "{requested_weights_gib} GiB per GPU, {kv_tokens} KV tokens per replica. Quantize "
+        "{requested_nodes} over a {link_gbps} Gb/s link: {weights_gib} GiB per GPU on {gpus} "
+        "GPUs instead of {requested_weights_gib} GiB on {requested_gpus}, {kv_tokens} KV "
+        "tokens per replica. Quantize "
         "first, if the accuracy cost is acceptable for your task: measure it on your own "
         "evaluation set before serving."
     ),

@@ -442,7 +442,9 @@ def _quantize_for_fewer_nodes(
                 requested_nodes=best.nodes_per_replica,
                 link_gbps=nic.speed_gbps if nic else 0,
                 weights_gib=_r(pick.memory.weights_gib),
+                gpus=pick.gpus_per_replica,
                 requested_weights_gib=_r(best.memory.weights_gib),
+                requested_gpus=best.gpus_per_replica,
                 kv_tokens=pick.kv_tokens_per_replica,
             )
         ]

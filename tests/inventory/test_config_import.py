@@ -1,13 +1,17 @@
 """Import a model from its Hugging Face config.json (service level)."""
 
 import json
+from pathlib import Path
 
 import pytest
 from django.core.exceptions import ValidationError
 
+from catalog import from_hf_config
 from catalog.data import load_models
 from inventory import services
 from inventory.models import ModelSpec
+from inventory.selectors import model_spec_architecture
+from planner.services.resolve import _model_from_inventory
 from tests.inventory.conftest import catalog_config
 
 pytestmark = pytest.mark.django_db
@@ -95,3 +99,45 @@ def test_config_with_heads_not_divisible_by_kv_heads_is_refused():
         services.model_spec_import_config(config=config, name="Odd")
 
     assert "num_key_value_heads" in excinfo.value.message_dict["config"][0]
+
+
+HF_CONFIGS = json.loads(
+    (Path(__file__).parents[1] / "planner/engine/fixtures/hf_configs.json").read_text()
+)["configs"]
+
+
+@pytest.mark.parametrize(
+    ("name", "total_params"),
+    [
+        ("gemma-3-27b", 27.4e9),  # text_config + vision tower, sliding-window layers
+        ("llama-4-scout", 108.6e9),  # text_config, chunked attention, interleaved MoE
+        ("gpt-oss-20b", 20.9e9),  # MXFP4 experts, attention kept bf16
+        ("phi-2", 2.78e9),  # 2-matrix MLP
+        ("kimi-vl-a3b", 16.4e9),  # MLA MoE under text_config
+    ],
+)
+def test_import_of_wrapped_and_hybrid_configs_keeps_what_has_no_column(name, total_params):
+    spec = services.model_spec_import_config(config=HF_CONFIGS[name], name=f"Imported {name}")
+
+    assert spec.total_params == pytest.approx(total_params, rel=0.01)
+    arch = model_spec_architecture(spec)
+    assert arch == from_hf_config(HF_CONFIGS[name])
+    # The planner receives the stored file, so windows, vision and quantization survive.
+    assert _model_from_inventory(spec)["hf_config"] == HF_CONFIGS[name]
+
+
+def test_edited_columns_are_written_into_the_stored_config():
+    spec = services.model_spec_import_config(config=HF_CONFIGS["gemma-3-27b"], name="G3")
+    spec.max_position_embeddings = 32768
+    engine_model = _model_from_inventory(spec)
+
+    assert engine_model["hf_config"]["text_config"]["max_position_embeddings"] == 32768
+    assert engine_model["hf_config"]["vision_config"] == HF_CONFIGS["gemma-3-27b"]["vision_config"]
+
+
+def test_a_config_with_state_space_layers_is_refused_by_field():
+    with pytest.raises(ValidationError) as err:
+        services.model_spec_import_config(
+            config={"model_type": "jamba", "hidden_size": 4096}, name="Jamba"
+        )
+    assert "model_type" in str(err.value)

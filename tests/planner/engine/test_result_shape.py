@@ -66,6 +66,7 @@ DIMENSIONLESS = {
     "kv_groups",
     "blocks_per_request",
     "requested_nodes",
+    "requested_gpus",
     "larger_tp",
     "larger_replicas",
     "v0_activation_mlp_factor",

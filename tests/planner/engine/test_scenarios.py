@@ -236,3 +236,68 @@ def test_nothing_fits_says_so_and_emits_no_commands():
     assert "nothing_fits" in _reason_ids(result)
     assert result.configs["vllm_serve"] == []
     assert result.recommendation.summary.startswith("Nothing fits")
+
+
+def test_small_model_on_a_large_fleet_gets_many_tp1_or_tp2_replicas():
+    # Issue 13: an 8B on 2 x 8 A100 got TP4 x 4; independent TP1/TP2 replicas serve the load
+    # nearly as fast, with more failure domains and no all-reduce on every layer.
+    result = plan(
+        spec_from_dict(
+            {
+                "model": "llama-3.1-8b",
+                "max_model_len": 8192,
+                "workload": {"concurrency": 256},
+                "hardware": hardware(2, 8, "a100-80g-sxm"),
+            }
+        )
+    )
+    rec = result.recommendation
+    reasons = {m.id: m for m in rec.reasons}
+    if rec.tp <= 2:
+        assert rec.replicas >= 8
+        assert reasons["small_model_replicas"].params["share_pct"] >= 85
+    else:
+        # Something argued otherwise, and the reasons say what with numbers.
+        assert reasons["larger_tp_wins"].params["share_pct"] < 85
+
+
+def test_quantize_first_when_a_quantized_form_fits_fewer_nodes():
+    # Issue 13: a 70B at bf16 needs two 2-GPU nodes over 10 GbE, but fits one node at fp8.
+    result = plan(
+        spec_from_dict(
+            {
+                "model": "llama-3.1-70b",
+                "weight_dtype": "bf16",
+                "max_model_len": 8192,
+                "workload": {"concurrency": 16},
+                "hardware": hardware(2, 2, "a100-80g-sxm", link=10),
+            }
+        )
+    )
+    assert result.recommendation.nodes_per_replica == 2
+    advice = next(m for m in result.recommendation.reasons if m.id == "quantize_fewer_nodes")
+    assert (advice.params["nodes"], advice.params["requested_nodes"]) == (1, 2)
+    assert advice.params["link_gbps"] == 10
+    total = advice.params["weights_gib"] * advice.params["gpus"]
+    assert total < advice.params["requested_weights_gib"] * advice.params["requested_gpus"]
+    assert "Quantize first" in advice.text
+
+
+def test_every_plan_names_the_memory_rules_it_followed():
+    spec = {
+        "model": "qwen2.5-7b",
+        "max_model_len": 8192,
+        "hardware": hardware(1, 2, "h100-sxm"),
+    }
+    new = plan(spec_from_dict(spec))
+    old = plan(spec_from_dict({**spec, "vllm_version": "0.19.0"}))
+    assert new.memory_rules.cuda_graphs_subtracted
+    assert not old.memory_rules.cuda_graphs_subtracted
+    assert old.best.kv_tokens_per_replica > new.best.kv_tokens_per_replica
+    assert (
+        next(m for m in old.recommendation.reasons if m.id == "memory_rules").params["vllm_version"]
+        == "0.19.0"
+    )
+    v0 = plan(spec_from_dict({**spec, "vllm_version": "0.6.4"}))
+    assert v0.memory_rules.engine == "V0"
+    assert v0.memory_rules.full_length_prefill

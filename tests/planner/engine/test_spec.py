@@ -135,3 +135,28 @@ def test_config_json_under_architecture_still_parses():
     cfg = load_models()["qwen3-8b"].config
     spec = spec_from_dict(_base(model={"architecture": cfg}))
     assert spec.architecture.head_dim == 128
+
+
+def test_vllm_version_defaults_to_the_configs_target_and_is_validated():
+    from planner.engine.configs.vllm_flags import VLLM_VERSION
+
+    base = {
+        "model": "llama-3.1-8b",
+        "hardware": {"nodes": [{"hostname": "a", "gpu": "h100-sxm", "gpu_count": 1}]},
+    }
+    assert spec_from_dict(base).vllm_version == VLLM_VERSION
+    assert spec_from_dict({**base, "vllm_version": "0.10.1"}).vllm_version == "0.10.1"
+    with pytest.raises(SpecError) as err:
+        spec_from_dict({**base, "vllm_version": "latest"})
+    assert "vllm_version" in err.value.errors
+
+
+def test_mxfp4_needs_an_mxfp4_checkpoint_and_fp32_is_accepted():
+    base = {
+        "model": "llama-3.1-8b",
+        "hardware": {"nodes": [{"hostname": "a", "gpu": "h100-sxm", "gpu_count": 1}]},
+    }
+    with pytest.raises(SpecError) as err:
+        spec_from_dict({**base, "weight_dtype": "mxfp4"})
+    assert "quantization_config.quant_method" in err.value.errors["weight_dtype"]
+    assert spec_from_dict({**base, "weight_dtype": "fp32"}).weight_dtype == "fp32"
