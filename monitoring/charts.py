@@ -229,6 +229,11 @@ def vllm_charts(lines: ChartLines | None = None) -> list[Chart]:
     ]
 
 
+def utilization_history(chart_id: str, title: Any, key: str, empty: Any) -> Chart:
+    """A time x GPU heatmap of a per-GPU utilisation key (sequential scale, light at 0 %)."""
+    return Chart(chart_id, title, _("%"), (key,), empty=empty, kind="timeheat", label="gpu")
+
+
 def ray_charts() -> list[Chart]:
     no_gpu = _(
         "No GPU readings: Ray reports GPU utilization and memory only on nodes with a real "
@@ -243,6 +248,12 @@ def ray_charts() -> list[Chart]:
             empty=no_gpu,
             kind="heatmap",
             field="gpu_utilization_pct",
+        ),
+        utilization_history(
+            "chart-ray-gpu-history",
+            _("GPU utilization per node and GPU over time"),
+            "ray.node.gpu_utilization_pct",
+            no_gpu,
         ),
         Chart(
             "chart-gpu-memory-heatmap",
@@ -272,6 +283,34 @@ def ray_charts() -> list[Chart]:
             _("The cluster reports no GPU resources."),
         ),
         Chart(
+            "chart-cpus",
+            _("CPUs: reserved or used (ray_resources) vs actually in use (ray status)"),
+            _("CPUs"),
+            (
+                'ray.cluster.resources_used{resource="CPU"}',
+                'ray.cluster.resources_in_use{resource="CPU"}',
+                'ray.cluster.resources_reserved{resource="CPU"}',
+                'ray.cluster.resources_available{resource="CPU"}',
+            ),
+            {
+                'ray.cluster.resources_used{resource="CPU"}': _("reserved or used"),
+                'ray.cluster.resources_in_use{resource="CPU"}': _("actually in use"),
+                'ray.cluster.resources_reserved{resource="CPU"}': _("reserved by placement groups"),
+                'ray.cluster.resources_available{resource="CPU"}': _("available"),
+            },
+            _("The cluster reports no CPU resources."),
+        ),
+        Chart(
+            "chart-nodes",
+            _("Nodes answering vs expected"),
+            _("nodes"),
+            ("ray.cluster.nodes_scraped", "ray.cluster.nodes_expected"),
+            {
+                "ray.cluster.nodes_scraped": _("answering"),
+                "ray.cluster.nodes_expected": _("expected"),
+            },
+        ),
+        Chart(
             "chart-cpu",
             _("CPU utilization per node"),
             _("%"),
@@ -299,11 +338,20 @@ def ray_charts() -> list[Chart]:
         ),
         Chart(
             "chart-actors",
-            _("Actors by state"),
+            _("Actors by state (counted once, by the GCS)"),
             _("actors"),
             ("ray.actors",),
             {"ray.actors": ""},
             _("No actor exists yet: Ray exports this family only after one is created."),
+            label="state",
+        ),
+        Chart(
+            "chart-tasks",
+            _("Tasks by state"),
+            _("tasks"),
+            ("ray.tasks",),
+            {"ray.tasks": ""},
+            _("No task was submitted yet: Ray exports this family only after one is."),
             label="state",
         ),
         Chart(
@@ -342,14 +390,11 @@ def gpu_charts() -> list[Chart]:
         "not polled successfully yet."
     )
     return [
-        Chart(
+        utilization_history(
             "chart-gpu-util-history",
             _("GPU utilization over time (one row per GPU)"),
-            _("%"),
-            ("gpu.utilization_pct",),
-            empty=no_gpu,
-            kind="timeheat",
-            label="gpu",
+            "gpu.utilization_pct",
+            no_gpu,
         ),
         Chart(
             "chart-gpu-util",

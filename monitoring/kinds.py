@@ -136,6 +136,13 @@ def _ray_rules(ctx: RuleContext) -> list[RuleSpec]:
             0,
             300,
         ),
+        RuleSpec(
+            "Ray node lost (fewer nodes than the inventory or plan expects)",
+            "ray.cluster.nodes_missing",
+            Comparison.GT,
+            0,
+            0,
+        ),
     ]
 
 
@@ -217,6 +224,7 @@ REGISTRY: dict[str, Kind] = {
             panels_template="monitoring/partials/panels/ray.html",
             totals=("gpus_used", "gpus_total"),
             state="monitoring.selectors.ray_state",
+            poll_extras="monitoring.cluster_nodes.poll_extras",
         ),
         Kind(
             name=TargetKind.GPU,

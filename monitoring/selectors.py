@@ -12,7 +12,7 @@ from django.db import connection
 from django.db.models import Count, F, Func, IntegerField, Min, Q, QuerySet, Sum
 from django.utils import timezone
 
-from monitoring import conf, kinds, pacing
+from monitoring import cluster_nodes, conf, kinds, pacing
 from monitoring.error_text import public_error
 from monitoring.models import AlertEvent, PollStatus, Rollup, Sample, Target
 from monitoring.retention import rolled_up_to
@@ -511,10 +511,22 @@ def ray_state(target: Target) -> dict[str, Any]:
     def grid(metric: str) -> list[list[float | None]]:
         return [[nodes[n]["gpus"].get(g, {}).get(metric) for g in gpu_ids] for n in node_names]
 
+    names = cluster_nodes.node_names(target, node_names)
+    listed = (target.info or {}).get("nodes", [])
     return {
         "nodes": [
-            {"node": n, **{k: v for k, v in nodes[n].items() if k != "gpus"}} for n in node_names
+            {
+                "node": n,
+                "name": names.get(n, n),
+                "gpu_count": len(nodes[n]["gpus"]),
+                **{k: v for k, v in nodes[n].items() if k != "gpus"},
+            }
+            for n in node_names
         ],
+        # Nodes Ray itself lists as dead, and expected hosts (inventory, plan) not answering.
+        "dead_nodes": [n for n in listed if n.get("state") == "DEAD"],
+        "missing_hosts": cluster_nodes.missing_hosts(target, list(names.values())),
+        "nodes_expected": (target.latest or {}).get("ray.cluster.nodes_expected"),
         "gpu_ids": gpu_ids,
         "gpu_names": gpu_names,
         "gpu_utilization_pct": grid("gpu_utilization_pct"),

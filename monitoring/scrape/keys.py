@@ -248,7 +248,32 @@ SERIES: tuple[SeriesSpec, ...] = (
         latest=True,
     ),
     SeriesSpec(
-        "ray.actors", "gauge", ("state",), 'ray_actors (one Source: "gcs")', "actors by state"
+        "ray.actors",
+        "gauge",
+        ("state",),
+        'ray_actors (one Source: "gcs"; the executors\' own count is not added)',
+        "actors by state",
+    ),
+    SeriesSpec(
+        "ray.tasks",
+        "gauge",
+        ("state",),
+        "ray_tasks (owner and executor added: each holds a task in different states)",
+        "tasks by state (FINISHED and FAILED are totals since the session started)",
+    ),
+    SeriesSpec(
+        "ray.cluster.nodes_expected",
+        "gauge",
+        (),
+        "linked inventory machines, else the linked plan's hosts (stored by the poller)",
+        "nodes the cluster should have",
+    ),
+    SeriesSpec(
+        "ray.cluster.nodes_missing",
+        "gauge",
+        (),
+        "nodes_expected - nodes_scraped (stored by the poller)",
+        "expected nodes that did not answer (a lost node)",
     ),
     # --- Ray Serve ---
     SeriesSpec(

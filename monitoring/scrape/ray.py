@@ -44,9 +44,13 @@ GPU_GAUGES: dict[str, str] = {
     "ray_node_gram_used": "ray.node.gpu_memory_used_mib",
     "ray_node_gram_available": "ray.node.gpu_memory_available_mib",
 }
+# Actors are counted twice by Ray (the GCS and each worker's executor): one Source is kept.
+# Tasks are counted once by whoever holds the task in that state (owner before it runs, the
+# executor while it runs): all Sources are added, as Ray's own dashboard does.
 STATE_GAUGES: dict[str, str] = {
     "ray_placement_groups": "ray.placement_groups",
     "ray_actors": "ray.actors",
+    "ray_tasks": "ray.tasks",
 }
 SERVE_GAUGES: dict[str, tuple[str, tuple[str, ...]]] = {
     "ray_serve_num_ongoing_http_requests": ("ray.serve.ongoing_http_requests", ()),
@@ -180,7 +184,8 @@ def extract(text: str, ts: float, *, node: str) -> Extracted:
         if family is None:
             continue
         by_state: dict[str, float] = defaultdict(float)
-        for s in _one_source(_values(family)):
+        values = _values(family)
+        for s in values if name == "ray_tasks" else _one_source(values):
             if math.isfinite(s.value):
                 by_state[s.labels.get("State", "")] += s.value
         for state, value in by_state.items():
@@ -493,3 +498,47 @@ def reservations(status_body: str | bytes, groups: Sequence[PlacementGroupInfo])
         out.append(make_sample("ray.cluster.resources_reserved", reserved, {"resource": resource}))
         out.append(make_sample("ray.cluster.resources_in_use", in_use, {"resource": resource}))
     return [s for s in out if s is not None]
+
+
+def pending_strategies(
+    status_body: str | bytes,
+) -> list[tuple[tuple[tuple[tuple[str, float], ...], ...], str]]:
+    """Return (bundle shape, strategy) of each pending group demand in `/api/cluster_status`.
+
+    The placement-group API leaves `strategy` empty for pending groups in Ray 2.60; the
+    autoscaler's `pgDemand` carries it with the bundles, which identify the group by shape.
+    """
+    data = _unwrap(_load(status_body, "/api/cluster_status"), "/api/cluster_status")
+    report = (data.get("clusterStatus") or {}).get("loadMetricsReport") or {}
+    out = []
+    for item in report.get("pgDemand") or []:
+        demand = item[0] if isinstance(item, list) and item else item
+        if not isinstance(demand, Mapping):
+            continue
+        shape = []
+        for bundle in demand.get("bundles") or []:
+            resources, count = (bundle[0], bundle[1]) if isinstance(bundle, list) else (bundle, 1)
+            for _ in range(int(count)):
+                shape.append(_shape(resources))
+        out.append((tuple(sorted(shape)), str(demand.get("strategy", ""))))
+    return out
+
+
+def _shape(resources: Mapping[str, Any]) -> tuple[tuple[str, float], ...]:
+    return tuple(sorted((str(k), float(v)) for k, v in resources.items() if float(v)))
+
+
+def with_strategies(
+    groups: list[dict[str, Any]], demands: list[tuple[tuple[Any, ...], str]]
+) -> list[dict[str, Any]]:
+    """Fill the blank strategy of pending groups from the demand of the same bundle shape."""
+    left = list(demands)
+    for group in groups:
+        if group.get("strategy"):
+            continue
+        shape = tuple(sorted(_shape(b) for b in group.get("bundles") or []))
+        match = next((d for d in left if d[0] == shape), None)
+        if match is not None:
+            group["strategy"] = match[1]
+            left.remove(match)
+    return groups

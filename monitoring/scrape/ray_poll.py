@@ -128,28 +128,46 @@ def _discover(
     errors: list[PollError],
     info: dict[str, Any],
 ) -> list[tuple[str, str]]:
-    """Return (exporter URL, node label) pairs from the dashboard (sd first, then nodes)."""
+    """Return (exporter URL, node label) pairs from the dashboard (sd first, then nodes).
+
+    The node list is read on every poll: it names nodes by host name and says which are
+    DEAD (`info["nodes"]`). Without service discovery its live nodes are the exporters.
+    """
+    targets: list[str] = []
+    sd_url = f"{base}/api/prometheus/sd"
     try:
-        body = fetch(f"{base}/api/prometheus/sd", policy=policy, token=token, client=client)
-        targets = ray.exporters_from_sd(body.body)
-        if targets:
-            return [(f"http://{t}/metrics", t) for t in targets]
+        targets = ray.exporters_from_sd(
+            fetch(sd_url, policy=policy, token=token, client=client).body
+        )
     except ScrapeError as exc:
-        errors.append(PollError(exc.kind, str(exc), f"{base}/api/prometheus/sd"))
+        errors.append(PollError(exc.kind, str(exc), sd_url))
+    nodes_url = f"{base}/nodes?view=summary"
     try:
-        body = fetch(f"{base}/nodes?view=summary", policy=policy, token=token, client=client)
+        body = fetch(nodes_url, policy=policy, token=token, client=client)
         nodes = ray.nodes_from_summary(body.body)
     except ScrapeError as exc:
-        errors.append(PollError(exc.kind, str(exc), f"{base}/nodes?view=summary"))
-        return []
-    info["nodes"] = [
-        {"node_id": n.node_id, "ip": n.ip, "hostname": n.hostname, "head": n.is_head} for n in nodes
+        if not targets:
+            errors.append(PollError(exc.kind, str(exc), nodes_url))
+        nodes = []
+    if nodes:
+        info["nodes"] = [
+            {
+                "node_id": n.node_id,
+                "ip": n.ip,
+                "hostname": n.hostname,
+                "head": n.is_head,
+                "state": n.state,
+                "exporter": n.exporter or "",
+            }
+            for n in nodes
+        ]
+    if targets:
+        return [(f"http://{t}/metrics", t) for t in targets]
+    return [
+        (f"http://{n.exporter}/metrics", n.exporter)
+        for n in nodes
+        if n.exporter and n.state in ("ALIVE", "")
     ]
-    out = []
-    for n in nodes:
-        if n.exporter and n.state in ("ALIVE", ""):
-            out.append((f"http://{n.exporter}/metrics", n.exporter))
-    return out
 
 
 def _dashboard_state(
@@ -171,6 +189,10 @@ def _dashboard_state(
     url = f"{base}/api/cluster_status"
     try:
         body = fetch(url, policy=policy, token=token, client=client).body
+        if info.get("placement_groups_pending"):
+            info["placement_groups_pending"] = ray.with_strategies(
+                info["placement_groups_pending"], ray.pending_strategies(body)
+            )
         return ray.reservations(body, groups)
     except ScrapeError as exc:
         errors.append(PollError(exc.kind, str(exc), url))

@@ -377,6 +377,19 @@ class _NodeCollector:
              ({**executor, "State": "ALIVE_RUNNING_TASKS"}, 2.0),
              ({**executor, "State": "ALIVE_IDLE"}, 3.0)],
         )  # fmt: skip
+        task = {"Component": "core_worker", "IsRetry": "0", "JobId": "02000000",
+                "Name": "VLLMDeployment.__call__", "NodeAddress": c.host,
+                "SessionName": c.session, "Version": RAY_VERSION, **OTEL}  # fmt: skip
+        owner, runner = {**task, "Source": "owner"}, {**task, "Source": "executor"}
+        finished = float(int((self.now - c.started) * 2))  # ~2 calls a second since the start
+        yield self._gauge(
+            "ray_tasks",
+            "Current number of tasks currently in a particular state.",
+            [({**owner, "State": "FINISHED"}, finished),
+             ({**owner, "State": "PENDING_NODE_ASSIGNMENT"}, pending),
+             ({**runner, "State": "RUNNING"}, 4.0),
+             ({**runner, "State": "SUBMITTED_TO_WORKER"}, 0.0)],
+        )  # fmt: skip
         controller = {"Component": "core_worker", "SessionName": c.session,
                       "Version": RAY_VERSION, "WorkerId": "f" * 56, **OTEL}  # fmt: skip
         yield self._gauge(

@@ -211,7 +211,7 @@
     var z = ray && ray[chart.dataset.field];
     var hasValue = z && z.some(function (row) { return row.some(function (v) { return v !== null; }); });
     if (!hasValue || !ray.gpu_ids.length) { showEmpty(chart); return; }
-    var nodes = ray.nodes.map(function (n) { return n.node; });
+    var nodes = ray.nodes.map(function (n) { return n.name || n.node; });
     var trace = {
       type: "heatmap",
       z: z,

@@ -46,7 +46,11 @@ def test_each_new_ray_target_gets_the_pending_placement_group_rule(make_target):
 
     series = set(AlertRule.objects.filter(target=target).values_list("series", flat=True))
 
-    assert series == {'ray.placement_groups{state="PENDING"}', "poll.consecutive_failures"}
+    assert series == {
+        'ray.placement_groups{state="PENDING"}',
+        "poll.consecutive_failures",
+        "ray.cluster.nodes_missing",
+    }
 
 
 def test_an_alert_opens_only_after_its_duration_and_resolves_when_the_condition_stops(

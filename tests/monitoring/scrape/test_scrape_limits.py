@@ -139,7 +139,8 @@ def test_discovered_exporters_pass_the_same_allowlist(fake_server):
     refused = {e.where: e.kind for e in result.errors if e.kind == "forbidden_address"}
     assert result.ok  # the allowed exporter answered
     assert set(refused) == {"http://10.66.0.1:9100/metrics", "http://169.254.169.254:80/metrics"}
-    assert all(s["path"].startswith(("/api", "/metrics")) for s in fake_server.seen)
+    # Only the dashboard (its API and node list) and the allowed exporter are asked.
+    assert all(s["path"].startswith(("/api", "/nodes", "/metrics")) for s in fake_server.seen)
 
 
 def test_gpu_and_ray_messages_never_quote_the_page():

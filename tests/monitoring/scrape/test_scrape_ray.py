@@ -178,3 +178,29 @@ def test_cluster_status_separates_reserved_from_actually_used():
 def test_bad_dashboard_json_is_a_source_error(body):
     with pytest.raises(SourceError):
         ray.nodes_from_summary(body)
+
+
+def test_tasks_by_state_add_owner_and_executor_counts():
+    result = from_text(fixture_text("ray", "head_exporter_metrics_1.txt"), "ray", ts=0)
+    tasks = {dict(s.labels)["state"]: s.value for s in result.samples if s.key == "ray.tasks"}
+
+    assert tasks["FINISHED"] == 60  # the owner's count
+    assert tasks["PENDING_NODE_ASSIGNMENT"] == 1
+    assert tasks["RUNNING"] == 0  # the executor's
+
+
+def test_pending_group_strategy_comes_from_the_cluster_status_demand():
+    from monitoring.scrape import ray
+
+    groups = [
+        g.as_dict()
+        for g in ray.placement_groups(fixture_text("ray", "dashboard_placement_groups.json"))
+        if g.state == "PENDING"
+    ]
+    assert groups[0]["strategy"] == ""  # Ray 2.60's placement-group API leaves it blank
+
+    filled = ray.with_strategies(
+        groups, ray.pending_strategies(fixture_text("ray", "dashboard_cluster_status.json"))
+    )
+
+    assert filled[0]["strategy"] == "STRICT_PACK"

@@ -1,0 +1,81 @@
+"""A Ray cluster's nodes by name, and the nodes it should have (to see a lost one).
+
+Ray names a node by `IP:port` of its exporter; the dashboard's node list (kept in
+`Target.info["nodes"]` at each poll) and the inventory (management address) give host names.
+The expected nodes are the inventory machines linked to the target, else the linked plan's
+hosts: a node that stops answering then shows as missing and raises an alert instead of the
+cluster quietly reporting one node fewer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from inventory.models import Machine
+from monitoring.models import Target
+from monitoring.scrape.series import Sample
+
+
+def _host(label: str) -> str:
+    """The address part of `ip:port` or `[v6]:port`."""
+    if label.startswith("["):
+        return label[1:].split("]", 1)[0]
+    return label.rsplit(":", 1)[0] if label.count(":") == 1 else label
+
+
+def node_names(target: Target, labels: list[str]) -> dict[str, str]:
+    """Return {node label: host name} from the dashboard's node list, else the inventory."""
+    nodes = (target.info or {}).get("nodes", [])
+    by_exporter = {n.get("exporter"): n.get("hostname") for n in nodes if n.get("hostname")}
+    by_ip = {n.get("ip"): n.get("hostname") for n in nodes if n.get("hostname")}
+    names = {}
+    missing = []
+    for label in labels:
+        name = by_exporter.get(label) or by_ip.get(_host(label))
+        if name:
+            names[label] = name
+        else:
+            missing.append(label)
+    if missing:
+        hosts = {_host(label) for label in missing}
+        inventory = dict(
+            Machine.objects.filter(management_address__in=hosts).values_list(
+                "management_address", "hostname"
+            )
+        )
+        for label in missing:
+            names[label] = inventory.get(_host(label), label)
+    return names
+
+
+def expected_hosts(target: Target) -> list[str]:
+    """Host names the cluster should have: its linked machines, else its plan's hosts."""
+    linked = list(target.machines.order_by("hostname").values_list("hostname", flat=True))
+    if linked:
+        return linked
+    if target.plan_id is not None:
+        hosts = target.plan.hostnames if target.plan is not None else []
+        return sorted({str(h).lower() for h in hosts or []})
+    return []
+
+
+def missing_hosts(target: Target, answering: list[str]) -> list[str]:
+    """Expected host names whose node did not answer the last poll."""
+    seen = {n.split(".", 1)[0].lower() for n in answering}
+    return [h for h in expected_hosts(target) if h.split(".", 1)[0].lower() not in seen]
+
+
+def poll_extras(target: Target, samples: list[Any], info: Mapping[str, Any]) -> list[Sample]:
+    """ray.cluster.nodes_expected and nodes_missing for this poll (nothing without an expectation).
+
+    A poll that failed altogether stores nothing: the target is down and says so.
+    """
+    expected = len(expected_hosts(target))
+    if not expected:
+        return []
+    scraped = next((s.value for s in samples if s.key == "ray.cluster.nodes_scraped"), 0.0)
+    return [
+        Sample("ray.cluster.nodes_expected", (), float(expected)),
+        Sample("ray.cluster.nodes_missing", (), float(max(0, expected - int(scraped)))),
+    ]
