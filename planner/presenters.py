@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,6 +12,8 @@ from django.utils.translation import gettext_lazy
 
 from planner import engine_texts_i18n as engine_i18n
 from planner.engine.result import Candidate, PlanResult
+from planner.presentation.pitfalls import relevant_pitfalls
+from planner.presentation.verdict import plan_verdict
 from planner.services.bundles import allocation_rows
 from planner.services.charts import result_figures
 from planner.services.exports import config_files
@@ -115,8 +118,13 @@ def _allocation_context(result: PlanResult) -> dict[str, Any]:
     }
 
 
-def result_context(result: PlanResult, *, prefix: str = "") -> dict[str, Any]:
-    """Return the template context of one result (chart ids prefixed for side-by-side pages)."""
+def result_context(
+    result: PlanResult, *, prefix: str = "", engine_input: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """Return the template context of one result (chart ids prefixed for side-by-side pages).
+
+    `engine_input` is what the engine was given: the SLOs the verdict checks come from it.
+    """
     rec = result.recommendation
     figures = [
         {"id": f"{prefix}{key}", "data_id": f"{prefix}{key}-data", "figure": fig}
@@ -137,7 +145,8 @@ def result_context(result: PlanResult, *, prefix: str = "") -> dict[str, Any]:
         "signals_against": [s for s in signals if s.direction != "for_ray"],
         "signal_hits_for": sum(1 for s in signals if s.direction == "for_ray" and s.hit),
         "signal_hits_against": sum(1 for s in signals if s.direction != "for_ray" and s.hit),
-        "pitfalls": render_messages(result.pitfalls),
+        "verdict": plan_verdict(result, engine_input),
+        "pitfalls": render_messages(relevant_pitfalls(result)),
         "placement": result.placement,
         "configs": result.configs,
         **_allocation_context(result),

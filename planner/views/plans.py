@@ -64,7 +64,7 @@ class PlanDetailView(LoginRequiredMixin, View):
                 result, (plan.engine_input.get("hardware") or {}).get("pool_kind", "")
             ),
             "bundle_variant_keys": BUNDLE_VARIANT_KEYS,
-            **result_context(result),
+            **result_context(result, engine_input=plan.engine_input),
         }
         return render(request, "planner/plan_detail.html", context)
 
@@ -97,13 +97,15 @@ class PlanWhatIfView(LoginRequiredMixin, View):
             "can_write": is_planner(request.user),
         }
         if evaluation is None:
-            context.update(result_context(plan_result(plan)))
+            context.update(result_context(plan_result(plan), engine_input=plan.engine_input))
             context["decision_url"] = decision_url(plan.public_id)
             return render(request, "planner/plan_detail.html", context, status=400)
         context.update(
             changes=form.describe(),
-            left=result_context(plan_result(plan), prefix="left-"),
-            right=result_context(evaluation.result, prefix="right-"),
+            left=result_context(plan_result(plan), prefix="left-", engine_input=plan.engine_input),
+            right=result_context(
+                evaluation.result, prefix="right-", engine_input=evaluation.engine_input
+            ),
             comparison=compare_results(
                 left_result=plan_result(plan),
                 right_result=evaluation.result,
@@ -161,8 +163,12 @@ class PlanCompareView(LoginRequiredMixin, View):
         context = {
             "left_plan": left,
             "right_plan": right,
-            "left": result_context(plan_result(left), prefix="left-"),
-            "right": result_context(plan_result(right), prefix="right-"),
+            "left": result_context(
+                plan_result(left), prefix="left-", engine_input=left.engine_input
+            ),
+            "right": result_context(
+                plan_result(right), prefix="right-", engine_input=right.engine_input
+            ),
             "comparison": compare_plans(left, right),
         }
         return render(request, "planner/compare.html", context)

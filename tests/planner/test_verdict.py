@@ -1,0 +1,82 @@
+"""The verdict on top of a plan: route, layout, three sentences with numbers, SLO pass/fail."""
+
+import json
+from pathlib import Path
+
+import pytest
+from django.utils import translation
+
+from planner.engine.result import PlanResult
+from planner.presentation.pitfalls import relevant_pitfalls
+from planner.presentation.verdict import plan_verdict
+
+FIXTURES = Path(__file__).parent / "engine" / "fixtures" / "results"
+
+
+def _saved(name: str) -> tuple[dict, PlanResult]:
+    data = json.loads((FIXTURES / name).read_text(encoding="utf-8"))
+    return data["spec"], PlanResult.from_dict(data["result"])
+
+
+def test_route_a_verdict_says_fit_speed_and_what_the_team_runs():
+    spec, result = _saved("v2_route_a.json")
+
+    with translation.override("en"):
+        verdict = plan_verdict(result, spec)
+
+    assert verdict.title.startswith("Route A")
+    assert verdict.layout == "TP8×PP1×2"
+    assert len(verdict.sentences) == 3
+    fit, speed, ops = verdict.sentences
+    assert "fits inside one node" in fit
+    assert "output tokens/s" in speed
+    assert "nginx" in ops
+    assert verdict.slo_checks == ()
+    assert verdict.slo_met is None
+
+
+def test_entered_slos_are_shown_as_met_or_missed():
+    spec, result = _saved("v2_route_b.json")  # TTFT 2000 ms and ITL 50 ms entered
+
+    with translation.override("en"):
+        verdict = plan_verdict(result, spec)
+
+    assert [c.target_ms for c in verdict.slo_checks] == ["2,000", "50"]
+    best = result.best
+    assert verdict.slo_checks[0].met == (best.serving.ttft_p95_ms <= 2000)
+    assert verdict.slo_checks[1].met == (best.serving.itl_p95_ms <= 50)
+    assert "spans 2 nodes" in verdict.sentences[0]
+
+
+def test_counts_are_whole_and_grouped_for_the_locale():
+    spec, result = _saved("v2_route_a.json")
+
+    with translation.override("en"):
+        fit = plan_verdict(result, spec).sentences[0]
+
+    seqs = int(result.best.max_concurrency_per_replica)
+    assert f"room for {seqs:,} sequences of 8,192 tokens" in fit
+    assert ".0 sequences" not in fit
+
+
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_nothing_fits_says_so_in_every_language(language):
+    spec, result = _saved("v2_nothing_fits.json")
+
+    with translation.override(language):
+        verdict = plan_verdict(result, spec)
+
+    assert not verdict.fits
+    assert verdict.layout == ""
+    assert "131072" in verdict.sentences[0].replace(",", "")
+    if language == "en":
+        assert "131,072 tokens" in verdict.sentences[0]
+
+
+def test_nccl_pitfalls_only_when_a_replica_spans_nodes():
+    _spec, route_a = _saved("v2_route_a.json")  # 2 replicas, each inside one node
+    _spec, route_b = _saved("v2_route_b.json")  # one replica across 2 nodes
+
+    assert any(p.id.startswith("pit_nccl") for p in route_a.pitfalls)
+    assert not any(p.id.startswith("pit_nccl") for p in relevant_pitfalls(route_a))
+    assert any(p.id.startswith("pit_nccl") for p in relevant_pitfalls(route_b))
