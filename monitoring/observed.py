@@ -22,6 +22,7 @@ class ServedConfig:
     gpu_memory_utilization: float | None
     tensor_parallel_size: int | None
     pipeline_parallel_size: int | None
+    engines: int  # data-parallel engines behind this address (1 when not reported)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -76,6 +77,7 @@ def served_config(target: Target) -> ServedConfig:
         gpu_memory_utilization=_float(cache.get("gpu_memory_utilization")),
         tensor_parallel_size=_int(cache.get("tensor_parallel_size")),
         pipeline_parallel_size=_int(cache.get("pipeline_parallel_size")),
+        engines=max(_int(info.get("engines")) or 1, 1),
     )
 
 

@@ -271,7 +271,7 @@ def _plan_rows(
             _("Replicas (targets linked to the plan)"),
             "replicas",
             float(n),
-            float(1 if whole else len(observations)),
+            _replicas_seen(whole, observations),
         ),
         _row(
             "kv_capacity_tokens",
@@ -289,6 +289,18 @@ def _plan_rows(
             _round(_sum([o.concurrency for o in observations])),
         ),
     ]
+
+
+def _replicas_seen(whole: bool, observations: list[TargetObservation]) -> float | None:
+    """Return the replicas the servers show: linked targets, or a whole-plan endpoint's engines.
+
+    One address in front of a pool (a gateway, Ray Serve) does not say how many replicas it
+    balances over: not judged unless it reports data-parallel engines.
+    """
+    if not whole:
+        return float(len(observations))
+    engines = observations[0].served.engines
+    return float(engines) if engines > 1 else None
 
 
 def _plan_speed(

@@ -42,7 +42,9 @@ def model_matches(served: tuple[str, ...], values: PlanValues) -> bool | None:
     return any(w in _normalise(name) for name in served for w in wanted)
 
 
-def _target_warnings(values: PlanValues, obs: TargetObservation) -> list[ComparisonWarning]:
+def _target_warnings(
+    values: PlanValues, obs: TargetObservation, *, whole: bool
+) -> list[ComparisonWarning]:
     served = obs.served
     name = obs.target_name
     out: list[ComparisonWarning] = []
@@ -129,6 +131,18 @@ def _target_warnings(values: PlanValues, obs: TargetObservation) -> list[Compari
                 },
             )
         )
+    if not whole and served.engines > 1:
+        out.append(
+            ComparisonWarning(
+                code="data_parallel_engines",
+                target=name,
+                message=_(
+                    "%(target)s runs %(engines)d data-parallel engines, %(engines)d replicas "
+                    "behind one address: link it as the whole plan, not as one replica."
+                )
+                % {"target": name, "engines": served.engines},
+            )
+        )
     if obs.polls == 0:
         out.append(
             ComparisonWarning(
@@ -155,7 +169,19 @@ def sanity_warnings(
     """Return every mismatch between the plan and the linked servers."""
     out: list[ComparisonWarning] = []
     for obs in observations:
-        out += _target_warnings(values, obs)
+        out += _target_warnings(values, obs, whole=whole)
+    engines = sum(o.served.engines for o in observations)
+    if whole and engines > 1 and engines != values.replicas:
+        out.append(
+            ComparisonWarning(
+                code="replica_count_mismatch",
+                message=_(
+                    "The linked endpoint runs %(found)d data-parallel engines; the plan plans "
+                    "%(planned)d replicas."
+                )
+                % {"found": engines, "planned": values.replicas},
+            )
+        )
     if not whole and replicas_found != values.replicas:
         out.append(
             ComparisonWarning(

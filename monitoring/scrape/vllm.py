@@ -237,6 +237,8 @@ def _cache_capacity(
     if not engines:
         return []
     info["cache_config"] = dict(engines[0])
+    # With --data-parallel-size N one server runs N engines: N replicas behind one address.
+    info["engines"] = len({e.get("engine", "") for e in engines})
     blocks = [_number(e, "num_gpu_blocks") for e in engines]
     block_size = _number(engines[0], "block_size")
     tokens = [_number(e, "kv_cache_size_tokens") for e in engines]

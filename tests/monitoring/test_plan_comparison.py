@@ -158,7 +158,8 @@ def test_a_whole_plan_target_is_always_the_plan_scope(make_target, s1_plan):
 
     assert comparison.scope == Scope.PLAN
     rows = _rows(comparison)
-    assert rows["replicas"].observed == 1  # one endpoint stands for the whole plan
+    assert rows["replicas"].observed is None  # one address does not say what it balances over
+    assert rows["replicas"].within_tolerance is None
     assert not [w for w in comparison.warnings if w.code == "replica_count_mismatch"]
 
 
@@ -265,3 +266,31 @@ def test_a_ray_target_linked_to_a_plan_explains_what_to_link(make_target, s1_pla
     answer = viewer_api.get(f"/api/v1/monitoring/targets/{target.pk}/plan-comparison/")
     assert answer.status_code == 409
     assert "vLLM" in answer.json()["detail"]
+
+
+def test_data_parallel_engines_count_as_replicas(make_target, s1_plan):
+    from monitoring.scrape import from_text
+    from monitoring.simulator.vllm_sim import SimVllm
+
+    # One server with --data-parallel-size 2: cache_config_info once per engine.
+    text = SimVllm(_replica("dp", blocks=1000)).metrics(1e9).decode()
+    line = next(x for x in text.splitlines() if x.startswith("vllm:cache_config_info{"))
+    text = text.replace(line, line + "\n" + line.replace('engine="0"', 'engine="1"'))
+    assert from_text(text, "vllm").info["engines"] == 2
+    replica = make_target(name="dp-as-replica", plan=s1_plan)
+    whole = make_target(name="dp-as-plan", plan=s1_plan, plan_scope=PlanScope.PLAN)
+    for target in (replica, whole):
+        Target.objects.filter(pk=target.pk).update(
+            info={"engines": 2, "cache_config": {"num_gpu_blocks": "1000"}}
+        )
+        target.refresh_from_db()
+    start, end = resolve_range("1h")
+
+    as_replica = plan_comparison(replica, start=start, end=end)
+    as_plan = plan_comparison(whole, start=start, end=end)
+
+    assert "data_parallel_engines" in {w.code for w in as_replica.warnings}
+    rows = _rows(as_plan)
+    assert rows["replicas"].observed == 2
+    assert rows["replicas"].within_tolerance is True
+    assert "data_parallel_engines" not in {w.code for w in as_plan.warnings}
