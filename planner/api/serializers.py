@@ -46,6 +46,13 @@ class SpecSerializer(serializers.Serializer):
     max_model_len = serializers.IntegerField(required=False)
     gpu_memory_utilization = serializers.FloatField(required=False, help_text="(0, 1]")
     max_num_batched_tokens = serializers.IntegerField(required=False, allow_null=True)
+    vllm_version = serializers.CharField(
+        required=False,
+        help_text=_(
+            "The vLLM release to plan for (e.g. 0.19.0): the KV cache is sized by that "
+            "version's memory-profiling rules. Default: the version the generated configs target."
+        ),
+    )
     workload = WorkloadSerializer(required=False)
     hardware = serializers.JSONField(
         help_text=_(

@@ -25,6 +25,8 @@ WEIGHT_DTYPE_CHOICES = [
     ("fp8", _("FP8 — half the memory; needs Hopper/Ada GPUs or a pre-quantized checkpoint")),
     ("int8", _("INT8 — half the memory, pre-quantized checkpoint (e.g. GPTQ/W8A8)")),
     ("int4", _("INT4 — a quarter of the memory, pre-quantized checkpoint (AWQ/GPTQ)")),
+    ("mxfp4", _("MXFP4 — about a quarter of the memory, MXFP4 checkpoints only (gpt-oss)")),
+    ("fp32", _("FP32 — twice the memory of BF16 (4 bytes per parameter)")),
 ]
 KV_DTYPE_CHOICES = [
     ("auto", _("auto — same as the model (16 bit)")),

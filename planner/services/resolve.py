@@ -54,8 +54,8 @@ def _hf_config_from_architecture(arch: Architecture) -> dict[str, Any]:
         "attention_bias": arch.attention_bias,
         "torch_dtype": {"bf16": "bfloat16", "fp16": "float16"}.get(arch.default_dtype, "bfloat16"),
     }
-    if arch.checkpoint_quantization == "fp8":
-        cfg["quantization_config"] = {"quant_method": "fp8"}
+    if arch.checkpoint_quantization in {"fp8", "mxfp4"}:
+        cfg["quantization_config"] = {"quant_method": arch.checkpoint_quantization}
     elif arch.checkpoint_quantization in {"int4", "int8"}:
         cfg["quantization_config"] = {
             "quant_method": "gptq",
