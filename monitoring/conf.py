@@ -67,9 +67,10 @@ def poll_budget_s(interval_s: float | None = None) -> float:
     return total
 
 
-def scrape_limits() -> ScrapeLimits:
+def scrape_limits(*, sample_limit: int | None = None) -> ScrapeLimits:
+    """Return the limits of one poll: the settings, and the target's own sample_limit if set."""
     return ScrapeLimits(
-        sample_limit=int(get("MONITORING_SAMPLE_LIMIT")),
+        sample_limit=sample_limit or int(get("MONITORING_SAMPLE_LIMIT")),
         label_limit=int(get("MONITORING_LABEL_LIMIT")),
         label_name_length_limit=int(get("MONITORING_LABEL_NAME_LENGTH_LIMIT")),
         label_value_length_limit=int(get("MONITORING_LABEL_VALUE_LENGTH_LIMIT")),
@@ -78,7 +79,10 @@ def scrape_limits() -> ScrapeLimits:
 
 
 def fetch_policy(
-    *, interval_s: float | None = None, allowlist: Allowlist | None = None
+    *,
+    interval_s: float | None = None,
+    allowlist: Allowlist | None = None,
+    sample_limit: int | None = None,
 ) -> FetchPolicy:
     """Return the limits of one poll: the allowlist, the scrape limits and a time budget for the
     whole poll that stays below the poll interval."""
@@ -90,5 +94,5 @@ def fetch_policy(
         total_timeout_s=total,
         max_bytes=int(get("MONITORING_MAX_RESPONSE_BYTES")),
         allowlist=allowlist or reach.allowlist(),
-        limits=scrape_limits(),
+        limits=scrape_limits(sample_limit=sample_limit),
     )

@@ -33,6 +33,7 @@ class TargetForm(forms.ModelForm):
             "plan_scope",
             "decision",
             "poll_interval_s",
+            "sample_limit",
             "enabled",
         ]
         widgets = {"machines": forms.SelectMultiple(attrs={"size": 6})}

@@ -12,6 +12,8 @@ from simple_history.models import HistoricalRecords
 from core.secrets import EncryptedTextField
 
 MIN_POLL_INTERVAL_S = 5
+# A target's own sample_limit may not exceed this (0, "no limit", is never allowed per target).
+MAX_SAMPLE_LIMIT = 1_000_000
 MAX_POLL_INTERVAL_S = 3600
 DEFAULT_POLL_INTERVAL_S = 15
 
@@ -116,6 +118,16 @@ class Target(models.Model):
         ],
     )
     enabled = models.BooleanField(_("enabled"), default=True)
+    sample_limit = models.PositiveIntegerField(
+        _("sample limit"),
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1), MaxValueValidator(MAX_SAMPLE_LIMIT)],
+        help_text=_(
+            "Most samples one poll may read, as Prometheus' sample_limit (a page over it is"
+            " refused). Empty: the server-wide default."
+        ),
+    )
     # Encrypted at rest (core.secrets, FIELD_ENCRYPTION_KEYS); never shown again, never logged.
     # Querysets that list targets defer it: only a poll needs the plaintext.
     token = EncryptedTextField(_("bearer token"), blank=True, editable=False)

@@ -70,7 +70,9 @@ def scrape_target(target: Target, *, previous: dict | None = None) -> ScrapeResu
         target.base_url,
         target.kind,
         previous,
-        policy=conf.fetch_policy(interval_s=target.poll_interval_s),
+        policy=conf.fetch_policy(
+            interval_s=target.poll_interval_s, sample_limit=target.sample_limit
+        ),
         token=token or None,
         client=http_client(),
     )

@@ -67,6 +67,7 @@ TARGET_FIELDS = (
     "plan",
     "plan_scope",
     "decision",
+    "sample_limit",
 )
 
 
@@ -82,6 +83,7 @@ def target_create(
     plan_scope: str = PlanScope.REPLICA,
     decision: Any | None = None,
     machines: Iterable[Any] = (),
+    sample_limit: int | None = None,
 ) -> Target:
     """Create a target with its default alert rules; it is polled at the next scheduler tick."""
     target = Target(
@@ -93,6 +95,7 @@ def target_create(
         plan=plan,
         plan_scope=plan_scope,
         decision=decision,
+        sample_limit=sample_limit,
     )
     with transaction.atomic():
         target.full_clean()

@@ -64,6 +64,7 @@ class TargetSerializer(serializers.ModelSerializer):
             "plan_scope",
             "decision",
             "poll_interval_s",
+            "sample_limit",
             "enabled",
             "token",
             "clear_token",

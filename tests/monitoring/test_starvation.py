@@ -288,3 +288,27 @@ def test_a_target_whose_polls_stopped_opens_an_alert_and_its_next_poll_resolves_
     alerts_evaluate(target=target, values={"poll.overdue_intervals": 0.0}, now=timezone.now())
     stopped.refresh_from_db()
     assert not stopped.is_open
+
+
+@pytest.mark.parametrize("value", [0, 1_000_001, -5], ids=["zero", "over-max", "negative"])
+def test_a_target_sample_limit_out_of_range_is_a_400_naming_it(planner_api, value):
+    response = planner_api.post(
+        "/api/v1/monitoring/targets/",
+        {"name": "t", "kind": "vllm", "base_url": "http://127.0.0.1:9", "sample_limit": value},
+        format="json",
+    )
+
+    assert response.status_code == 400
+    assert "sample_limit" in response.json()
+
+
+@pytest.mark.enable_socket
+def test_a_target_own_sample_limit_applies_to_its_polls(make_target, http_server):
+    base, script = http_server
+    page = fixture_text("vllm", "v0_32_metrics_after.txt").encode()
+    script.route = lambda path: (200, {"Content-Type": "text/plain"}, [page])
+    tight = make_target(name="tight", base_url=base, sample_limit=10)
+    default = make_target(name="default", base_url=base)
+
+    assert poll(tight).error_kind == "limit"
+    assert poll(default).ok
