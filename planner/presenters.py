@@ -13,6 +13,7 @@ from django.utils.translation import gettext_lazy
 from planner import engine_texts_i18n as engine_i18n
 from planner.engine.result import Candidate, PlanResult
 from planner.presentation.pitfalls import relevant_pitfalls
+from planner.presentation.routes import route_options
 from planner.presentation.verdict import plan_verdict
 from planner.services.bundles import allocation_rows
 from planner.services.charts import result_figures
@@ -146,6 +147,7 @@ def result_context(
         "signal_hits_for": sum(1 for s in signals if s.direction == "for_ray" and s.hit),
         "signal_hits_against": sum(1 for s in signals if s.direction != "for_ray" and s.hit),
         "verdict": plan_verdict(result, engine_input),
+        "routes": route_options(result),
         "pitfalls": render_messages(relevant_pitfalls(result)),
         "placement": result.placement,
         "configs": result.configs,

@@ -80,3 +80,29 @@ def test_nccl_pitfalls_only_when_a_replica_spans_nodes():
     assert any(p.id.startswith("pit_nccl") for p in route_a.pitfalls)
     assert not any(p.id.startswith("pit_nccl") for p in relevant_pitfalls(route_a))
     assert any(p.id.startswith("pit_nccl") for p in relevant_pitfalls(route_b))
+
+
+@pytest.mark.parametrize(
+    ("name", "chosen"),
+    [("v2_route_a.json", "A"), ("v2_route_b.json", "B"), ("v2_route_c.json", "C")],
+)
+def test_three_routes_side_by_side_with_one_chosen(name, chosen):
+    from planner.presentation.routes import route_options
+
+    _spec, result = _saved(name)
+
+    with translation.override("en"):
+        options = route_options(result)
+
+    assert len(options) == 3
+    assert [o.route for o in options if o.chosen] == [chosen]
+    assert {o.route for o in options} >= {"B", "C"}
+    for o in options:
+        assert o.verdict and o.burden and o.changes_choice
+        if o.layout:
+            assert "tok/s" in o.throughput
+    if chosen == "A":
+        across = next(o for o in options if o.route == "B")
+        assert across.verdict.startswith(("Not needed", "Possible", "Not possible"))
+        ray = next(o for o in options if o.route == "C")
+        assert ray.verdict.startswith("Not recommended")

@@ -1,0 +1,180 @@
+"""The three routes side by side for the same inputs: fit, speed, what the team owns, and what
+would change the choice. Read from the typed result: the layouts the engine evaluated and the
+signals for and against Ray."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.utils.translation import gettext as _
+
+from planner.engine.result import Candidate, Direction, PlanResult, Route
+from planner.presentation.numbers import amount, count
+from planner.presentation.verdict import ROUTE_TITLES
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RouteOption:
+    route: Route
+    title: str
+    chosen: bool
+    layout: str  # "" when the route has no layout on these machines
+    verdict: str
+    fit: str
+    throughput: str
+    latency: str
+    burden: str
+    changes_choice: str
+
+
+def _best(cands: list[Candidate]) -> Candidate | None:
+    return max(cands, key=lambda c: c.score, default=None)
+
+
+def _fit(c: Candidate | None, result: PlanResult) -> str:
+    if c is None:
+        return _("no layout fits")
+    held = _("holds %(seqs)s sequences of %(ctx)s tokens per replica") % {
+        "seqs": count(c.max_concurrency_per_replica),
+        "ctx": count(result.model.max_model_len),
+    }
+    if c.spans_nodes:
+        return _("each replica spans %(nodes)s nodes; %(held)s") % {
+            "nodes": count(c.nodes_per_replica),
+            "held": held,
+        }
+    return _("each replica inside one node; %(held)s") % {"held": held}
+
+
+def _speed(c: Candidate | None) -> tuple[str, str]:
+    if c is None:
+        return "—", "—"
+    serving = c.serving
+    tok = serving.output_tok_s if serving else c.output_throughput_tok_s
+    ttft = serving.ttft_p50_ms if serving else c.ttft_ms
+    itl = serving.itl_p50_ms if serving else c.itl_ms
+    return (
+        _("%(tok)s output tok/s") % {"tok": amount(tok)},
+        _("first token %(ttft)s ms, then %(itl)s ms per token")
+        % {"ttft": amount(ttft), "itl": amount(itl, 1)},
+    )
+
+
+def _signal_counts(result: PlanResult) -> tuple[int, int]:
+    hits = [s for s in result.signals if s.hit]
+    return (
+        sum(s.direction == Direction.FOR_RAY for s in hits),
+        sum(s.direction == Direction.AGAINST_RAY for s in hits),
+    )
+
+
+def route_options(result: PlanResult) -> tuple[RouteOption, ...]:
+    """Return replicas inside nodes (single or A), one instance across nodes (B) and a Ray Serve
+    pool (C), each with the layout it would run and the engine's verdict on it."""
+    chosen = result.recommendation.route
+    fitting = [c for c in result.candidates if c.fits]
+    inside = _best([c for c in fitting if not c.spans_nodes])
+    across = _best([c for c in fitting if c.spans_nodes])
+    inside_route = Route.SINGLE if inside is not None and inside.replicas == 1 else Route.A
+    if chosen in (Route.SINGLE, Route.A):
+        inside_route = chosen
+    for_ray, against_ray = _signal_counts(result)
+
+    def verdict_inside() -> str:
+        if chosen == inside_route:
+            return _("Recommended.")
+        if inside is None:
+            return _("Not possible: no layout fits inside one node.")
+        if not inside.serves_load:
+            return _(
+                "Possible, but %(layout)s cannot hold the target concurrency inside one node."
+            ) % {"layout": inside.label}
+        return _("Possible (%(layout)s, score %(score)s), ranked lower.") % {
+            "layout": inside.label,
+            "score": amount(inside.score),
+        }
+
+    def verdict_across() -> str:
+        if chosen == Route.B:
+            return _("Recommended.")
+        if across is None:
+            return _("Not possible: no layout across nodes fits.")
+        if inside is not None and inside.serves_load:
+            return _(
+                "Not needed: replicas inside one node already serve the load (%(layout)s "
+                "across nodes scores %(score)s)."
+            ) % {"layout": across.label, "score": amount(across.score)}
+        return _("Possible (%(layout)s, score %(score)s), ranked lower.") % {
+            "layout": across.label,
+            "score": amount(across.score),
+        }
+
+    def verdict_ray() -> str:
+        if chosen == Route.C:
+            return _("Recommended: %(for)s signal(s) for Ray hit.") % {"for": for_ray}
+        if inside is None:
+            return _("Not possible: Serve replicas must each fit inside one node.")
+        return _("Not recommended: %(for)s signal(s) for Ray hit, %(against)s against.") % {
+            "for": for_ray,
+            "against": against_ray,
+        }
+
+    inside_tok, inside_lat = _speed(inside)
+    across_tok, across_lat = _speed(across)
+    return (
+        RouteOption(
+            route=inside_route,
+            title=str(ROUTE_TITLES[inside_route]),
+            chosen=chosen == inside_route,
+            layout=inside.label if inside else "",
+            verdict=verdict_inside(),
+            fit=_fit(inside, result),
+            throughput=inside_tok,
+            latency=inside_lat,
+            burden=_(
+                "vLLM servers, one per replica, behind a balancer (Nginx or your gateway); "
+                "restarts by your platform. No Ray."
+            ),
+            changes_choice=_(
+                "A model or context that no longer fits one node's GPUs moves to Route B; "
+                "models that change often or several models sharing the GPUs move to Route C."
+            ),
+        ),
+        RouteOption(
+            route=Route.B,
+            title=str(ROUTE_TITLES[Route.B]),
+            chosen=chosen == Route.B,
+            layout=across.label if across else "",
+            verdict=verdict_across(),
+            fit=_fit(across, result),
+            throughput=across_tok,
+            latency=across_lat,
+            burden=_(
+                "One vLLM process per node started in order (or a Ray cluster), the network "
+                "between the nodes, and NCCL settings; one failed node stops the instance."
+            ),
+            changes_choice=_(
+                "Quantized weights, a shorter context or GPUs with more memory that let one "
+                "node hold the load move back to replicas inside nodes."
+            ),
+        ),
+        RouteOption(
+            route=Route.C,
+            title=str(ROUTE_TITLES[Route.C]),
+            chosen=chosen == Route.C,
+            layout=inside.label if inside else "",
+            verdict=verdict_ray(),
+            fit=_fit(inside, result),
+            throughput=inside_tok,
+            latency=inside_lat,
+            burden=_(
+                "A Ray cluster (head and workers, versions pinned to the vLLM image) and Ray "
+                "Serve deployments with autoscaling and restarts."
+            ),
+            changes_choice=_(
+                "A high-strength signal for Ray (several models sharing the pool, a Ray estate "
+                "already running) or two medium ones recommend it; a fixed fleet serving one "
+                "fixed model does not."
+            ),
+        ),
+    )
