@@ -98,7 +98,7 @@ def test_three_routes_side_by_side_with_one_chosen(name, chosen):
     assert [o.route for o in options if o.chosen] == [chosen]
     assert {o.route for o in options} >= {"B", "C"}
     for o in options:
-        assert o.verdict and o.burden and o.changes_choice
+        assert all((o.verdict, o.burden, o.changes_choice))
         if o.layout:
             assert "tok/s" in o.throughput
     if chosen == "A":
