@@ -57,6 +57,19 @@ class UntrustedYamlLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
+def _construct_int(loader: UntrustedYamlLoader, node: Any) -> int:
+    # Python refuses to convert integers of more than 4,300 digits (ValueError, not YAMLError).
+    try:
+        return yaml.SafeLoader.construct_yaml_int(loader, node)
+    except ValueError:
+        raise ConstructorError(
+            None, None, f"the number {node.value[:20]}… is too long", node.start_mark
+        ) from None
+
+
+UntrustedYamlLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+
+
 def load(text: str) -> Any:
     """Parse one YAML document from untrusted text; yaml.YAMLError explains what is refused."""
     return yaml.load(text, Loader=UntrustedYamlLoader)  # noqa: S506 - a SafeLoader subclass

@@ -187,3 +187,11 @@ def test_huge_numbers_are_a_400_naming_the_field(planner_api, body, field):
 
     assert response.status_code == 400, response.content[:300]
     assert field in response.json()
+
+
+def test_a_yaml_number_of_5000_digits_is_refused(planner_client):
+    body = b"machines:\n  - hostname: a-01\n    gpu_count: " + b"9" * 5000 + b"\n"
+
+    response = upload(planner_client, body, "fleet.yaml")
+
+    assert_refused(response, "is too long")
