@@ -76,6 +76,8 @@ def format_nics_cell(nics: list[dict[str, Any]]) -> str:
 def _cell_problem(value: Any) -> str | None:
     """Return why an imported value cannot be stored, or None when it is a plain value."""
     if value is None or isinstance(value, bool | int | str):
+        if isinstance(value, str) and "\x00" in value:  # PostgreSQL cannot store it
+            return _("NUL characters are not accepted")
         if isinstance(value, str) and len(value.encode()) > MAX_CELL_BYTES:
             return _("the value is %(kib)s KiB; a cell holds at most 128 KiB") % {
                 "kib": len(value.encode()) // 1024

@@ -195,3 +195,17 @@ def test_a_yaml_number_of_5000_digits_is_refused(planner_client):
     response = upload(planner_client, body, "fleet.yaml")
 
     assert_refused(response, "is too long")
+
+
+@pytest.mark.parametrize(
+    ("body", "name"),
+    [
+        (b"hostname,notes\na-01,bad\x00note\n", "f.csv"),
+        (b'machines:\n  - hostname: a-01\n    notes: "bad\\0note"\n', "f.yaml"),
+    ],
+    ids=["csv", "yaml"],
+)
+def test_a_nul_in_an_imported_cell_is_refused_naming_the_field(planner_client, body, name):
+    response = upload(planner_client, body, name)
+
+    assert_refused(response, "field notes: NUL characters are not accepted")
