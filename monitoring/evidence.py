@@ -16,7 +16,7 @@ from typing import Any
 
 from django.db import transaction
 
-from monitoring.models import Target
+from monitoring.models import Target, TargetKind
 from monitoring.window import p95, window_values
 from planner.decisions.models import EvidenceSource
 from planner.decisions.selectors import evidence_items
@@ -99,7 +99,49 @@ def measure_window(target: Target, start: datetime, end: datetime) -> list[Measu
                 f"weighted by request rate over {len(ratios)} polls",
             )
         )
+    out.extend(_gpu_utilization(target, start, end, where))
     return out
+
+
+def gpu_targets_for(target: Target) -> list[Target]:
+    """The GPU exporters that watch `target`'s GPUs: itself, or those of its linked machines."""
+    if target.kind == TargetKind.GPU:
+        return [target]
+    machines = list(target.machines.values_list("pk", flat=True))
+    if not machines:
+        return []
+    return list(
+        Target.objects.filter(kind=TargetKind.GPU, machines__in=machines)
+        .defer("token")
+        .distinct()
+        .order_by("name")
+    )
+
+
+def _gpu_utilization(target: Target, start: datetime, end: datetime, where: str) -> list[Measured]:
+    """Mean GPU utilisation over the window, every poll of every machine weighted by its GPUs."""
+    total = weight = 0.0
+    names = []
+    for gpu_target in gpu_targets_for(target):
+        gpus = dict(window_values(gpu_target, "gpu.machine.gpus", start, end))
+        utils = window_values(gpu_target, "gpu.machine.utilization_pct", start, end)
+        for ts, value in utils:
+            count = gpus.get(ts, 1.0)
+            total += value * count
+            weight += count
+        if utils:
+            names.append(gpu_target.name)
+    if weight <= 0:
+        return []
+    return [
+        Measured(
+            "gpu_utilization",
+            round_measurement(total / weight, "%"),
+            "%",
+            f"ServePlan monitoring, {where}: mean GPU utilisation of {', '.join(names)} "
+            "(each poll weighted by its GPU count)",
+        )
+    ]
 
 
 def evidence_fill(

@@ -75,6 +75,7 @@ class EvidenceKind(models.TextChoices):
         "drill_in_flight",
         _("Failure drill: in-flight requests that failed or were cut off"),
     )
+    GPU_UTILIZATION = "gpu_utilization", _("GPU utilisation while serving (mean)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +85,8 @@ class EvidenceSpec:
     unit: str
     lower_is_better: bool
     hint: Promise
+    # Optional evidence blocks acceptance only once someone sets a threshold for it.
+    required: bool = True
 
 
 EVIDENCE_SPECS: dict[str, EvidenceSpec] = {
@@ -99,6 +102,16 @@ EVIDENCE_SPECS: dict[str, EvidenceSpec] = {
     ),
     "drill_recovery": EvidenceSpec(
         "s", True, _("Kill one worker; seconds until the next request succeeds.")
+    ),
+    "gpu_utilization": EvidenceSpec(
+        "%",
+        False,
+        _(
+            "Mean utilisation of the GPUs the deployment runs on, from their exporters "
+            "(dcgm-exporter or nvidia_gpu_exporter) over the same window as the latency. "
+            "Optional: set a threshold to make it a condition."
+        ),
+        required=False,
     ),
     "drill_in_flight": EvidenceSpec(
         "%",

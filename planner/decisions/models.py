@@ -180,9 +180,19 @@ class DecisionRecord(models.Model):
         return list(seen)
 
     def ordered_evidence(self) -> list["EvidenceItem"]:
-        """Return the evidence items in template order (uses a prefetch when there is one)."""
+        """Return the evidence items in template order (uses a prefetch when there is one).
+
+        Optional evidence (GPU utilisation) appears once it has a threshold or a measurement.
+        """
         order = {k: i for i, k in enumerate(EvidenceKind.values)}
-        return sorted(self.evidence_items.all(), key=lambda e: order.get(e.kind, 99))
+        items = [
+            e
+            for e in self.evidence_items.all()
+            if EVIDENCE_SPECS[e.kind].required
+            or e.threshold is not None
+            or e.measured_value is not None
+        ]
+        return sorted(items, key=lambda e: order.get(e.kind, 99))
 
 
 class Responsibility(models.Model):

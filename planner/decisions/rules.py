@@ -4,7 +4,7 @@ from dataclasses import dataclass, field
 
 from django.utils.translation import gettext as _
 
-from planner.decisions.guidance import EvidenceKind, ResponsibilityKind
+from planner.decisions.guidance import EVIDENCE_SPECS, EvidenceKind, ResponsibilityKind
 from planner.decisions.models import DecisionRecord
 
 
@@ -40,6 +40,8 @@ def readiness(decision: DecisionRecord) -> Readiness:
     items = {e.kind: e for e in decision.evidence_items.all()}
     for kind, label in EvidenceKind.choices:
         item = items.get(kind)
+        if not EVIDENCE_SPECS[kind].required and (item is None or item.threshold is None):
+            continue  # optional evidence (GPU utilisation) is shown, not demanded
         if item is None or item.threshold is None:
             blocking.append(_("“%(item)s” has no threshold.") % {"item": label})
             continue

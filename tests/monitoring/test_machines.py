@@ -317,3 +317,21 @@ def test_the_gpu_grid_escapes_what_the_exporter_says():
     assert 'data-util="42"' in html
     assert "XID 79" in html
     assert "2.0 / – GiB" in html
+
+
+def test_gpu_utilisation_is_decision_evidence_for_the_server_on_those_machines(make_target):
+    from monitoring.evidence import measure_window
+
+    machine = MachineFactory(hostname="a100-node-1", nics=[])
+    server = make_target(kind="vllm", machines=[machine])
+    gpu = make_target(kind="gpu", base_url="http://127.0.0.1:9/dcgm/e", machines=[machine])
+    start = timezone.now() - timedelta(minutes=5)
+    store(gpu, sim_text("a100-node-1"))
+    expected = Target.objects.get(pk=gpu.pk).latest["gpu.machine.utilization_pct"]
+
+    measured = {m.kind: m for m in measure_window(server, start, timezone.now())}
+
+    assert measured["gpu_utilization"].unit == "%"
+    assert measured["gpu_utilization"].value == pytest.approx(expected, abs=0.01)
+    assert gpu.name in measured["gpu_utilization"].note
+    assert "gpu_utilization" in {m.kind for m in measure_window(gpu, start, timezone.now())}
