@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from catalog.architecture import Architecture, attention_params, mlp_params
 from catalog.quantization import QuantScheme, coarse_dtype
@@ -136,6 +137,8 @@ def kv_layout(
     25 %), each kind padded up to whole groups; cross-attention layers hold no per-token KV.
     """
     page = _page_bytes(arch, tp, kv_dtype_bytes(kv_cache_dtype, dtype))
+    if not arch.layer_windows:
+        return KvLayout(page_bytes_per_token=page, group_size=layers, windows=(0,), window_kind="")
     kinds = Counter(arch.window_of(i) for i in range(start, start + layers))
     kinds.pop(-1, None)
     if not kinds:
@@ -196,6 +199,11 @@ def _attention_bytes_per_gpu(arch: Architecture, tp: int, qb: float, ab: float) 
     return linear * qb + extra * ab
 
 
+@lru_cache(maxsize=256)
+def _moe_layer_indices(arch: Architecture) -> tuple[int, ...]:
+    return tuple(i for i in range(arch.num_layers) if arch.is_moe_layer(i))
+
+
 def _pad256(n: float) -> float:
     return math.ceil(n / 256) * 256
 
@@ -239,10 +247,29 @@ def stage_weight_bytes(
     else:
         qb = quantized_bytes_per_param(dtype, a)
 
-    def width(kind: str, layer: int) -> float:
+    end = layer_start + layers
+    moe_layers = [i for i in _moe_layer_indices(arch) if layer_start <= i < end]
+    n_moe = len(moe_layers)
+
+    def kept(kind: str, among: list[int] | None = None) -> int:
+        """Return how many layers of the stage keep module `kind` 16-bit (checkpoint's list)."""
         if scheme is None:
-            return qb
-        return qb if scheme.quantized(kind, layer) else ab
+            return 0
+        indices = {
+            "attention": scheme.kept_attention_layers,
+            "mlp": scheme.kept_mlp_layers,
+            "experts": scheme.kept_expert_layers,
+            "shared_experts": scheme.kept_shared_expert_layers,
+        }[kind]
+        inside = [i for i in indices if layer_start <= i < end]
+        if among is None:
+            return len(inside)
+        return len(set(inside) & set(among))
+
+    def mixed(kind: str, count: int, per_layer_params: float, among: list[int] | None) -> float:
+        """Return bytes of `count` layers' module `kind`, the kept ones 16-bit."""
+        k = kept(kind, among)
+        return per_layer_params * ((count - k) * qb + k * ab)
 
     h = arch.hidden_size
     expert = mlp_params(arch, arch.moe_intermediate_size) / tp
@@ -252,19 +279,20 @@ def stage_weight_bytes(
         expert *= pad / (arch.hidden_size * arch.moe_intermediate_size / tp)
     shared = mlp_params(arch, arch.shared_expert_width) / tp if arch.shared_expert_width else 0.0
     router = arch.num_experts * h + (arch.num_experts if arch.router_bias else 0)
-    total = 0.0
-    for i in range(layer_start, layer_start + layers):
-        total += _attention_bytes_per_gpu(arch, tp, width("attention", i), ab)
-        total += arch.norms_per_layer * h * ab
-        if arch.is_moe_layer(i):
-            total += arch.num_experts * expert * width("experts", i)
-            if arch.expert_bias:
-                total += arch.num_experts * (2 * arch.moe_intermediate_size / tp + h) * ab
-            total += shared * width("shared_experts", i) + router * ab
-            if arch.shared_expert_intermediate_size:
-                total += h * ab  # shared_expert_gate
-        else:
-            total += mlp_params(arch, arch.intermediate_size) / tp * width("mlp", i)
+    k_att = kept("attention")
+    total = (layers - k_att) * _attention_bytes_per_gpu(arch, tp, qb, ab)
+    total += k_att * _attention_bytes_per_gpu(arch, tp, ab, ab)
+    total += layers * arch.norms_per_layer * h * ab
+    if n_moe:
+        total += mixed("experts", n_moe, arch.num_experts * expert, moe_layers)
+        if arch.expert_bias:
+            total += n_moe * arch.num_experts * (2 * arch.moe_intermediate_size / tp + h) * ab
+        total += mixed("shared_experts", n_moe, shared, moe_layers) + n_moe * router * ab
+        if arch.shared_expert_intermediate_size:
+            total += n_moe * h * ab  # shared_expert_gate
+    dense = mlp_params(arch, arch.intermediate_size) / tp
+    dense_layers = [i for i in range(layer_start, end) if i not in set(moe_layers)]
+    total += mixed("mlp", layers - n_moe, dense, dense_layers if scheme else None)
     if arch.is_mla and a.mla_absorbed_copies:
         # vLLM's MLA keeps W_UK/W_UV split out of kv_b_proj in the activation dtype
         # (mla_attention.process_weights_after_loading), beside the checkpoint weight.
@@ -374,6 +402,7 @@ def cuda_graph_gib(layers: int, a: Assumptions) -> float:
     return a.cuda_graph_base_gib + a.cuda_graph_per_layer_gib * layers
 
 
+@lru_cache(maxsize=1024)
 def plan_memory(
     arch: Architecture,
     *,
@@ -391,7 +420,10 @@ def plan_memory(
     vllm_version: str = VLLM_VERSION,
     custom_all_reduce: bool = True,
 ) -> MemoryResult:
-    """Return the per-GPU memory budget of one replica and its KV capacity."""
+    """Return the per-GPU memory budget of one replica and its KV capacity.
+
+    Cached: a plan evaluates the same layout for several node groups and replica counts.
+    """
     rules = profiling_rules(vllm_version)
     visible = visible_gib * GIB
     requested = visible * utilization
