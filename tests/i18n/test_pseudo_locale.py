@@ -40,6 +40,7 @@ NOT_PAGES = {
     "planner:wizard-start": "redirects to the first step (rendered as wizard-step)",
     "login": "anonymous page: checked by test_login_page_is_marked",
     "monitoring:overview-tiles": "fragment of the overview (rendered inside it)",
+    "monitoring:allowlist-delete": "POST-only, redirects to the allowlist",
     "user-reset-link": "POST-only: shows a one-time link (tests/core/test_accounts.py)",
     "password_reset_confirm": "anonymous page reached through an admin's reset link",
     "password_reset_complete": "anonymous page after a reset",
@@ -147,6 +148,7 @@ def _pages(world: dict[str, Any]) -> dict[str, list[str]]:
             reverse("monitoring:target-panels", args=[rt.pk]),
         ],
         "monitoring:event-list": [reverse("monitoring:event-list")],
+        "monitoring:allowlist": [reverse("monitoring:allowlist")],
     }
 
 
