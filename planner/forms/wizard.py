@@ -16,6 +16,8 @@ from catalog import ArchitectureError, from_hf_config
 from catalog.data import load_gpus, load_models
 from core import json_input
 from inventory.models import Machine, MachineStatus, ModelSpec, Pool
+from planner.engine.configs.vllm_flags import VLLM_VERSION
+from planner.engine.profiling import VersionError, parse_version
 
 DEFAULT_MODEL = "qwen2.5-32b"
 
@@ -207,6 +209,15 @@ class PrecisionStepForm(forms.Form):
             "rope_scaling override, which the generated commands include."
         ),
     )
+    vllm_version = forms.CharField(
+        label=_("vLLM version"),
+        required=False,
+        max_length=32,
+        help_text=_(
+            "The release you will run; the KV cache is sized by its memory-profiling rules. "
+            "Empty: the version the generated commands target."
+        ),
+    )
     gpu_memory_utilization = forms.FloatField(
         label=_("GPU memory vLLM may use (0–1)"),
         help_text=_("0.9 by default; lower it (e.g. 0.85) when anything else shares the GPU."),
@@ -243,6 +254,18 @@ class PrecisionStepForm(forms.Form):
             self.add_error("max_model_len", message % {"limit": limit})
         return data
 
+    def clean_vllm_version(self) -> str:
+        value = (self.cleaned_data.get("vllm_version") or "").strip()
+        if value:
+            try:
+                parse_version(value)
+            except VersionError:
+                raise forms.ValidationError(
+                    _("Enter a vLLM release number such as %(example)s.")
+                    % {"example": VLLM_VERSION}
+                ) from None
+        return value
+
     def clean_gpu_memory_utilization(self) -> float:
         value = self.cleaned_data["gpu_memory_utilization"]
         if not 0 < value <= 1:
@@ -260,6 +283,7 @@ class PrecisionStepForm(forms.Form):
             "kv_cache_dtype": d["kv_cache_dtype"],
             "max_model_len": d["max_model_len"],
             "gpu_memory_utilization": d["gpu_memory_utilization"],
+            **({"vllm_version": d["vllm_version"]} if d.get("vllm_version") else {}),
             **(
                 {"rope_scaling_factor": float(d["rope_scaling_factor"])}
                 if d.get("rope_scaling_factor")
