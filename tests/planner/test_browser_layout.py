@@ -1,0 +1,73 @@
+"""The result page at 1440 px (a team lead's laptop) and 390 px (a phone): nothing is clipped
+sideways; at 1440 px even the layouts table fits without scrolling."""
+
+import pytest
+from django.test import Client
+
+from planner.services import plan_create
+from tests.browser import CSP_PROBE
+from tests.planner.fleet import build_demo_fleet
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+ROUTE_A = {
+    "model": "qwen2.5-32b",
+    "weight_dtype": "bf16",
+    "max_model_len": 8192,
+    "workload": {
+        "concurrency": 32,
+        "avg_input_tokens": 1200,
+        "avg_output_tokens": 512,
+        "ttft_slo_ms": 2000,
+        "itl_slo_ms": 60,
+    },
+    "hardware": {"hostnames": ["a100-01", "a100-02"]},
+}
+OVERFLOW = """() => {
+  const page = document.documentElement.scrollWidth - window.innerWidth;
+  const tables = [...document.querySelectorAll('.table-wrap')]
+    .filter(w => w.scrollWidth > w.clientWidth + 1).length;
+  return {page, tables};
+}"""
+
+
+@pytest.fixture
+def plan_url(transactional_db, planner):
+    from django.contrib.auth.models import Group
+
+    for name in ("viewer", "planner", "admin"):
+        Group.objects.get_or_create(name=name)
+    build_demo_fleet()
+    return plan_create(spec=ROUTE_A, author=planner).get_absolute_url()
+
+
+def _open(browser, live_server, planner, url: str, width: int, height: int):
+    client = Client()
+    client.force_login(planner)
+    context = browser.new_context(viewport={"width": width, "height": height})
+    context.add_init_script(CSP_PROBE)
+    context.add_cookies(
+        [{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}]
+    )
+    page = context.new_page()
+    page.goto(live_server.url + url)
+    page.wait_for_selector("[data-testid=verdict]")
+    page.wait_for_selector(".chart[data-rendered=true]")
+    return context, page
+
+
+@pytest.mark.parametrize(("width", "height"), [(1440, 900), (390, 844)])
+def test_result_page_has_no_horizontal_overflow(
+    browser, live_server, planner, plan_url, width, height
+):
+    context, page = _open(browser, live_server, planner, plan_url, width, height)
+    try:
+        overflow = page.evaluate(OVERFLOW)
+        assert overflow["page"] <= 0, f"the page scrolls sideways by {overflow['page']} px"
+        if width >= 1440:
+            assert overflow["tables"] == 0, "a table is clipped at 1440 px"
+        assert page.locator("[data-testid=slo-checks] tr").count() == 3  # head + TTFT + ITL
+        assert page.locator("[data-testid=routes] article").count() == 3
+        assert page.evaluate("window.__cspViolations") == []
+    finally:
+        context.close()
