@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core.roles import is_admin
@@ -115,7 +116,9 @@ def _user(serializer: serializers.Serializer) -> Any:
 
 
 class AlertRuleSerializer(serializers.ModelSerializer):
-    """The webhook URL is an admin's to set (POST .../webhook/) and to read."""
+    """The webhook URL is an admin's to set (POST .../webhook/) and to read (null for others)."""
+
+    webhook_url = serializers.SerializerMethodField()
 
     class Meta:
         model = AlertRule
@@ -132,14 +135,14 @@ class AlertRuleSerializer(serializers.ModelSerializer):
             "is_default",
             "created_at",
         ]
-        read_only_fields = ["webhook_url", "is_default", "created_at"]
+        read_only_fields = ["is_default", "created_at"]
 
-    def to_representation(self, instance: AlertRule) -> dict[str, Any]:
-        data = super().to_representation(instance)
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_webhook_url(self, rule: AlertRule) -> str | None:
         user = _user(self)
-        if not (user is not None and user.is_authenticated and is_admin(user)):
-            data.pop("webhook_url", None)
-        return data
+        if user is not None and user.is_authenticated and is_admin(user):
+            return rule.webhook_url
+        return None
 
 
 class AlertRuleWebhookSerializer(serializers.Serializer):
