@@ -24,6 +24,7 @@ from planner.engine.result import (
 )
 from planner.engine_texts_i18n import cite_after
 from planner.models import Plan, Route
+from planner.presentation.routes import route_options
 from planner.selectors import plan_result
 from planner.texts import render_action, render_text
 
@@ -127,8 +128,22 @@ def _context(plan: Plan, result: PlanResult, hosts: list[str]) -> str:
     return "\n".join(lines)
 
 
+def _routes_evaluated(result: PlanResult) -> list[str]:
+    """Return every route the plan evaluated with its verdict (none for a snapshot without
+    candidates: nothing is said that the plan did not compute)."""
+    if not result.candidates:
+        return []
+    return [
+        f"- **{option.title}**"
+        + (f" ({option.layout})" if option.layout else "")
+        + f": {option.verdict}"
+        for option in route_options(result)
+    ]
+
+
 def _alternatives(result: PlanResult, best: Candidate | None) -> str:
-    lines = []
+    lines = _routes_evaluated(result)
+    layouts: list[str] = []
     for c in result.candidates:
         if best is not None and c.id == best.id:
             continue
@@ -141,9 +156,11 @@ def _alternatives(result: PlanResult, best: Candidate | None) -> str:
                 "score": _num(c.score),
                 "tok_s": _rounded(c.output_throughput_tok_s),
             }
-        lines.append(f"- **{c.label}** ({_kind_label(c.kind)}): {why}")
-        if len(lines) >= MAX_ALTERNATIVES:
+        layouts.append(f"- **{c.label}** ({_kind_label(c.kind)}): {why}")
+        if len(layouts) >= MAX_ALTERNATIVES:
             break
+    if layouts:
+        lines += ["", _("Layouts considered:"), "", *layouts]
     single = result.placement.single_bundle
     if single.resources and not single.placeable:
         lines.append(
@@ -170,7 +187,7 @@ def _consequences(result: PlanResult) -> str:
     return "\n".join(lines)
 
 
-def proposal_from_plan(plan: Plan, *, author_name: str) -> dict[str, Any]:
+def proposal_from_plan(plan: Plan) -> dict[str, Any]:
     """Return field values, responsibilities and evidence estimates proposed by `plan`.
 
     Dedicated pools propose "the existing platform reserves the nodes; mp; no Ray migration";
@@ -268,7 +285,9 @@ def proposal_from_plan(plan: Plan, *, author_name: str) -> dict[str, Any]:
         mechanism += " " + _("Signals for Ray that hit: %(signals)s") % {
             "signals": "; ".join(for_ray)
         }
-    resp["ray_benefit"] = {"owner": author_name, "mechanism": mechanism}
+    # Who judges Ray's benefit and who gathers the proof are people the plan cannot know: left
+    # empty for the team to fill in (a decision is not ready until they do).
+    resp["ray_benefit"] = {"owner": "", "mechanism": mechanism}
 
     if shared or uses_ray:
         resp["recovery"] = {
@@ -311,7 +330,7 @@ def proposal_from_plan(plan: Plan, *, author_name: str) -> dict[str, Any]:
             "Plus resource-wait (how long the placement group stays pending) and placement "
             "evidence (which node each bundle landed on)."
         )
-    resp["proof"] = {"owner": author_name, "mechanism": proof}
+    resp["proof"] = {"owner": "", "mechanism": proof}
 
     if shared or uses_ray:
         sentence = _(

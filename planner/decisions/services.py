@@ -274,7 +274,7 @@ def decision_create(
 @transaction.atomic
 def decision_create_from_plan(*, plan: Plan, user: Any, **overrides: Any) -> DecisionRecord:
     """Create a proposed record prefilled from `plan` (overrides win over the proposal)."""
-    proposal = proposal_from_plan(plan, author_name=user.get_username())
+    proposal = proposal_from_plan(plan)
     proposal.pop("estimates", None)
     responsibilities = overrides.pop("responsibilities", None) or proposal.pop("responsibilities")
     proposal.pop("responsibilities", None)

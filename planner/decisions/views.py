@@ -129,7 +129,7 @@ class DecisionCreateView(_FormPage):
 class DecisionCreateFromPlanView(_FormPage):
     def get(self, request: HttpRequest, public_id: str) -> HttpResponse:
         plan = get_object_or_404(Plan, public_id=public_id)
-        proposal = proposal_from_plan(plan, author_name=request.user.get_username())
+        proposal = proposal_from_plan(plan)
         initial: dict[str, Any] = {
             k: v for k, v in proposal.items() if k not in ("responsibilities", "estimates")
         }

@@ -90,6 +90,12 @@ def test_record_a_decision_from_a_plan_and_accept_it(page, live_server, planner_
     assert not dedicated.is_visible()
     page.select_option("#id_pool_kind", "dedicated")
     _shot(page, "form")
+    # The plan names no people: who judges Ray's benefit and who proves the choice are left
+    # for the team to fill in.
+    assert page.input_value("#id_resp_ray_benefit_owner") == ""
+    assert page.input_value("#id_resp_proof_owner") == ""
+    page.fill("#id_resp_ray_benefit_owner", "pat-planner")
+    page.fill("#id_resp_proof_owner", "Platform team")
 
     for kind, threshold in THRESHOLDS.items():
         page.fill(f"#id_ev_{kind}_threshold", str(threshold))

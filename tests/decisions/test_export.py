@@ -76,7 +76,10 @@ def test_golden_s1_dedicated_accepted(planner, s1_static_plan):
         decision=decision,
         user=planner,
         expected_version=decision.version,
-        responsibilities={"proof": {"owner": "Platform team"}},
+        responsibilities={
+            "proof": {"owner": "Platform team"},
+            "ray_benefit": {"owner": "pat-planner"},
+        },
     )
     measured = dict(PASSING)
     measured["drill_in_flight"] = 12.5  # the drill failed: in-flight streams were cut off

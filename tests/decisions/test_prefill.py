@@ -98,7 +98,7 @@ def test_prefill_survives_a_result_with_missing_keys(planner):
     )
     plan.save()
 
-    proposal = proposal_from_plan(plan, author_name="pat")
+    proposal = proposal_from_plan(plan)
 
     assert proposal["layout"] == "TP2×PP1×2"
     assert proposal["responsibilities"]["allocation"]["owner"] == "Ray placement group"
