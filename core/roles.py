@@ -32,11 +32,6 @@ def is_planner(user: Any) -> bool:
     return is_admin(user) or PLANNER in user_groups(user)
 
 
-def is_viewer(user: Any) -> bool:
-    """Return whether `user` may read (every signed-in role can)."""
-    return bool(getattr(user, "is_authenticated", False))
-
-
 def sync_group_permissions(sender: Any = None, **kwargs: Any) -> None:
     """Give each role group the model permissions it needs (run after migrations)."""
     from django.contrib.auth.models import Group, Permission

@@ -1,7 +1,6 @@
 """One FilterSet for the saved plans, shared by the list page and the API."""
 
 import django_filters as filters
-from django.contrib.auth import get_user_model
 from django.db.models import Q, QuerySet
 from django.utils.translation import gettext_lazy as _
 
@@ -25,9 +24,3 @@ class PlanFilterSet(filters.FilterSet):
     def filter_machine(self, queryset: QuerySet[Plan], name: str, value: str) -> QuerySet[Plan]:
         # The JSON list is searched as text; the quotes make it match a whole hostname.
         return queryset.filter(hostnames__icontains=f'"{value.strip().lower()}"')
-
-
-def author_choices() -> list[tuple[str, str]]:
-    """Return (username, username) of every user who saved a plan."""
-    users = get_user_model().objects.filter(plans__isnull=False).distinct().order_by("username")
-    return [(u.username, u.username) for u in users]

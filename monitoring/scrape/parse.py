@@ -6,7 +6,6 @@ name before the parser sees them, so the cost is dominated by the families we ac
 
 from __future__ import annotations
 
-import math
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 
@@ -170,7 +169,3 @@ def _adopt_openmetrics_totals(families: dict[str, MetricFamily]) -> None:
             samples = (*family.samples, *orphan.samples)
             families[name] = MetricFamily(name, "counter", samples)
             del families[name + "_total"]
-
-
-def is_finite(value: float) -> bool:
-    return math.isfinite(value)

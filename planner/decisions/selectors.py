@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass
 
-from django.db.models import Prefetch, QuerySet
+from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 
 from planner.decisions.guidance import UNIT_FACTORS, EvidenceKind
@@ -29,19 +29,6 @@ def revision_diff(
     old = get_object_or_404(DecisionRevision, decision=decision, number=a)
     new = get_object_or_404(DecisionRevision, decision=decision, number=b)
     return old, new, diff(old.snapshot, new.snapshot)
-
-
-def evidence_threshold(decision: DecisionRecord, item_kind: str) -> float | None:
-    """Return the team's threshold for one evidence kind (for alert rules), or None."""
-    item = EvidenceItem.objects.filter(decision=decision, kind=item_kind).first()
-    return item.threshold if item else None
-
-
-def decisions_with_evidence() -> QuerySet[DecisionRecord]:
-    """Return records monitoring may fill evidence for (not superseded), with their items."""
-    return DecisionRecord.objects.exclude(status="superseded").prefetch_related(
-        Prefetch("evidence_items", queryset=EvidenceItem.objects.order_by("kind"))
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -16,7 +16,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from catalog.architecture import Architecture, attention_params, mlp_params
+from catalog.architecture import Architecture, mlp_params
 from catalog.quantization import QuantScheme, coarse_dtype
 from planner.engine.assumptions import DTYPE_BYTES, GIB, Assumptions
 from planner.engine.configs.vllm_flags import VLLM_VERSION
@@ -510,8 +510,3 @@ def plan_memory(
         reason=reason,
         rules=rules,
     )
-
-
-def attention_params_per_layer(arch: Architecture) -> int:
-    """Return attention parameters of one layer (re-exported for the throughput model)."""
-    return attention_params(arch)
