@@ -11,6 +11,7 @@ from django.utils.translation import gettext_lazy as _
 
 from planner.engine.result import PlanResult
 from planner.selectors import plan_result
+from planner.texts import render_message
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -35,6 +36,17 @@ class Comparison:
     pitfalls_added: list[str] = field(default_factory=list)
     pitfalls_removed: list[str] = field(default_factory=list)
     signals_changed: list[DiffRow] = field(default_factory=list)
+    labels: dict[str, str] = field(default_factory=dict)  # signal/pitfall id -> reader's words
+
+    def pitfall_rows(self) -> list[DiffRow]:
+        """Return the pitfalls that came (right only) or went (left only), in words."""
+        return [
+            DiffRow(key=k, label=self.labels.get(k, k), left=None, right=True)
+            for k in self.pitfalls_added
+        ] + [
+            DiffRow(key=k, label=self.labels.get(k, k), left=True, right=None)
+            for k in self.pitfalls_removed
+        ]
 
     @property
     def changed_count(self) -> int:
@@ -132,8 +144,14 @@ def compare_results(
     rpit = {p.id for p in right_result.pitfalls}
     lsig = {s.id: s.hit for s in left_result.signals}
     rsig = {s.id: s.hit for s in right_result.signals}
+    # Readers see each signal and pitfall in words (the newer side's), never its id.
+    words = {
+        m.id: render_message(m).text
+        for m in (*left_result.signals, *left_result.pitfalls)
+        + (*right_result.signals, *right_result.pitfalls)
+    }
     signals = [
-        DiffRow(key=k, label=k, left=lsig.get(k), right=rsig.get(k))
+        DiffRow(key=k, label=words.get(k, k), left=lsig.get(k), right=rsig.get(k))
         for k in sorted(set(lsig) | set(rsig))
         if lsig.get(k) != rsig.get(k)
     ]
@@ -144,6 +162,7 @@ def compare_results(
         pitfalls_added=sorted(rpit - lpit),
         pitfalls_removed=sorted(lpit - rpit),
         signals_changed=signals,
+        labels=words,
     )
 
 
