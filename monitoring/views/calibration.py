@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from django.contrib import messages
@@ -118,7 +119,10 @@ class CalibrationReplanView(PlannerRequiredMixin, View):
 
     def post(self, request: HttpRequest, public_id: str) -> HttpResponse:
         profile = get_object_or_404(CalibrationProfile, public_id=public_id)
-        plan = get_object_or_404(Plan, public_id=request.POST.get("plan", ""))
+        plan = Plan.objects.filter(public_id=_uuid_or_none(request.POST.get("plan", ""))).first()
+        if plan is None:
+            messages.error(request, _("plan: choose a saved plan to run again."))
+            return HttpResponseRedirect(profile.get_absolute_url())
         try:
             new = plan_with_calibration(plan=plan, profile=profile, author=request.user)
         except SpecError as exc:
@@ -126,3 +130,11 @@ class CalibrationReplanView(PlannerRequiredMixin, View):
             return HttpResponseRedirect(profile.get_absolute_url())
         messages.success(request, _("Planned again with %(profile)s.") % {"profile": profile})
         return HttpResponseRedirect(new.get_absolute_url())
+
+
+def _uuid_or_none(value: str) -> uuid.UUID | None:
+    """Return `value` as a UUID, or None when it is not one (a form field, never trusted)."""
+    try:
+        return uuid.UUID(value)
+    except ValueError:
+        return None

@@ -20,6 +20,7 @@ from inventory.models import MachineImportBatch
 from monitoring.models import AlertEvent, AlertRule, AllowlistEntry
 from monitoring.services import target_create
 from planner.decisions.services import decision_create
+from planner.models import CalibrationProfile
 from planner.services import plan_create
 from tests.inventory.factories import (
     GpuTypeFactory,
@@ -156,11 +157,23 @@ RULES: dict[str, Rule] = {
             "target-detail",
             "target-panels",
             "event-list",
+            "machines",
+            "machines-grid",
+            "calibration-list",
+            "calibration-detail",
         )
     },
     **{
         f"monitoring:{name}": page("L", "L")
-        for name in ("target-create", "target-edit", "target-delete", "target-evidence")
+        for name in (
+            "target-create",
+            "target-edit",
+            "target-delete",
+            "target-evidence",
+            "machines-register",  # creates GPU targets
+            "calibration-fit",  # stores a profile
+            "calibration-replan",  # saves a plan
+        )
     },
     # where pollers and webhooks may connect: admins only (issue 15)
     "monitoring:allowlist": page("A", "A"),
@@ -218,6 +231,9 @@ RULES: dict[str, Rule] = {
             "event-list",
             "event-detail",
             "api-root",
+            "target-plan-comparison",
+            "calibration-profile-list",  # anyone reads; fitting one (POST) is the planner's
+            "calibration-profile-detail",
         )
     },
     "monitoring-api:alert-rule-webhook": api("A", "A"),  # webhooks are admins' (issue 15)
@@ -303,6 +319,12 @@ SAMPLE_KWARGS = {
     "monitoring-api:alert-rule-detail": lambda w: {"pk": w["alert_rule"].pk},
     "monitoring-api:alert-rule-webhook": lambda w: {"pk": w["alert_rule"].pk},
     "monitoring:allowlist-delete": lambda w: {"pk": w["allowlist_entry"].pk},
+    "monitoring-api:target-plan-comparison": lambda w: {"pk": w["linked_target"].pk},
+    "monitoring:calibration-detail": lambda w: {"public_id": w["calibration"].public_id},
+    "monitoring:calibration-replan": lambda w: {"public_id": w["calibration"].public_id},
+    "monitoring-api:calibration-profile-detail": lambda w: {
+        "public_id": w["calibration"].public_id
+    },
     "monitoring-api:event-detail": lambda w: {"pk": w["event"].pk},
 }
 
@@ -353,7 +375,8 @@ class _Anything:
 
 _PLACEHOLDER_WORLD = {key: _Anything() for key in (
     "token", "gpu_type", "pool", "machine", "import_batch", "model_spec", "plan", "decision",
-    "target", "nic", "alert_rule", "event", "allowlist_entry", "person",
+    "target", "nic", "alert_rule", "event", "allowlist_entry", "person", "linked_target",
+    "calibration",
 )}  # fmt: skip
 
 
@@ -380,6 +403,20 @@ def world(db) -> dict[str, Any]:
     target = target_create(name="matrix-target", kind="vllm", base_url="http://127.0.0.1:9/v")
     rule = AlertRule.objects.filter(target=target).first()
     now = timezone.now()
+    linked_target = target_create(
+        name="matrix-replica", kind="vllm", base_url="http://127.0.0.1:9/r", plan=plan
+    )
+    calibration = CalibrationProfile.objects.create(
+        key="matrix-gpu/llama/bf16",
+        gpu="matrix-gpu",
+        model_family="llama",
+        weight_dtype="bf16",
+        version=1,
+        factors={},
+        window_start=now,
+        window_end=now,
+        observations=0,
+    )
     heartbeat()  # /healthz answers 200 only with a live worker
     return {
         "users": users,
@@ -396,6 +433,8 @@ def world(db) -> dict[str, Any]:
         "plan": plan,
         "decision": decision_create(user=users["planner"], title="Keep mp on the A800 pair"),
         "target": target,
+        "linked_target": linked_target,
+        "calibration": calibration,
         "alert_rule": rule,
         "allowlist_entry": AllowlistEntry.objects.create(name="10.9.0.0/24"),
         "event": AlertEvent.objects.create(
