@@ -41,6 +41,9 @@ NOT_PAGES = {
     "login": "anonymous page: checked by test_login_page_is_marked",
     "monitoring:overview-tiles": "fragment of the overview (rendered inside it)",
     "monitoring:allowlist-delete": "POST-only, redirects to the allowlist",
+    "monitoring:machines-register": "POST-only, redirects to the Machines page",
+    "monitoring:calibration-fit": "POST-only: its preview is checked in test_calibration_profiles",
+    "monitoring:calibration-replan": "POST-only, redirects to the new plan",
     "user-reset-link": "POST-only: shows a one-time link (tests/core/test_accounts.py)",
     "password_reset_confirm": "anonymous page reached through an admin's reset link",
     "password_reset_complete": "anonymous page after a reset",
@@ -149,6 +152,12 @@ def _pages(world: dict[str, Any]) -> dict[str, list[str]]:
         ],
         "monitoring:event-list": [reverse("monitoring:event-list")],
         "monitoring:allowlist": [reverse("monitoring:allowlist")],
+        "monitoring:machines": [reverse("monitoring:machines")],
+        "monitoring:machines-grid": [reverse("monitoring:machines-grid")],
+        "monitoring:calibration-list": [reverse("monitoring:calibration-list")],
+        "monitoring:calibration-detail": [
+            reverse("monitoring:calibration-detail", args=[world["calibration"].public_id])
+        ],
     }
 
 
@@ -217,7 +226,8 @@ def _pages_stub() -> dict[str, list[str]]:
     try:
         return _pages(dict.fromkeys(
             ("machine", "gpu_type", "pool", "plan", "plan_b", "decision", "vllm_target",
-             "ray_target", "down_target", "modelspec", "plan_shared", "rejected_decision"),
+             "ray_target", "down_target", "modelspec", "plan_shared", "rejected_decision",
+             "calibration"),
             Any_()))  # fmt: skip
     except Exception:  # pragma: no cover - reverse() of a renamed URL
         raise

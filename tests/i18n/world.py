@@ -17,6 +17,7 @@ def build_world(admin_user: Any) -> dict[str, Any]:
     from monitoring.models import AlertEvent, AlertRule, Sample
     from monitoring.services import target_create
     from planner.decisions.services import decision_create_from_plan, decision_reject
+    from planner.models import CalibrationProfile
     from planner.services.plans import plan_create
     from tests.planner.fleet import build_demo_fleet
 
@@ -98,7 +99,35 @@ def build_world(admin_user: Any) -> dict[str, Any]:
     AlertEvent.objects.create(
         rule=rule, target=vllm, opened_at=now, value=0.97, last_value=0.95, message="e-01"
     )
+    calibration = CalibrationProfile.objects.create(
+        key="a100-80g-sxm/llama/bf16",
+        gpu="a100-80g-sxm",
+        model_family="llama",
+        weight_dtype="bf16",
+        version=1,
+        factors={
+            "kv_overhead_gib": {"value": 0.4, "stderr": 0.1, "fitted": True, "unit": "GiB"},
+            "decode_efficiency": {"value": 0.9, "stderr": 0.02, "fitted": True, "unit": "×"},
+        },
+        window_start=now - timedelta(hours=1),
+        window_end=now,
+        sources=[{"target": vllm.name, "plan": str(plan.public_id)}],
+        residuals=[
+            {
+                "source": vllm.name,
+                "quantity": "itl_ms",
+                "concurrency": 12.0,
+                "measured": 31.0,
+                "before": 27.0,
+                "after": 30.5,
+            },
+        ],  # fmt: skip
+        observations=1,
+        rms_error_before_pct=12.9,
+        rms_error_after_pct=1.6,
+    )
     return {
+        "calibration": calibration,
         "machine": machines["a100-01"],
         "gpu_type": machines["a100-01"].gpu_type,
         "pool": machines["a100-01"].pool,
