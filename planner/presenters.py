@@ -12,6 +12,7 @@ from django.utils.translation import gettext_lazy
 
 from planner import engine_texts_i18n as engine_i18n
 from planner.engine.result import Candidate, PlanResult
+from planner.presentation.footnotes import footnoted
 from planner.presentation.pitfalls import relevant_pitfalls
 from planner.presentation.routes import route_options
 from planner.presentation.verdict import plan_verdict
@@ -140,6 +141,7 @@ def result_context(
         "sentence": recommendation_sentence(result),
         "best": result.best,
         "reasons": render_messages(rec.reasons),
+        **dict(zip(("footnoted_reasons", "sources"), footnoted(render_messages(rec.reasons)))),
         "candidates": candidate_rows(result),
         "pinned": result.pinned,
         "signals_for": [s for s in signals if s.direction == "for_ray"],

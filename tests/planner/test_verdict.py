@@ -106,3 +106,20 @@ def test_three_routes_side_by_side_with_one_chosen(name, chosen):
         assert across.verdict.startswith(("Not needed", "Possible", "Not possible"))
         ray = next(o for o in options if o.route == "C")
         assert ray.verdict.startswith("Not recommended")
+
+
+def test_reasons_cite_their_sources_as_footnotes():
+    from planner.presentation.footnotes import footnoted
+    from planner.texts import render_messages
+
+    _spec, result = _saved("v2_route_b.json")
+
+    with translation.override("en"):
+        reasons, sources = footnoted(render_messages(result.recommendation.reasons))
+
+    assert sources
+    assert [s.number for s in sources] == list(range(1, len(sources) + 1))
+    assert all("§" not in r.text for r in reasons)
+    cited = {n for r in reasons for n in r.numbers}
+    assert cited == {s.number for s in sources}
+    assert any(s.articles.startswith("sources: article") for s in sources)
