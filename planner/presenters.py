@@ -133,6 +133,8 @@ def result_context(
         for key, fig in result_figures(result).items()
     ]
     signals = render_messages(result.signals)
+    reasons = render_messages(rec.reasons)
+    footnoted_reasons, sources = footnoted(reasons)
     files = config_files(result)
     return {
         "result": result,
@@ -140,8 +142,9 @@ def result_context(
         "route_name": route_name(rec.route),
         "sentence": recommendation_sentence(result),
         "best": result.best,
-        "reasons": render_messages(rec.reasons),
-        **dict(zip(("footnoted_reasons", "sources"), footnoted(render_messages(rec.reasons)))),
+        "reasons": reasons,
+        "footnoted_reasons": footnoted_reasons,
+        "sources": sources,
         "candidates": candidate_rows(result),
         "pinned": result.pinned,
         "signals_for": [s for s in signals if s.direction == "for_ray"],
