@@ -5,7 +5,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import connection
+from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from config.celery import app as celery_app
@@ -35,6 +35,13 @@ def check_database() -> str:
             cursor.fetchone()
     except Exception as exc:  # noqa: BLE001 - any failure is reported, not raised
         return f"error: {exc.__class__.__name__}: {exc}".strip()
+    try:
+        # A reachable database without our tables (migrate not run yet) is not healthy either;
+        # the savepoint keeps a failed query from spoiling the request's transaction.
+        with transaction.atomic():
+            WorkerHeartbeat.objects.exists()
+    except DatabaseError as exc:
+        return f"error: tables missing, run `manage.py migrate` ({exc.__class__.__name__})"
     return "ok"
 
 
