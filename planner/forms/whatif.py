@@ -22,7 +22,25 @@ UNCHANGED = [("", _("(unchanged)"))]
 NO_CALIBRATION = "none"
 
 
+def _gpu_choices() -> list[tuple[str, str]]:
+    from catalog.data import load_gpus
+
+    return [(slug, gpu.name) for slug, gpu in sorted(load_gpus().items())]
+
+
 class WhatIfForm(forms.Form):
+    machine_count = forms.IntegerField(
+        label=_("Number of machines"),
+        required=False,
+        min_value=1,
+        max_value=1024,
+        help_text=_("Fewer keeps the first ones; more adds copies of the last machine."),
+        error_messages={
+            "min_value": _("Enter between 1 and 1024."),
+            "max_value": _("Enter between 1 and 1024."),
+        },
+    )
+    gpu = forms.ChoiceField(label=_("GPU type"), required=False)
     link = forms.ChoiceField(
         label=_("Network between machines"),
         required=False,
@@ -72,6 +90,7 @@ class WhatIfForm(forms.Form):
         profiles = CalibrationProfile.objects.order_by("key", "-version").only(
             "public_id", "key", "version"
         )
+        self.fields["gpu"].choices = [*UNCHANGED, *_gpu_choices()]
         self.fields["calibration"].choices = [
             *UNCHANGED,
             (NO_CALIBRATION, _("none: the engine's own constants")),
@@ -89,10 +108,15 @@ class WhatIfForm(forms.Form):
         d = self.cleaned_data
         new = copy.deepcopy(spec)
         new.pop("title", None)
+        hardware = dict(new.get("hardware") or {})
         if d.get("link"):
             _label, speed, kind = LINKS[d["link"]]
-            hardware = dict(new.get("hardware") or {})
             hardware["link_override"] = {"speed_gbps": speed, "kind": kind}
+        if d.get("machine_count"):
+            hardware["machine_count"] = d["machine_count"]
+        if d.get("gpu"):
+            hardware["gpu_override"] = d["gpu"]
+        if hardware:
             new["hardware"] = hardware
         for key in ("weight_dtype", "kv_cache_dtype", "max_model_len"):
             if d.get(key):

@@ -22,7 +22,16 @@ from inventory.selectors import model_spec_architecture
 from planner.engine.spec import SpecError
 
 # Keys of the user spec that select machines from the inventory; the engine never sees them.
-INVENTORY_KEYS = ("hostnames", "pool", "fleet", "free_gpus", "link_override")
+INVENTORY_KEYS = (
+    "hostnames",
+    "pool",
+    "fleet",
+    "free_gpus",
+    "link_override",
+    "machine_count",
+    "gpu_override",
+)
+MAX_WHAT_IF_MACHINES = 1024
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -264,6 +273,15 @@ def resolve_hardware(
         return raw, []
     if not any(key in raw for key in ("hostnames", "pool", "fleet")):
         hw = dict(raw)
+        count, gpu = _what_if_hardware(hw, errors)
+        hw.pop("machine_count", None)
+        hw.pop("gpu_override", None)
+        if "node_count" in hw:
+            hw.update({k: v for k, v in (("node_count", count), ("gpu", gpu)) if v is not None})
+        elif isinstance(hw.get("nodes"), list) and (count is not None or gpu is not None):
+            hw["nodes"] = _what_if_nodes(
+                [n for n in hw["nodes"] if isinstance(n, Mapping)], count, gpu
+            )
         override = hw.pop("link_override", None)
         if override and "node_count" in hw:
             hw["inter_node_gbps"] = override.get("speed_gbps", hw.get("inter_node_gbps"))
@@ -337,7 +355,49 @@ def resolve_hardware(
     nodes = [
         row_to_node(m, free_gpus=free.get(m["hostname"]), link_override=override) for m in machines
     ]
-    return {"nodes": nodes, "pool_kind": pool_kind}, [m["hostname"] for m in machines]
+    count, gpu = _what_if_hardware(raw, errors)
+    return {"nodes": _what_if_nodes(nodes, count, gpu), "pool_kind": pool_kind}, [
+        m["hostname"] for m in machines
+    ]
+
+
+def _what_if_hardware(raw: Mapping[str, Any], errors: dict[str, str]) -> tuple[int | None, Any]:
+    """Return the what-if machine count and GPU slug of a hardware spec (None: unchanged)."""
+    raw = dict(raw)
+    count = raw.pop("machine_count", None)
+    gpu = raw.pop("gpu_override", None)
+    if count is not None and (
+        isinstance(count, bool)
+        or not isinstance(count, int)
+        or not 1 <= count <= MAX_WHAT_IF_MACHINES
+    ):
+        errors["hardware.machine_count"] = (
+            f"must be a whole number from 1 to {MAX_WHAT_IF_MACHINES}"
+        )
+        count = None
+    if gpu is not None and not isinstance(gpu, str):
+        errors["hardware.gpu_override"] = "must be a GPU slug"
+        gpu = None
+    return count, gpu
+
+
+def _what_if_nodes(nodes: list[dict[str, Any]], count: int | None, gpu: str | None) -> list[Any]:
+    """Return the offered nodes resized to `count` machines and given `gpu` GPUs ("what if").
+
+    Extra machines are copies of the last offered one, named `<host>-what-if-<n>`: they exist
+    only in this evaluation, never in the inventory.
+    """
+    out = [dict(n) for n in nodes]
+    if count is not None and out:
+        template = out[-1]
+        extra = [
+            {**template, "hostname": f"{template['hostname']}-what-if-{i}"}
+            for i in range(1, count - len(out) + 1)
+        ]
+        out = (out + extra)[:count]
+    if gpu is not None:
+        out = [{**n, "gpu": gpu} for n in out]
+    return out
 
 
 def resolve_spec(spec: Mapping[str, Any]) -> ResolvedSpec:
