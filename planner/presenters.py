@@ -12,6 +12,7 @@ from django.utils.translation import gettext_lazy
 
 from planner import engine_texts_i18n as engine_i18n
 from planner.engine.result import Candidate, PlanResult
+from planner.presentation.assumptions import assumption_rows
 from planner.presentation.footnotes import footnoted
 from planner.presentation.pitfalls import relevant_pitfalls
 from planner.presentation.routes import route_options
@@ -163,6 +164,7 @@ def result_context(
         ],
         "figures": figures,
         "assumptions": result.assumptions,
+        "assumption_rows": assumption_rows(result.assumptions),
         "network": result.network,
         "model": result.model,
         "quantization_options": result.quantization_options,

@@ -123,3 +123,21 @@ def test_reasons_cite_their_sources_as_footnotes():
     cited = {n for r in reasons for n in r.numbers}
     assert cited == {s.number for s in sources}
     assert any(s.articles.startswith("sources: article") for s in sources)
+
+
+def test_assumptions_are_a_table_with_units_and_effects():
+    from planner.presentation.assumptions import assumption_rows
+
+    _spec, result = _saved("v2_route_a.json")
+
+    with translation.override("en"):
+        rows = {r.name: r for r in assumption_rows(result.assumptions)}
+
+    assert rows["cold_start_gbs"].unit == "GB/s"
+    assert rows["latency_ethernet_us"].unit == "µs"
+    assert rows["hbm_efficiency"].unit == "share of peak (0–1)"
+    assert rows["block_size_tokens"].unit == "tokens"
+    assert rows["flashinfer_sampler"].value in ("yes", "no")
+    assert rows["block_size_tokens"].effect.startswith("Memory per GPU")
+    assert rows["ethernet_efficiency"].effect.startswith("Communication")
+    assert rows["decode_mfu"].effect.startswith("Speed")
