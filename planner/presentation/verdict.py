@@ -142,6 +142,20 @@ def plan_verdict(result: PlanResult, engine_input: Mapping[str, Any] | None = No
     """Return the verdict of a result; `engine_input` supplies the SLOs the user entered."""
     rec, best = result.recommendation, result.best
     title = str(ROUTE_TITLES[rec.route])
+    if best is None and rec.fits:
+        # A snapshot of an earlier engine that kept the recommendation but not its figures.
+        return Verdict(
+            title=title,
+            layout=rec.label,
+            fits=True,
+            sentences=(
+                _(
+                    "This plan was saved by an earlier engine without the figures of its "
+                    "layout; re-run it with the current engine for the numbers."
+                ),
+            ),
+            slo_checks=(),
+        )
     if best is None or not rec.fits:
         return Verdict(
             title=title,
