@@ -139,7 +139,9 @@ def test_wizard_in_chinese_end_to_end(browser, live_server, planner, fleet):
     assert "路线 A" in recommendation
     assert "nginx" in recommendation
     reasons = page.inner_text(".reasons")
-    assert "依据：文章 000 第 2 节" in reasons
+    # Each reason cites its sources as footnotes; the footnotes name the articles in Chinese.
+    assert page.locator(".reasons sup.footnote-ref").count() >= 1
+    assert "依据：文章 000 第 2 节" in page.inner_text(".sources")
     assert "张量并行" in reasons or "TP" in reasons
     for item in page.locator(".reasons > li").all():
         _chinese(item.inner_text())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from monitoring.models import PlanScope, Target
+from monitoring.observed import observe
 from monitoring.plan_link import Scope, deviation_pct, plan_comparison
 from monitoring.selectors import resolve_range
 from monitoring.simulator.vllm_sim import VllmProfile
@@ -83,7 +84,14 @@ def test_one_replica_is_compared_with_one_replica_of_the_plan(two_replicas, s1_p
     running = rows["running_requests"].observed
     assert running is not None
     assert running != pytest.approx(values.replica.concurrency)
-    at_observed = predict_at(s1_plan, concurrency_per_replica=running)
+    # ... and at the request lengths it saw (the simulated lengths drift with the clock).
+    seen = observe(b, start, end)
+    at_observed = predict_at(
+        s1_plan,
+        concurrency_per_replica=seen.concurrency,
+        avg_input_tokens=seen.avg_input_tokens,
+        avg_output_tokens=seen.avg_output_tokens,
+    )
     at_planned = values.replica.output_tok_s
     assert rows["output_throughput"].planned == pytest.approx(at_observed.output_tok_s, rel=0.05)
     assert rows["output_throughput"].planned != pytest.approx(at_planned, rel=0.05)
