@@ -216,6 +216,7 @@ def _start_simulators(count: int, processes: int) -> tuple[list[subprocess.Popen
             [
                 sys.executable, "-m", "monitoring.simulator", "--port", "0",
                 "--vllm", str(min(per, count - n * per)), "--no-ray", "--no-faults",
+                "--gpu-machines", "0",
             ],
             cwd=ROOT,
             stdout=subprocess.PIPE,

@@ -86,7 +86,7 @@ def cpu_seconds(pid: int) -> float:
 def bench_poll(n_targets: int, threads: int, rounds: int) -> None:
     sim = subprocess.Popen(
         [sys.executable, "-m", "monitoring.simulator", "--port", "0", "--vllm", str(n_targets),
-         "--no-ray", "--no-faults"],
+         "--no-ray", "--no-faults", "--gpu-machines", "0"],
         cwd=ROOT, stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:

@@ -249,7 +249,7 @@ def stack(tmp_path_factory) -> Iterator[Stack]:
         )
         sim = subprocess.Popen(
             [sys.executable, "-m", "monitoring.simulator", "--port", "0", "--no-ray",
-             "--no-faults", "--vllm", str(TARGETS)],
+             "--no-faults", "--vllm", str(TARGETS), "--gpu-machines", "0"],
             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
             start_new_session=True,
         )  # fmt: skip
