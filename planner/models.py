@@ -16,6 +16,8 @@ class Route(models.TextChoices):
     A = "A", _("Route A: replicas inside nodes behind a balancer")
     B = "B", _("Route B: one instance across nodes")
     C = "C", _("Route C: Ray Serve pool")
+    # The honest answer for a model that fits no layout of the machines given; saved like any plan.
+    NONE = "none", _("Nothing fits these machines")
 
 
 class PlanQuerySet(models.QuerySet["Plan"]):

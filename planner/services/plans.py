@@ -19,7 +19,7 @@ from django.db import transaction
 from planner.engine import plan as run_engine
 from planner.engine.result import PlanResult
 from planner.engine.spec import SpecError, spec_from_dict
-from planner.models import CalibrationProfile, Plan
+from planner.models import CalibrationProfile, Plan, Route
 from planner.services.calibration import (
     calibrated_assumptions,
     calibration_note,
@@ -114,6 +114,8 @@ def default_title(evaluation: Evaluation) -> str:
     """Return e.g. 'Qwen2.5-72B-Instruct · Route B · TP4×PP2×1'."""
     rec = evaluation.result.recommendation
     model = evaluation.result.model.name or evaluation.resolved.model_slug
+    if rec.route == Route.NONE:
+        return f"{model} · nothing fits"
     return f"{model} · {rec.route} · {rec.label}"
 
 
