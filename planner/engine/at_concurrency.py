@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from planner.engine.assumptions import DEFAULT_ASSUMPTIONS, Assumptions
+from planner.engine.assumptions import DEFAULT_ASSUMPTIONS, GIB, Assumptions
 from planner.engine.layouts import evaluate, group_nodes
 from planner.engine.serving import predict
 from planner.engine.spec import Layout, PlanSpec
@@ -41,7 +41,12 @@ class ServingPoint:
     kv_blocks: int  # per GPU of the stage that limits the KV cache (vLLM's num_gpu_blocks)
     kv_tokens: int
     kv_budget_gib: float  # per GPU
-    kv_bytes_per_token: float  # per GPU
+    kv_bytes_per_token: float  # per GPU, one logged KV token (every KV group)
+    kv_groups: int  # vLLM's KV groups per GPU (1 unless layers mix attention kinds)
+
+    def kv_gib_of(self, blocks: int, block_size_tokens: int) -> float:
+        """Return the KV memory per GPU that `blocks` of vLLM's num_gpu_blocks hold, in GiB."""
+        return blocks / self.kv_groups * block_size_tokens * self.kv_bytes_per_token / GIB
 
 
 class LayoutUnavailable(ValueError):
@@ -89,7 +94,6 @@ def _evaluate(
     )
     if cand is None:
         raise LayoutUnavailable(f"TP{layout.tp}×PP{layout.pp} does not fit {layout.gpu} nodes")
-    block = a.block_size_tokens
     ttft_p95 = itl_p95 = None
     output = cand.output_throughput_tok_s
     if percentiles and cand.serving_context is not None:
@@ -103,8 +107,9 @@ def _evaluate(
         itl_ms=cand.itl_ms,
         ttft_p95_ms=ttft_p95,
         itl_p95_ms=itl_p95,
-        kv_blocks=cand.kv_tokens_per_replica // block,
+        kv_blocks=cand.gpu_blocks(a.block_size_tokens),
         kv_tokens=cand.kv_tokens_per_replica,
         kv_budget_gib=cand.memory.kv_budget_gib,
         kv_bytes_per_token=cand.memory.kv_bytes_per_token,
+        kv_groups=max(1, cand.memory.kv_groups),
     )

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy.optimize import least_squares
 
-from planner.engine.assumptions import DEFAULT_ASSUMPTIONS, GIB, Assumptions
+from planner.engine.assumptions import DEFAULT_ASSUMPTIONS, Assumptions
 from planner.engine.at_concurrency import ReplicaLayout, ServingPoint, predict_replica
 from planner.engine.spec import PlanSpec
 
@@ -146,7 +146,7 @@ def _fit_kv_overhead(observations: Sequence[Observation], base: Assumptions) -> 
         if obs.kv_blocks is None or obs.source in per_source:
             continue
         point = _predict(obs, base)
-        observed_gib = obs.kv_blocks * base.block_size_tokens * point.kv_bytes_per_token / GIB
+        observed_gib = point.kv_gib_of(obs.kv_blocks, base.block_size_tokens)
         per_source[obs.source] = point.kv_budget_gib - observed_gib
     values = list(per_source.values())
     if not values:

@@ -215,6 +215,14 @@ class Candidate(_TypedEnums):
         """Return every host of every replica, in order, once."""
         return tuple(dict.fromkeys(h for hosts in self.hosts for h in hosts))
 
+    def gpu_blocks(self, block_size_tokens: int) -> int:
+        """Return vLLM's num_gpu_blocks on one GPU of the limiting stage.
+
+        With hybrid attention every KV group takes its own blocks from one pool, so vLLM counts
+        groups × the blocks a logged "KV token" figure covers (Gemma 3: 7 groups).
+        """
+        return self.kv_tokens_per_replica // block_size_tokens * max(1, self.memory.kv_groups)
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MemoryRules:

@@ -121,7 +121,7 @@ def plan_values(plan: Plan) -> PlanValues:
         itl_slo_ms=spec.workload.itl_slo_ms,
         replica=PlannedReplica(
             layout=layout,
-            kv_blocks=cand.kv_tokens_per_replica // block,
+            kv_blocks=cand.gpu_blocks(block),
             kv_tokens=cand.kv_tokens_per_replica,
             block_size_tokens=block,
             kv_budget_gib=memory.kv_budget_gib,

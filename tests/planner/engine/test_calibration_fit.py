@@ -16,6 +16,7 @@ from planner.engine.calibration import (
     fit_calibration,
 )
 from planner.engine.spec import spec_from_dict
+from tests.planner.engine.startup_logs import cases, configs
 
 S1_LAYOUT = ReplicaLayout(gpu="a800-80g-sxm", tp=8, pp=1, weight_dtype="int8")
 TRUE = CalibrationFactors(
@@ -113,3 +114,29 @@ def test_calibrated_assumptions_change_the_prediction_the_right_way(spec):
     assert predict_replica(spec, S1_LAYOUT, concurrency_per_replica=16, a=less_kv).kv_blocks < (
         base.kv_blocks
     )
+
+
+def test_a_hybrid_model_counts_the_blocks_of_every_kv_group():
+    # Gemma 3 27B keeps 7 KV groups: vLLM's num_gpu_blocks (15997 in the log) is 7 × the blocks
+    # behind its logged 36560 KV tokens. A server reporting exactly that has no KV overhead.
+    case = next(c for c in cases() if c["id"].startswith("gemma-3-27b"))
+    spec = spec_from_dict(
+        {
+            "model": {"hf_config": configs()[case["config"]], "name": "google/gemma-3-27b-it"},
+            "weight_dtype": "bf16",
+            "max_model_len": case["max_model_len"],
+            "gpu_memory_utilization": case["gpu_memory_utilization"],
+            "vllm_version": case["vllm_version"],
+            "hardware": {"nodes": [{"hostname": "a", "gpu": case["gpu_slug"], "gpu_count": 1}]},
+        }
+    )
+    layout = ReplicaLayout(gpu=case["gpu_slug"], tp=1, pp=1, weight_dtype="bf16")
+    logged = case["reported"]["gpu_blocks"]
+
+    point = predict_replica(spec, layout, concurrency_per_replica=4)
+    fit = fit_calibration(
+        [Observation(source="g", spec=spec, layout=layout, concurrency=4, kv_blocks=logged)]
+    )
+
+    assert point.kv_blocks == pytest.approx(logged, rel=0.01)
+    assert fit.factors.kv_overhead_gib == pytest.approx(0.0, abs=0.3)
