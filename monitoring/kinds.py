@@ -16,7 +16,6 @@ from django.utils.module_loading import import_string
 
 from monitoring import charts
 from monitoring.models import Comparison, Target, TargetKind
-from monitoring.scrape import kinds as scrape_kinds
 
 Getter = Callable[[str], float | None]
 
@@ -62,10 +61,6 @@ class Kind:
     @property
     def label(self) -> str:
         return str(TargetKind(self.name).label)
-
-    @property
-    def scrape(self) -> scrape_kinds.ScrapeKind:
-        return scrape_kinds.get(self.name)
 
     def page_state(self, target: Target) -> dict[str, Any] | None:
         return import_string(self.state)(target) if self.state else None

@@ -488,10 +488,6 @@ def for_kind(kind: str) -> tuple[SeriesSpec, ...]:
     return tuple(s for s in SERIES if s.target_kind in ("", kind))
 
 
-def is_known(key: str) -> bool:
-    return key in BY_KEY
-
-
 def markdown_table() -> str:
     """Return the key table as Markdown (for docs)."""
     lines = ["| key | kind | labels | from | meaning |", "|---|---|---|---|---|"]
