@@ -155,6 +155,11 @@ def check_url(url: str) -> httpx.URL:
     return parsed
 
 
+def is_metrics_endpoint(url: httpx.URL) -> bool:
+    """Whether `url` names a /metrics endpoint itself rather than a server's base URL."""
+    return url.path.rstrip("/").endswith("/metrics")
+
+
 def guard(url: httpx.URL, policy: FetchPolicy) -> str:
     """Resolve the URL's host and return the address to connect to, or raise.
 

@@ -12,7 +12,7 @@ import httpx
 
 from . import ray
 from .errors import LimitError, ScrapeError, SourceError
-from .fetch import FetchPolicy, check_url, fetch
+from .fetch import FetchPolicy, check_url, fetch, is_metrics_endpoint
 from .result import PollError, ScrapeResult, poll_samples, previous_snapshot, unique
 from .series import RawSnapshot, Sample, make_sample
 
@@ -21,7 +21,7 @@ MAX_EXPORTER_THREADS = 8
 
 def _split_exporter_url(source: str) -> tuple[str, str] | None:
     url = check_url(source)
-    if url.path.rstrip("/").endswith("/metrics"):
+    if is_metrics_endpoint(url):
         return str(url), url.netloc.decode("ascii")
     return None
 
@@ -77,7 +77,7 @@ def scrape_cluster(
         if not errors:
             errors.append(PollError("source", "no metrics exporter found", source))
         return ScrapeResult(
-            kind="ray", source=source, ts=ts, ok=False, errors=errors, info=info, exporters=asked
+            kind=ray.KIND, source=source, ts=ts, ok=False, errors=errors, info=info, exporters=asked
         )
     merged = ray.merge(parts, ts)
     prev = previous_snapshot(previous)
@@ -90,7 +90,7 @@ def scrape_cluster(
     samples.extend(poll_samples(started, payload))
     info.update(merged.info)
     return ScrapeResult(
-        kind="ray",
+        kind=ray.KIND,
         source=source,
         ts=ts,
         ok=True,

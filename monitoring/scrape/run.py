@@ -13,7 +13,7 @@ import httpx
 
 from . import kinds, limits
 from .errors import InvalidUrlError, ScrapeError
-from .fetch import FetchPolicy, check_url, fetch
+from .fetch import FetchPolicy, check_url, fetch, is_metrics_endpoint
 from .keys import BY_KEY
 from .result import PollError, ScrapeResult, poll_samples, previous_snapshot, unique
 from .series import RawSnapshot, Sample
@@ -70,7 +70,7 @@ def from_text(
 def metrics_url(base_url: str) -> str:
     """Return the /metrics URL of a target given its base URL (or the URL itself)."""
     url = check_url(base_url)
-    if url.path.rstrip("/").endswith("/metrics"):
+    if is_metrics_endpoint(url):
         return str(url)
     return str(url.copy_with(path=url.path.rstrip("/") + "/metrics"))
 
