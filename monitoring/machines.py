@@ -21,6 +21,7 @@ from django.utils import timezone
 from inventory.models import Machine
 from monitoring import allocation
 from monitoring.models import Target, TargetKind
+from monitoring.scrape import keys
 from monitoring.scrape.gpu import IDLE_UTIL_PCT, STUCK_MEMORY_PCT
 from monitoring.scrape.series import parse_series_id
 from monitoring.selectors import target_state
@@ -30,16 +31,11 @@ from planner.selectors import plan_result
 FREE_MEMORY_PCT = 10.0
 # The plan allocation is re-read at most this often by the poller (it changes with plan links).
 ALLOCATION_TTL_S = 60.0
-GPU_FIELDS = (
-    "utilization_pct",
-    "memory_used_mib",
-    "memory_total_mib",
-    "memory_used_pct",
-    "temperature_c",
-    "power_w",
-    "xid_last",
-    "throttle_thermal",
-    "throttle_power",
+# A cell's values: the per-GPU keys that Target.latest keeps (the key table says which).
+GPU_FIELDS = tuple(
+    spec.key.removeprefix("gpu.")
+    for spec in keys.SERIES
+    if spec.target_kind == "gpu" and spec.labels and spec.latest
 )
 
 
