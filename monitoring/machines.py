@@ -22,13 +22,11 @@ from inventory.models import Machine
 from monitoring import allocation
 from monitoring.models import Target, TargetKind
 from monitoring.scrape import keys
-from monitoring.scrape.gpu import IDLE_UTIL_PCT, STUCK_MEMORY_PCT
+from monitoring.scrape.gpu import GpuState, classify
 from monitoring.scrape.series import parse_series_id
 from monitoring.selectors import target_state
 from planner.selectors import plan_result
 
-# A GPU is free now when it computes nothing and holds at most this share of its memory.
-FREE_MEMORY_PCT = 10.0
 # The plan allocation is re-read at most this often by the poller (it changes with plan links).
 ALLOCATION_TTL_S = 60.0
 # A cell's values: the per-GPU keys that Target.latest keeps (the key table says which).
@@ -46,10 +44,10 @@ class GpuCell:
     model: str = ""
     user: str = ""
     user_source: str = ""  # plan | exporter
-    state: str = field(init=False)  # busy | idle | stuck | free | unknown (no reading)
+    state: GpuState = field(init=False)
 
     def __post_init__(self) -> None:
-        self.state = self._state()
+        self.state = classify(self.utilization_pct, self.memory_used_pct)
 
     def get(self, name: str) -> float | None:
         return self.values.get(name)
@@ -94,19 +92,6 @@ class GpuCell:
             **{name: self.values.get(name) for name in GPU_FIELDS},
         }
 
-    def _state(self) -> str:
-        util = self.utilization_pct
-        if util is None:
-            return "unknown"
-        if util >= IDLE_UTIL_PCT:
-            return "busy"
-        memory = self.memory_used_pct
-        if memory is not None and memory >= STUCK_MEMORY_PCT:
-            return "stuck"
-        if memory is None or memory <= FREE_MEMORY_PCT:
-            return "free"
-        return "idle"
-
 
 @dataclass(slots=True, kw_only=True)
 class MachineRow:
@@ -131,20 +116,20 @@ class MachineRow:
     def reported_gpus(self) -> int:
         return len({g.id.split("/", 1)[0] for g in self.gpus})
 
-    def count(self, state: str) -> int:
+    def count(self, state: GpuState) -> int:
         return sum(1 for g in self.gpus if g.state == state)
 
     @property
     def busy(self) -> int:
-        return self.count("busy")
+        return self.count(GpuState.BUSY)
 
     @property
     def free(self) -> int:
-        return self.count("free")
+        return self.count(GpuState.FREE)
 
     @property
     def idle(self) -> int:
-        return sum(1 for g in self.gpus if g.state in ("idle", "free", "stuck"))
+        return sum(1 for g in self.gpus if g.state.idle)
 
     @property
     def missing(self) -> int:
@@ -244,11 +229,7 @@ def cached_plan_allocation() -> dict[str, dict[str, str]]:
 
 def idle_planned(cells: Iterable[GpuCell], allocated: Mapping[str, str]) -> int:
     """Count GPUs the plan gives to a server that compute nothing."""
-    return sum(
-        1
-        for g in cells
-        if g.id.split("/", 1)[0] in allocated and g.state in ("idle", "free", "stuck")
-    )
+    return sum(1 for g in cells if g.id.split("/", 1)[0] in allocated and g.state.idle)
 
 
 def _assign_users(row: MachineRow, table: Mapping[str, dict[str, str]]) -> None:

@@ -18,6 +18,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from .errors import ParseError
@@ -30,6 +31,8 @@ MIB = 1024.0 * 1024.0
 # Below this utilisation a GPU counts as idle; above this share of memory used while idle, stuck.
 IDLE_UTIL_PCT = 5.0
 STUCK_MEMORY_PCT = 80.0
+# An idle GPU holding at most this share of its memory is free for new work.
+FREE_MEMORY_PCT = 10.0
 # DCGM marks "no value" with sentinels from 0x7ffffff0 (int32) and 0x7ffffffffffffff0 (int64);
 # none of the fields we read can legitimately reach 2^31.
 DCGM_BLANK_FROM = float(0x7FFFFFF0)
@@ -356,9 +359,9 @@ def _per_gpu_samples(gpus: dict[GpuId, _Gpu], has_throttle: bool) -> list[Sample
         gpu = gpus[gid]
         labels = _labels(gid)
         values = dict(gpu.values)
-        used, total = values.get("gpu.memory_used_mib"), values.get("gpu.memory_total_mib")
-        if used is not None and total:
-            values["gpu.memory_used_pct"] = min(100.0, 100.0 * used / total)
+        used_pct = memory_used_pct(values)
+        if used_pct is not None:
+            values["gpu.memory_used_pct"] = used_pct
         if has_throttle:
             values["gpu.throttle_thermal"] = float(gpu.thermal)
             values["gpu.throttle_power"] = float(gpu.power)
@@ -366,17 +369,42 @@ def _per_gpu_samples(gpus: dict[GpuId, _Gpu], has_throttle: bool) -> list[Sample
     return [s for s in out if s is not None]
 
 
-def is_idle(values: dict[str, float]) -> bool | None:
-    util = values.get("gpu.utilization_pct")
-    return None if util is None else util < IDLE_UTIL_PCT
+class GpuState(StrEnum):
+    """What one GPU (or MIG instance) is doing, from its utilisation and memory."""
+
+    BUSY = "busy"
+    IDLE = "idle"  # computes nothing, holds memory
+    STUCK = "stuck"  # memory nearly full while it computes nothing: a hung or leaked process
+    FREE = "free"  # computes nothing, holds (almost) no memory
+    UNKNOWN = "unknown"  # no utilisation reading
+
+    @property
+    def idle(self) -> bool:
+        """Computes nothing (idle, stuck or free)."""
+        return self in (GpuState.IDLE, GpuState.STUCK, GpuState.FREE)
 
 
-def is_stuck(values: dict[str, float]) -> bool:
-    """Memory nearly full while the GPU computes nothing: a hung or leaked process."""
+def classify(utilization_pct: float | None, memory_used_pct: float | None) -> GpuState:
+    """Classify a GPU by its utilisation and the share of its memory in use (0-100)."""
+    if utilization_pct is None:
+        return GpuState.UNKNOWN
+    if utilization_pct >= IDLE_UTIL_PCT:
+        return GpuState.BUSY
+    if memory_used_pct is not None and memory_used_pct >= STUCK_MEMORY_PCT:
+        return GpuState.STUCK
+    if memory_used_pct is None or memory_used_pct <= FREE_MEMORY_PCT:
+        return GpuState.FREE
+    return GpuState.IDLE
+
+
+def memory_used_pct(values: dict[str, float]) -> float | None:
+    """Memory used as a share of the total, 0-100 (None without both readings)."""
     used, total = values.get("gpu.memory_used_mib"), values.get("gpu.memory_total_mib")
-    if not is_idle(values) or used is None or not total:
-        return False
-    return 100.0 * used / total >= STUCK_MEMORY_PCT
+    return None if used is None or not total else min(100.0, 100.0 * used / total)
+
+
+def _state(values: dict[str, float]) -> GpuState:
+    return classify(values.get("gpu.utilization_pct"), memory_used_pct(values))
 
 
 def _machine_samples(gpus: dict[GpuId, _Gpu]) -> list[Sample]:
@@ -385,7 +413,7 @@ def _machine_samples(gpus: dict[GpuId, _Gpu]) -> list[Sample]:
         return []
     rows = [gpus[g] for g in ids]
     utils = [g.values["gpu.utilization_pct"] for g in rows if "gpu.utilization_pct" in g.values]
-    idle = [is_idle(g.values) for g in rows]
+    states = [_state(g.values) for g in rows]
 
     def total(key: str) -> float | None:
         values = [g.values[key] for g in rows if key in g.values]
@@ -394,9 +422,9 @@ def _machine_samples(gpus: dict[GpuId, _Gpu]) -> list[Sample]:
     temps = [g.values["gpu.temperature_c"] for g in rows if "gpu.temperature_c" in g.values]
     values: dict[str, float | None] = {
         "gpu.machine.gpus": float(len({gpu for gpu, _mig in ids})),
-        "gpu.machine.gpus_idle": float(sum(1 for i in idle if i)) if utils else None,
-        "gpu.machine.gpus_busy": float(sum(1 for i in idle if i is False)) if utils else None,
-        "gpu.machine.gpus_stuck": float(sum(1 for g in rows if is_stuck(g.values))),
+        "gpu.machine.gpus_idle": float(sum(1 for s in states if s.idle)) if utils else None,
+        "gpu.machine.gpus_busy": float(states.count(GpuState.BUSY)) if utils else None,
+        "gpu.machine.gpus_stuck": float(states.count(GpuState.STUCK)),
         "gpu.machine.gpus_throttled": float(sum(1 for g in rows if g.thermal or g.power)),
         "gpu.machine.gpus_xid": float(sum(1 for g in rows if g.values.get("gpu.xid_last", 0) > 0)),
         "gpu.machine.utilization_pct": sum(utils) / len(utils) if utils else None,

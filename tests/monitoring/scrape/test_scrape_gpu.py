@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from monitoring.scrape import from_text, kinds
 from monitoring.scrape.errors import ParseError
-from monitoring.scrape.gpu import extract, numeric_lines
+from monitoring.scrape.gpu import GpuState, classify, extract, numeric_lines
 from monitoring.simulator.dcgm_sim import DEMO_GPU_MACHINES, GpuMachineProfile, SimDcgm
 
 from .conftest import fixture_text
@@ -199,6 +199,20 @@ def test_the_simulator_plays_each_role():
     assert got["gpu.machine.gpus_stuck"] == 1
     assert got['gpu.memory_used_pct{gpu="4"}'] > 95
     assert got["gpu.machine.gpus_busy"] >= 4
+
+
+@pytest.mark.parametrize("profile", DEMO_GPU_MACHINES, ids=lambda p: p.hostname)
+def test_the_machine_counts_agree_with_the_state_of_each_stored_gpu(profile: GpuMachineProfile):
+    # The alerts read the machine counts, the Machines view classifies each GPU's stored values.
+    got = values(SimDcgm(profile).metrics(time.time()).decode())
+    states = [
+        classify(got[f'gpu.utilization_pct{{gpu="{g}"}}'], got[f'gpu.memory_used_pct{{gpu="{g}"}}'])
+        for g in range(profile.gpu_count)
+    ]
+
+    assert got["gpu.machine.gpus_busy"] == states.count(GpuState.BUSY)
+    assert got["gpu.machine.gpus_stuck"] == states.count(GpuState.STUCK)
+    assert got["gpu.machine.gpus_idle"] == sum(1 for s in states if s.idle)
 
 
 def test_the_demo_gpu_fleet_matches_the_inventory_demo():
