@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from inventory.models import Machine
+from monitoring.hosts import short_hostname
 from monitoring.models import Target
 from monitoring.scrape.series import Sample
 
@@ -62,8 +63,8 @@ def expected_hosts(target: Target) -> list[str]:
 
 def missing_hosts(target: Target, answering: list[str]) -> list[str]:
     """Expected host names whose node did not answer the last poll."""
-    seen = {n.split(".", 1)[0].lower() for n in answering}
-    return [h for h in expected_hosts(target) if h.split(".", 1)[0].lower() not in seen]
+    seen = {short_hostname(n) for n in answering}
+    return [h for h in expected_hosts(target) if short_hostname(h) not in seen]
 
 
 def poll_extras(target: Target, samples: list[Any], info: Mapping[str, Any]) -> list[Sample]:

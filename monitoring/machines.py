@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from inventory.models import Machine
 from monitoring import allocation
+from monitoring.hosts import short_hostname
 from monitoring.models import Target, TargetKind
 from monitoring.scrape import keys
 from monitoring.scrape.gpu import GpuState, classify
@@ -149,10 +150,6 @@ class MachinesOverview:
     generated_at: datetime
 
 
-def _short(hostname: str) -> str:
-    return hostname.strip().lower().split(".", 1)[0]
-
-
 def gpu_cells(target: Target) -> list[GpuCell]:
     """Return the GPUs of a GPU target's last successful poll (from `latest`, no query)."""
     return cells_from(target.latest or {}, (target.info or {}).get("gpus", {}))
@@ -212,7 +209,7 @@ def plan_allocation(servers: Iterable[Target] | None = None) -> dict[str, dict[s
     table = allocation.allocate(
         (t.name, plan_result(t.plan)) for t in servers if t.plan is not None
     )
-    return {_short(host): gpus for host, gpus in table.items()}
+    return {short_hostname(host): gpus for host, gpus in table.items()}
 
 
 _cache: dict[str, Any] = {}
@@ -233,7 +230,7 @@ def idle_planned(cells: Iterable[GpuCell], allocated: Mapping[str, str]) -> int:
 
 
 def _assign_users(row: MachineRow, table: Mapping[str, dict[str, str]]) -> None:
-    planned = table.get(_short(row.hostname), {})
+    planned = table.get(short_hostname(row.hostname), {})
     for cell in row.gpus:
         user = planned.get(cell.id.split("/", 1)[0])
         if user:
@@ -264,7 +261,7 @@ def machines_overview(*, now: datetime | None = None) -> MachinesOverview:
         if t.pk in linked:
             continue  # its explicit link says which machine it is
         if hostname:
-            by_host.setdefault(_short(hostname), t)
+            by_host.setdefault(short_hostname(hostname), t)
     servers = list(
         Target.objects.exclude(kind=TargetKind.GPU)
         .select_related("plan")
@@ -275,7 +272,7 @@ def machines_overview(*, now: datetime | None = None) -> MachinesOverview:
     table = plan_allocation(servers)
     servers_by_host: dict[str, list[Target]] = defaultdict(list)
     for server in servers:
-        hosts = {_short(m.hostname) for m in server.machines.all()}
+        hosts = {short_hostname(m.hostname) for m in server.machines.all()}
         hosts |= {h for h, gpus in table.items() if server.name in gpus.values()}
         for host in hosts:
             servers_by_host[host].append(server)
@@ -286,7 +283,7 @@ def machines_overview(*, now: datetime | None = None) -> MachinesOverview:
         target = explicit.get(machine.pk)
         link = "explicit" if target else ""
         if target is None:
-            target = by_host.get(_short(machine.hostname))
+            target = by_host.get(short_hostname(machine.hostname))
             link = "hostname" if target else ""
             if target is not None and target.pk in used:
                 target, link = None, ""  # two machines of one short name: the first keeps it
@@ -295,7 +292,7 @@ def machines_overview(*, now: datetime | None = None) -> MachinesOverview:
             target=target,
             link=link,
             state=target_state(target, now) if target else "none",
-            servers=servers_by_host.get(_short(machine.hostname), []),
+            servers=servers_by_host.get(short_hostname(machine.hostname), []),
         )
         if target is not None:
             used.add(target.pk)
@@ -335,8 +332,8 @@ def _machine_for(target: Target) -> tuple[Machine | None, str]:
         return machine, "explicit"
     hostname = (target.info or {}).get("hostname")
     if hostname:
-        for candidate in Machine.objects.filter(hostname__istartswith=_short(hostname)):
-            if _short(candidate.hostname) == _short(hostname):
+        for candidate in Machine.objects.filter(hostname__istartswith=short_hostname(hostname)):
+            if short_hostname(candidate.hostname) == short_hostname(hostname):
                 return candidate, "hostname"
     return None, ""
 
@@ -376,5 +373,5 @@ def poll_extras(target: Target, samples: list[Any], info: Mapping[str, Any]) -> 
     hostname = machine.hostname if machine is not None else info.get("hostname", "")
     if not hostname or not cells:
         return []
-    allocated = cached_plan_allocation().get(_short(hostname), {})
+    allocated = cached_plan_allocation().get(short_hostname(hostname), {})
     return [Sample("gpu.machine.gpus_idle_planned", (), float(idle_planned(cells, allocated)))]
