@@ -92,6 +92,21 @@ def test_simulated_gpu_targets_are_linked_to_the_demo_machines():
     assert list(Target.objects.get(name="sim-gpu-a100-node-2").machines.all()) == [machine]
 
 
+@pytest.mark.django_db
+def test_moving_the_simulator_keeps_the_machines_linked_to_its_vllm_targets():
+    from tests.inventory.factories import MachineFactory
+
+    machine = MachineFactory(hostname="a100-node-1", nics=[])
+    call_command("register_simulator_targets", stdout=StringIO())
+    Target.objects.get(name="sim-llama-8b").machines.set([machine])
+
+    call_command("register_simulator_targets", "--port", "9500", stdout=StringIO())
+
+    moved = Target.objects.get(name="sim-llama-8b")
+    assert moved.base_url.startswith("http://127.0.0.1:9500/")
+    assert list(moved.machines.all()) == [machine]
+
+
 def test_scrape_prints_a_gpu_exporter_payload():
     out = StringIO()
 

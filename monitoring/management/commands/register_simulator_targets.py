@@ -40,17 +40,22 @@ class Command(BaseCommand):
             ray=not options["no_ray"],
             gpu_machines=options["gpu_machines"],
         )
-        for sim in simulator.targets():
-            name = sim.name if sim.name.startswith("sim-") else f"sim-{sim.name}"
+        sims = simulator.targets()
+        # A simulated GPU exporter stands for the inventory machine of its host name.
+        hosts = [sim.name for sim in sims if sim.kind == TargetKind.GPU]
+        by_host = {m.hostname: m for m in Machine.objects.filter(hostname__in=hosts)}
+        for sim in sims:
+            machines: list[Machine] | None = None  # None: an update keeps the links it has
             if sim.kind == TargetKind.GPU:
                 name = f"sim-gpu-{sim.name}"
-            # A simulated GPU exporter stands for the inventory machine of its host name.
-            machines = []
-            if sim.kind == TargetKind.GPU:
-                machines = list(Machine.objects.filter(hostname=sim.name))
+                machines = [by_host[sim.name]] if sim.name in by_host else []
+            else:
+                name = sim.name if sim.name.startswith("sim-") else f"sim-{sim.name}"
             existing = Target.objects.defer("token").filter(name=name).first()
             if existing is None:
-                target_create(name=name, kind=sim.kind, base_url=sim.base_url, machines=machines)
+                target_create(
+                    name=name, kind=sim.kind, base_url=sim.base_url, machines=machines or ()
+                )
                 created += 1
             elif existing.base_url != sim.base_url or existing.kind != sim.kind:
                 target_update(
