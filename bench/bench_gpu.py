@@ -11,17 +11,17 @@ DATABASE_URL points to one).
 
 from __future__ import annotations
 
-import json
-import logging
-import os
-import resource
 import subprocess
-import sys
-import time
-import warnings
 
-import bench_monitoring as base
-from bench_monitoring import ROOT, _poll_round, p95_ms, setup, viewer_client
+from bench_monitoring import (
+    p95_ms,
+    run,
+    shares,
+    start_simulators,
+    stop_simulators,
+    timed_poll_rounds,
+    viewer_client,
+)
 
 MACHINES = 200
 GPUS = 8
@@ -30,23 +30,13 @@ INTERVAL_S = 15
 
 def _start_gpu_simulators(count: int, processes: int) -> tuple[list[subprocess.Popen], list[dict]]:
     """Start `processes` simulators serving `count` 8-GPU dcgm-exporters with distinct hosts."""
-    sims, targets = [], []
-    per = -(-count // processes)
-    for n in range(processes):
-        sim = subprocess.Popen(
-            [
-                sys.executable, "-m", "monitoring.simulator", "--port", "0", "--vllm", "0",
-                "--no-ray", "--no-faults", "--gpu-machines", str(min(per, count - n * per)),
-                "--gpu-offset", str(1000 + n * per),
-            ],
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            text=True,
-        )  # fmt: skip
-        sims.append(sim)
-    for sim in sims:
-        targets.extend(json.loads(sim.stdout.readline()))
-    return sims, targets
+    sims, served = start_simulators(
+        [
+            ["--vllm", "0", "--gpu-machines", str(n), "--gpu-offset", str(1000 + first)]
+            for first, n in shares(count, processes)
+        ]
+    )
+    return sims, [t for ts in served for t in ts]
 
 
 def _machines(hostnames: list[str]) -> None:
@@ -73,7 +63,6 @@ def _machines(hostnames: list[str]) -> None:
 
 
 def bench_polling_and_view(count: int = MACHINES, processes: int = 4) -> None:
-    from monitoring.models import Sample, Target
     from monitoring.services import target_create
 
     sims, targets = _start_gpu_simulators(count, processes)
@@ -88,24 +77,12 @@ def bench_polling_and_view(count: int = MACHINES, processes: int = 4) -> None:
             ).pk
             for t in targets
         ]
-        _poll_round(ids, 1)
-        for threads, label in ((1, "solo pool (serial)"), (8, "threads pool, 8 threads")):
-            time.sleep(1.0)
-            before = Sample.objects.count()
-            cpu0 = resource.getrusage(resource.RUSAGE_SELF)
-            started = time.perf_counter()
-            _poll_round(ids, threads)
-            wall = time.perf_counter() - started
-            cpu1 = resource.getrusage(resource.RUSAGE_SELF)
-            cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
-            stored = Sample.objects.count() - before
-            ok = Target.objects.filter(pk__in=ids, last_status="ok").count()
-            verdict = "keeps up with" if wall < INTERVAL_S else "FALLS BEHIND"
+        for r in timed_poll_rounds(ids, INTERVAL_S):
             print(
-                f"  one worker process, {label}, {len(ids)} GPU targets x {GPUS} GPUs: "
-                f"{wall:.1f} s per round ({verdict} a {INTERVAL_S} s interval), "
-                f"{len(ids) / wall:.0f} polls/s, {stored / len(ids):.0f} samples per poll, "
-                f"CPU {1000 * cpu / len(ids):.1f} ms per poll, {ok}/{len(ids)} targets up"
+                f"  one worker process, {r.label}, {len(ids)} GPU targets x {GPUS} GPUs: "
+                f"{r.wall_s:.1f} s per round ({r.verdict} a {INTERVAL_S} s interval), "
+                f"{len(ids) / r.wall_s:.0f} polls/s, {r.stored / len(ids):.0f} samples per poll, "
+                f"CPU {1000 * r.cpu_s / len(ids):.1f} ms per poll, {r.up}/{len(ids)} targets up"
             )
         client = viewer_client()
         for url in ("/monitoring/machines/", "/monitoring/machines/grid/"):
@@ -115,25 +92,8 @@ def bench_polling_and_view(count: int = MACHINES, processes: int = 4) -> None:
                 f"median {median:.0f} ms, p95 {p95:.0f} ms (target: p95 <= 300 ms)"
             )
     finally:
-        for sim in sims:
-            sim.terminate()
-            sim.wait(timeout=30)
-
-
-def main() -> None:
-    logging.getLogger("celery").setLevel(logging.WARNING)
-    warnings.filterwarnings("ignore", message="No directory at")
-    setup()
-    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start")
-    from django.db import connection
-
-    print(f"database: {connection.vendor}")
-    try:
-        bench_polling_and_view()
-    finally:
-        if base.ORIGINAL_DB_NAME is not None:
-            connection.creation.destroy_test_db(base.ORIGINAL_DB_NAME, verbosity=0)
+        stop_simulators(sims)
 
 
 if __name__ == "__main__":
-    main()
+    run(bench_polling_and_view)

@@ -23,7 +23,9 @@ import sys
 import tempfile
 import time
 import warnings
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
@@ -203,34 +205,95 @@ def _poll_round(ids: list[int], threads: int) -> None:
         list(pool.map(run, ids))
 
 
-def _start_simulators(count: int, processes: int) -> tuple[list[subprocess.Popen], list[dict]]:
-    """Start `processes` simulator processes serving `count` vLLM targets in all.
+def start_simulators(arguments: list[list[str]]) -> tuple[list[subprocess.Popen], list[list[dict]]]:
+    """Start one simulator process per argument list; return them and the targets of each.
 
     One simulator process renders ~20-40 payloads/s (Python, one GIL): several are needed so
     that the simulator, not the worker, is not what is measured.
     """
-    sims, targets = [], []
-    per = -(-count // processes)
-    for n in range(processes):
-        sim = subprocess.Popen(
+    sims = [
+        subprocess.Popen(
             [
-                sys.executable, "-m", "monitoring.simulator", "--port", "0",
-                "--vllm", str(min(per, count - n * per)), "--no-ray", "--no-faults",
-                "--gpu-machines", "0",
+                sys.executable,
+                "-m",
+                "monitoring.simulator",
+                "--port",
+                "0",
+                "--no-ray",
+                "--no-faults",
+                *args,
             ],
             cwd=ROOT,
             stdout=subprocess.PIPE,
             text=True,
         )  # fmt: skip
-        sims.append(sim)
-    for n, sim in enumerate(sims):
-        for t in json.loads(sim.stdout.readline()):
-            targets.append({**t, "name": f"p{n}-{t['name']}"})
+        for args in arguments
+    ]
+    return sims, [json.loads(sim.stdout.readline()) for sim in sims]
+
+
+def stop_simulators(sims: list[subprocess.Popen]) -> None:
+    for sim in sims:
+        sim.terminate()
+        sim.wait(timeout=30)
+
+
+def shares(count: int, processes: int) -> list[tuple[int, int]]:
+    """Split `count` targets over `processes`: (first index, how many) for each process."""
+    per = -(-count // processes)
+    return [(n * per, min(per, count - n * per)) for n in range(processes)]
+
+
+def _start_simulators(count: int, processes: int) -> tuple[list[subprocess.Popen], list[dict]]:
+    """Start `processes` simulator processes serving `count` vLLM targets in all."""
+    sims, served = start_simulators(
+        [["--vllm", str(n), "--gpu-machines", "0"] for _first, n in shares(count, processes)]
+    )
+    targets = [{**t, "name": f"p{n}-{t['name']}"} for n, ts in enumerate(served) for t in ts]
     return sims, targets
 
 
-def bench_polling(count: int = 500, interval_s: int = 15, processes: int = 4) -> None:
+@dataclass(frozen=True, slots=True)
+class PollRound:
+    """One timed round of polls by one worker process."""
+
+    label: str
+    wall_s: float
+    cpu_s: float
+    stored: int
+    up: int
+    interval_s: float
+
+    @property
+    def verdict(self) -> str:
+        return "keeps up with" if self.wall_s < self.interval_s else "FALLS BEHIND"
+
+
+def timed_poll_rounds(ids: list[int], interval_s: float) -> Iterator[PollRound]:
+    """Poll every target once untimed (no previous snapshot: no rates yet), then time a round
+    run serially as a solo worker would and one on a pool of 8 threads."""
     from monitoring.models import Sample, Target
+
+    _poll_round(ids, 1)
+    for threads, label in ((1, "solo pool (serial)"), (8, "threads pool, 8 threads")):
+        time.sleep(1.0)
+        before = Sample.objects.count()
+        cpu0 = resource.getrusage(resource.RUSAGE_SELF)
+        started = time.perf_counter()
+        _poll_round(ids, threads)
+        wall = time.perf_counter() - started
+        cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+        yield PollRound(
+            label=label,
+            wall_s=wall,
+            cpu_s=(cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime),
+            stored=Sample.objects.count() - before,
+            up=Target.objects.filter(pk__in=ids, last_status="ok").count(),
+            interval_s=interval_s,
+        )
+
+
+def bench_polling(count: int = 500, interval_s: int = 15, processes: int = 4) -> None:
     from monitoring.services import target_create
 
     sims, targets = _start_simulators(count, processes)
@@ -244,33 +307,20 @@ def bench_polling(count: int = 500, interval_s: int = 15, processes: int = 4) ->
             ).pk
             for t in targets
         ]
-        _poll_round(ids, 1)  # the first round has no previous snapshot: no rates yet
-        for threads, label in ((1, "solo pool (serial)"), (8, "threads pool, 8 threads")):
-            time.sleep(1.0)
-            before = Sample.objects.count()
-            cpu0 = resource.getrusage(resource.RUSAGE_SELF)
-            started = time.perf_counter()
-            _poll_round(ids, threads)
-            wall = time.perf_counter() - started
-            cpu1 = resource.getrusage(resource.RUSAGE_SELF)
-            cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
-            stored = Sample.objects.count() - before
-            ok = Target.objects.filter(pk__in=ids, last_status="ok").count()
-            verdict = "keeps up with" if wall < interval_s else "FALLS BEHIND"
+        for r in timed_poll_rounds(ids, interval_s):
             print(
-                f"  one worker process, {label}, {len(ids)} targets: {wall:.1f} s per round "
-                f"({verdict} a {interval_s} s interval), {len(ids) / wall:.0f} polls/s, "
-                f"{stored / wall:,.0f} samples/s stored ({stored / len(ids):.0f} per poll), "
-                f"CPU {100 * cpu / wall:.0f} % of one core = {1000 * cpu / len(ids):.1f} ms "
-                f"CPU per poll, {ok}/{len(ids)} targets up"
+                f"  one worker process, {r.label}, {len(ids)} targets: {r.wall_s:.1f} s per round "
+                f"({r.verdict} a {interval_s} s interval), {len(ids) / r.wall_s:.0f} polls/s, "
+                f"{r.stored / r.wall_s:,.0f} samples/s stored ({r.stored / len(ids):.0f} per "
+                f"poll), CPU {100 * r.cpu_s / r.wall_s:.0f} % of one core = "
+                f"{1000 * r.cpu_s / len(ids):.1f} ms CPU per poll, {r.up}/{len(ids)} targets up"
             )
     finally:
-        for sim in sims:
-            sim.terminate()
-            sim.wait(timeout=30)
+        stop_simulators(sims)
 
 
-def main() -> None:
+def run(body: Callable[[], None]) -> None:
+    """Run a benchmark's body on the throw-away database, then drop it."""
     logging.getLogger("celery").setLevel(logging.WARNING)
     warnings.filterwarnings("ignore", message="No directory at")
     setup()
@@ -278,17 +328,21 @@ def main() -> None:
     from django.db import connection
 
     print(f"database: {connection.vendor}")
-    print("series endpoint:")
-    bench_series()
-    print("fleet overview:")
-    bench_overview()
-    print("polling:")
     try:
-        bench_polling()
+        body()
     finally:
         if ORIGINAL_DB_NAME is not None:
             connection.creation.destroy_test_db(ORIGINAL_DB_NAME, verbosity=0)
 
 
+def main() -> None:
+    print("series endpoint:")
+    bench_series()
+    print("fleet overview:")
+    bench_overview()
+    print("polling:")
+    bench_polling()
+
+
 if __name__ == "__main__":
-    main()
+    run(main)
