@@ -20,18 +20,7 @@ sys.path.insert(0, str(ROOT))
 from monitoring.scrape import vllm  # noqa: E402
 from monitoring.scrape.errors import LimitError  # noqa: E402
 from monitoring.scrape.limits import ScrapeLimits, applied  # noqa: E402
-
-FIXTURES = ROOT / "tests" / "monitoring" / "fixtures"
-SERIES = 150_000
-
-
-def huge_page() -> str:
-    head = "# HELP vllm:num_requests_running Running.\n# TYPE vllm:num_requests_running gauge\n"
-    rows = (
-        f'vllm:num_requests_running{{model_name="m{i}",engine="{i % 8}"}} 1\n'
-        for i in range(SERIES)
-    )
-    return head + "".join(rows)
+from tests.monitoring.hostile import FIXTURES, HUGE_SERIES, huge_page  # noqa: E402
 
 
 def cpu_s(text: str, limits: ScrapeLimits, runs: int = 3) -> tuple[float, str]:
@@ -49,9 +38,9 @@ def cpu_s(text: str, limits: ScrapeLimits, runs: int = 3) -> tuple[float, str]:
 
 
 def main() -> None:
-    page = huge_page()
+    page = huge_page().decode()
     normal = (FIXTURES / "vllm" / "v0_32_metrics_after.txt").read_text()
-    print(f"  hostile page: {len(page) / 1e6:.1f} MB, {SERIES:,} label sets")
+    print(f"  hostile page: {len(page) / 1e6:.1f} MB, {HUGE_SERIES:,} label sets")
     limited, outcome = cpu_s(page, ScrapeLimits())
     print(f"  default limits: {limited * 1000:.0f} ms CPU ({outcome})")
     unlimited, outcome = cpu_s(page, ScrapeLimits(sample_limit=0), runs=1)
