@@ -19,7 +19,7 @@ from django.utils.translation import gettext as _
 
 from monitoring.models import PlanScope, Target, TargetKind
 from monitoring.observed import observe
-from monitoring.window import window_values
+from monitoring.window import window_series
 from planner.engine.calibration import CalibrationFit, NotEnoughData, Observation, fit_calibration
 from planner.models import CalibrationProfile
 from planner.selectors.plan_values import PlanUnreadable, plan_spec, plan_values
@@ -54,9 +54,14 @@ class CalibrationRun:
 
 def _polls(target: Target, start: datetime, end: datetime) -> list[tuple[float, float, float]]:
     """Return (running, ITL p50 ms, TTFT p50 ms) of every poll with requests and latencies."""
-    running = dict(window_values(target, "vllm.requests_running", start, end))
-    itl = dict(window_values(target, "vllm.inter_token_latency_seconds.p50", start, end))
-    ttft = dict(window_values(target, "vllm.ttft_seconds.p50", start, end))
+    keys = (
+        "vllm.requests_running",
+        "vllm.inter_token_latency_seconds.p50",
+        "vllm.ttft_seconds.p50",
+    )
+    running, itl, ttft = (
+        dict(points) for points in window_series(target, keys, start, end).values()
+    )
     return [
         (running[t], itl[t] * 1000.0, ttft.get(t, 0.0) * 1000.0)
         for t in running

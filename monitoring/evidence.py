@@ -17,9 +17,14 @@ from typing import Any
 from django.db import transaction
 
 from monitoring.models import Target, TargetKind
-from monitoring.window import p95, window_values
+from monitoring.observed import ITL_P95, REQUESTS, TTFT_P95
+from monitoring.window import p95, window_series
 from planner.decisions.models import EvidenceSource
 from planner.decisions.selectors import evidence_items
+
+COMPLETION_RATIO = "vllm.completion_ratio"
+GPUS = "gpu.machine.gpus"
+GPU_UTILIZATION = "gpu.machine.utilization_pct"
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,11 +74,9 @@ def measure_window(target: Target, start: datetime, end: datetime) -> list[Measu
     """Return TTFT p95, inter-token p95 (ms) and completion rate (%) over the window, rounded."""
     out: list[Measured] = []
     where = f"target {target.name} (id {target.pk}), window {_window_text(start, end)}"
-    for kind, key in (
-        ("ttft_p95", "vllm.ttft_seconds.p95"),
-        ("itl_p95", "vllm.inter_token_latency_seconds.p95"),
-    ):
-        values = [v for _, v in window_values(target, key, start, end)]
+    series = window_series(target, (TTFT_P95, ITL_P95, COMPLETION_RATIO, REQUESTS), start, end)
+    for kind, key in (("ttft_p95", TTFT_P95), ("itl_p95", ITL_P95)):
+        values = [v for _, v in series[key]]
         if values:
             out.append(
                 Measured(
@@ -84,9 +87,9 @@ def measure_window(target: Target, start: datetime, end: datetime) -> list[Measu
                     f"per-poll p95 values of {key}",
                 )
             )
-    ratios = dict(window_values(target, "vllm.completion_ratio", start, end))
+    ratios = dict(series[COMPLETION_RATIO])
     weights: dict[Any, float] = defaultdict(float)
-    weights.update(dict(window_values(target, "vllm.requests_per_s", start, end)))
+    weights.update(dict(series[REQUESTS]))
     total = sum(weights[t] for t in ratios)
     if ratios and total > 0:
         rate = sum(ratios[t] * weights[t] for t in ratios) / total
@@ -123,8 +126,9 @@ def _gpu_utilization(target: Target, start: datetime, end: datetime, where: str)
     total = weight = 0.0
     names = []
     for gpu_target in gpu_targets_for(target):
-        gpus = dict(window_values(gpu_target, "gpu.machine.gpus", start, end))
-        utils = window_values(gpu_target, "gpu.machine.utilization_pct", start, end)
+        gpu_series = window_series(gpu_target, (GPUS, GPU_UTILIZATION), start, end)
+        gpus = dict(gpu_series[GPUS])
+        utils = gpu_series[GPU_UTILIZATION]
         for ts, value in utils:
             count = gpus.get(ts, 1.0)
             total += value * count

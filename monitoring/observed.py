@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from monitoring.models import Target
-from monitoring.window import window_mean, window_p95, window_values
+from monitoring.window import Points, p95, window_series
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -81,36 +82,46 @@ def served_config(target: Target) -> ServedConfig:
     )
 
 
-def _per_request(
-    target: Target, key: str, start: datetime, end: datetime, rates: dict[Any, float]
-) -> float | None:
+# The series `observe` reads, all in one window read.
+RUNNING = "vllm.requests_running"
+REQUESTS = "vllm.requests_per_s"
+PROMPT_TOKENS = "vllm.prompt_tokens_per_s"
+OUTPUT_TOKENS = "vllm.generation_tokens_per_s"
+TTFT_P95 = "vllm.ttft_seconds.p95"
+ITL_P95 = "vllm.inter_token_latency_seconds.p95"
+OBSERVED_KEYS = (RUNNING, REQUESTS, PROMPT_TOKENS, OUTPUT_TOKENS, TTFT_P95, ITL_P95)
+
+
+def _per_request(tokens: Points, requests: Points) -> float | None:
     """Return tokens per finished request: Σ token rate ÷ Σ request rate over common polls."""
-    tokens = dict(window_values(target, key, start, end))
-    common = [t for t in tokens if t in rates]
-    requests = sum(rates[t] for t in common)
-    return sum(tokens[t] for t in common) / requests if requests > 0 else None
+    rates = dict(requests)
+    common = [(t, v) for t, v in tokens if t in rates]
+    finished = sum(rates[t] for t, _ in common)
+    return sum(v for _, v in common) / finished if finished > 0 else None
+
+
+def _mean(points: Points) -> float | None:
+    return statistics.fmean(v for _, v in points) if points else None
+
+
+def _p95_ms(points: Points) -> float | None:
+    """Return the 95th percentile of per-poll values in seconds, in ms."""
+    return p95([v for _, v in points]) * 1000.0 if points else None
 
 
 def observe(target: Target, start: datetime, end: datetime) -> TargetObservation:
     """Return what `target` did between `start` and `end`."""
-    running = window_values(target, "vllm.requests_running", start, end)
-    request_rates = dict(window_values(target, "vllm.requests_per_s", start, end))
-    ttft = window_p95(target, "vllm.ttft_seconds.p95", start, end)
-    itl = window_p95(target, "vllm.inter_token_latency_seconds.p95", start, end)
+    series = window_series(target, OBSERVED_KEYS, start, end)
     return TargetObservation(
         target_id=target.pk,
         target_name=target.name,
-        polls=len(running),
-        concurrency=sum(v for _, v in running) / len(running) if running else None,
-        output_tok_s=window_mean(target, "vllm.generation_tokens_per_s", start, end),
-        ttft_p95_ms=None if ttft is None else ttft * 1000.0,
-        itl_p95_ms=None if itl is None else itl * 1000.0,
-        avg_input_tokens=_per_request(
-            target, "vllm.prompt_tokens_per_s", start, end, request_rates
-        ),
-        avg_output_tokens=_per_request(
-            target, "vllm.generation_tokens_per_s", start, end, request_rates
-        ),
+        polls=len(series[RUNNING]),
+        concurrency=_mean(series[RUNNING]),
+        output_tok_s=_mean(series[OUTPUT_TOKENS]),
+        ttft_p95_ms=_p95_ms(series[TTFT_P95]),
+        itl_p95_ms=_p95_ms(series[ITL_P95]),
+        avg_input_tokens=_per_request(series[PROMPT_TOKENS], series[REQUESTS]),
+        avg_output_tokens=_per_request(series[OUTPUT_TOKENS], series[REQUESTS]),
         kv_capacity_tokens=(target.latest or {}).get("vllm.kv_cache_capacity_tokens"),
         served=served_config(target),
     )

@@ -6,55 +6,71 @@ Evidence fill, plan vs reality and calibration all read windows through this.
 from __future__ import annotations
 
 import math
-import statistics
+from collections.abc import Iterable
 from datetime import datetime
-from typing import Any
+
+from django.db.models import Q
 
 from monitoring.models import Rollup, Sample, Target
 from monitoring.retention import rolled_up_to
 
+Points = list[tuple[datetime, float]]
 
-def window_values(
-    target: Target, key: str, start: datetime, end: datetime
-) -> list[tuple[Any, float]]:
-    """Return (time, value) of an unlabelled series in the window, finite values only."""
-    cursor = rolled_up_to()
-    out: list[tuple[Any, float]] = []
-    raw_from = start
-    if cursor is not None and cursor > start:
-        raw_oldest = (
+
+def _rolled_up_keys(target: Target, keys: list[str], start: datetime) -> list[str]:
+    """Return the keys whose raw samples no longer reach back to `start` (read from rollups)."""
+    rolled = []
+    for key in keys:
+        oldest = (
             Sample.objects.filter(target=target, series=key, labels="")
             .order_by("ts")
             .values_list("ts", flat=True)
             .first()
         )
-        if raw_oldest is None or raw_oldest > start:
-            raw_from = min(cursor, end)
-            out.extend(
-                Rollup.objects.filter(
-                    target=target, series=key, labels="", minute__gte=start, minute__lt=raw_from
-                ).values_list("minute", "avg")
-            )
-    out.extend(
-        Sample.objects.filter(
-            target=target, series=key, labels="", ts__gte=raw_from, ts__lte=end
-        ).values_list("ts", "value")
+        if oldest is None or oldest > start:
+            rolled.append(key)
+    return rolled
+
+
+def window_series(
+    target: Target, keys: Iterable[str], start: datetime, end: datetime
+) -> dict[str, Points]:
+    """Return (time, value) of each unlabelled series in the window, finite values only.
+
+    One query for the raw samples of every key (two more, plus one per key, when the window
+    reaches back before the rollup cursor): a dashboard reads its keys together, not one by one.
+    """
+    wanted = list(dict.fromkeys(keys))
+    out: dict[str, Points] = {key: [] for key in wanted}
+    if not wanted:
+        return out
+    cursor = rolled_up_to()
+    rolled: list[str] = []
+    rolled_until = start
+    if cursor is not None and cursor > start:
+        rolled = _rolled_up_keys(target, wanted, start)
+        rolled_until = min(cursor, end)
+    if rolled:
+        minutes = Rollup.objects.filter(
+            target=target,
+            series__in=rolled,
+            labels="",
+            minute__gte=start,
+            minute__lt=rolled_until,
+        ).values_list("series", "minute", "avg")
+        for key, minute, avg in minutes:
+            out[key].append((minute, avg))
+    raw = [k for k in wanted if k not in rolled]
+    since = Q(series__in=raw, ts__gte=start) | Q(series__in=rolled, ts__gte=rolled_until)
+    samples = Sample.objects.filter(since, target=target, labels="", ts__lte=end).values_list(
+        "series", "ts", "value"
     )
-    return [(t, v) for t, v in out if math.isfinite(v)]
+    for key, ts, value in samples:
+        out[key].append((ts, value))
+    return {key: [(t, v) for t, v in points if math.isfinite(v)] for key, points in out.items()}
 
 
 def p95(values: list[float]) -> float:
     """Return the nearest-rank 95th percentile."""
     ordered = sorted(values)
     return ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)]
-
-
-def window_mean(target: Target, key: str, start: datetime, end: datetime) -> float | None:
-    values = [v for _, v in window_values(target, key, start, end)]
-    return statistics.fmean(values) if values else None
-
-
-def window_p95(target: Target, key: str, start: datetime, end: datetime) -> float | None:
-    """Return the 95th percentile of the per-poll values of `key` (e.g. per-poll p95s)."""
-    values = [v for _, v in window_values(target, key, start, end)]
-    return p95(values) if values else None
