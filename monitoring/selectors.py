@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -11,6 +11,7 @@ from typing import Any
 from django.db import connection
 from django.db.models import Count, F, Func, IntegerField, Min, Q, QuerySet, Sum
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from monitoring import cluster_nodes, conf, kinds, pacing
 from monitoring.error_text import public_error
@@ -237,6 +238,29 @@ def resolve_range(name: str | None, *, now: datetime | None = None) -> tuple[dat
     now = now or timezone.now()
     span = RANGES.get(name or DEFAULT_RANGE, RANGES[DEFAULT_RANGE])
     return now - span, now
+
+
+def posted_window(
+    data: Mapping[str, Any], *, default_range: str | None = None
+) -> tuple[datetime, datetime] | None:
+    """Return the window a form posted: exact times (`start`, `end`) or a named `range`.
+
+    Exact times must carry their UTC offset (the pages post `isoformat()`). Return None when a
+    time is malformed, impossible (month 13), naive or missing, or when no known range is given
+    and there is no default.
+    """
+    if data.get("start") or data.get("end"):
+        try:
+            start = parse_datetime(data.get("start") or "")
+            end = parse_datetime(data.get("end") or "")
+        except ValueError:
+            return None
+        if start is None or end is None or timezone.is_naive(start) or timezone.is_naive(end):
+            return None
+        return start, end
+    name = data.get("range")
+    name = name if name in RANGES else default_range
+    return resolve_range(name) if name else None
 
 
 def _bucket_s(start: datetime, end: datetime, max_points: int) -> float:

@@ -9,7 +9,6 @@ from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
-from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views import View
@@ -64,7 +63,7 @@ class CalibrationFitView(PlannerRequiredMixin, View):
     def post(self, request: HttpRequest) -> HttpResponse:
         ids = [i for i in request.POST.getlist("targets") if i.isdigit()]
         targets = list(_candidates().filter(pk__in=ids))
-        window = _window(request)
+        window = selectors.posted_window(request.POST)
         errors: dict[str, list[str]] = {}
         if window is None:
             errors = {"window": [_("Choose a window.")]}
@@ -87,15 +86,6 @@ class CalibrationFitView(PlannerRequiredMixin, View):
                 return render(request, "monitoring/calibration_list.html", context)
         context = _list_context(request, errors=errors, chosen=[t.pk for t in targets])
         return render(request, "monitoring/calibration_list.html", context, status=400)
-
-
-def _window(request: HttpRequest) -> tuple[Any, Any] | None:
-    if request.POST.get("start") and request.POST.get("end"):
-        start = parse_datetime(request.POST["start"])
-        end = parse_datetime(request.POST["end"])
-        return (start, end) if start and end else None
-    name = request.POST.get("range", "")
-    return selectors.resolve_range(name) if name in selectors.RANGES else None
 
 
 class CalibrationDetailView(View):

@@ -269,8 +269,8 @@ class TargetEvidenceView(PlannerRequiredMixin, View):
         if target.decision_id is None:
             messages.error(request, _("This target is not linked to a decision record."))
             return HttpResponseRedirect(target.get_absolute_url())
-        window = _evidence_window(request)
-        if window is None:
+        window = selectors.posted_window(request.POST, default_range=selectors.DEFAULT_RANGE)
+        if window is None or window[1] < window[0]:
             messages.error(request, _("The window is not a valid pair of times."))
             return HttpResponseRedirect(target.get_absolute_url())
         start, end = window
@@ -307,19 +307,6 @@ class TargetEvidenceView(PlannerRequiredMixin, View):
         elif result.held:
             messages.info(request, _("Values typed by hand were kept."))
         return HttpResponseRedirect(target.get_absolute_url())
-
-
-def _evidence_window(request: HttpRequest) -> tuple[Any, Any] | None:
-    """Return the window of an evidence fill: exact times (a confirmation) or a named range."""
-    from django.utils.dateparse import parse_datetime
-
-    if "start" in request.POST or "end" in request.POST:
-        start = parse_datetime(request.POST.get("start", ""))
-        end = parse_datetime(request.POST.get("end", ""))
-        if start is None or end is None or timezone.is_naive(start) or end < start:
-            return None
-        return start, end
-    return selectors.resolve_range(request.POST.get("range", selectors.DEFAULT_RANGE))
 
 
 class EventListView(FilterView):

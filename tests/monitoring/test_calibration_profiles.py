@@ -125,6 +125,18 @@ def test_the_pages_preview_save_and_show_before_and_after(two_replicas, planner_
     assert empty.status_code == 400
 
 
+@pytest.mark.parametrize(
+    "start", ["2026-13-45T00:00:00+00:00", "2026-11-28T11:00:00", "soon"], ids=str
+)
+def test_a_malformed_window_is_a_form_error_not_a_500(planner_client, start):
+    response = planner_client.post(
+        "/monitoring/calibration/fit/",
+        {"start": start, "end": "2026-11-28T12:00:00+00:00", "action": "preview"},
+    )
+    assert response.status_code == 400
+    assert "window" in response.context["errors"]
+
+
 def test_viewers_cannot_fit(viewer_client):
     response = viewer_client.post("/monitoring/calibration/fit/", {"range": "1h"})
     assert response.status_code == 403

@@ -112,10 +112,22 @@ def test_the_page_asks_before_overwriting(measured_target, planner, planner_clie
     assert item.window_start.isoformat() == start
 
 
-def test_a_malformed_window_is_refused(measured_target, planner_client):
+@pytest.mark.parametrize(
+    ("start", "end"),
+    [
+        pytest.param("yesterday", "now", id="words"),
+        pytest.param("2026-13-45T00:00:00+00:00", "2026-11-28T12:00:00+00:00", id="month-13"),
+        pytest.param("2026-11-28T11:00:00", "2026-11-28T12:00:00", id="no-offset"),
+        pytest.param("2026-11-28T12:00:00+00:00", "2026-11-28T11:00:00+00:00", id="reversed"),
+    ],
+)
+def test_a_malformed_window_is_refused(measured_target, planner_client, start, end):
     target, decision = measured_target
     response = planner_client.post(
-        f"/monitoring/targets/{target.pk}/evidence/", {"start": "yesterday", "end": "now"}
+        f"/monitoring/targets/{target.pk}/evidence/", {"start": start, "end": end}, follow=True
     )
-    assert response.status_code == 302
+    assert response.redirect_chain[0][1] == 302
+    assert "The window is not a valid pair of times." in [
+        str(m) for m in response.context["messages"]
+    ]
     assert decision.evidence_items.get(kind="itl_p95").measured_value is None
