@@ -25,7 +25,6 @@ from planner.engine.configs.allocation import (
     BundleClash,
     Clash,
     ClashKind,
-    HostAllocation,
     ProcessKind,
     script_clashes,
     table_clashes,
@@ -33,7 +32,12 @@ from planner.engine.configs.allocation import (
 from planner.engine.configs.env import env_file
 from planner.engine.configs.layout import BundleLayout, Variant
 from planner.engine.configs.nginx import nginx_config
-from planner.engine.configs.scripts import render_check, render_start, render_stop
+from planner.engine.configs.scripts import (
+    ray_wait_lines,
+    render_check,
+    render_start,
+    render_stop,
+)
 from planner.engine.configs.serve import SERVE_CONFIG_FILE, serve_config, serve_yaml
 from planner.engine.configs.serve_app import SERVE_APP_MODULE, serve_app_module
 from planner.engine.configs.vllm import model_ref, serve_args
@@ -235,7 +239,7 @@ def _assemble(
                 image=image,
                 usage=f"Usage: ./{name} [--docker]; after every host's launch script.",
                 serve_app=serve_app,
-                extra_first=_ray_wait_lines(h),
+                extra_first=ray_wait_lines(h),
             )
             files.append(BundleFile(name=name, text=text, executable=True))
             scripts[h.host] += text
@@ -290,18 +294,3 @@ def _is_launch(kind: ProcessKind, gpus: tuple[int, ...]) -> bool:
 
 def _names(processes: Sequence[Any]) -> tuple[str, ...]:
     return tuple(p.name for p in processes)
-
-
-def _ray_wait_lines(host: HostAllocation) -> list[str]:
-    """Return lines that show the Ray cluster before anything is started on it."""
-    ray = next((p.container for p in host.processes if p.container), "")
-    if not ray:
-        return []
-    return [
-        "# The cluster must list every node's GPUs before vLLM starts on it.",
-        'if [ "$MODE" = --docker ]; then',
-        f"  docker exec {ray} ray status",
-        "else",
-        "  ray status",
-        "fi",
-    ]

@@ -82,6 +82,17 @@ def _ray_container(host: HostAllocation) -> str:
     return next((p.container for p in host.processes if p.kind in _RAY_KINDS), "")
 
 
+def ray_wait_lines(host: HostAllocation) -> list[str]:
+    """Return lines that show the Ray cluster before anything is started on it."""
+    ray = _ray_container(host)
+    if not ray:
+        return []
+    return [
+        "# The cluster must list every node's GPUs before vLLM starts on it.",
+        *_either(f"docker exec {shlex.quote(ray)} ray status", ["ray status"]),
+    ]
+
+
 def _docker_mounts(model: str) -> list[str]:
     """Return -v options for a local model path (a repository id needs none)."""
     if model.startswith("/"):
