@@ -12,7 +12,6 @@ from planner.engine.configs.allocation import (
     Process,
     ProcessKind,
     ServeReplicas,
-    serve_capacity,
 )
 from planner.engine.configs.layout import BundleLayout, Variant
 from planner.engine.configs.serve import SERVE_CONFIG_FILE
@@ -200,10 +199,6 @@ def allocate_serve(
         backend="ray",
         hosts=_host_rows(procs, by_name),
         serve=serve_bounds(apps, usable, traffic_shape=traffic_shape),
-        serve_capacity={
-            app.layout.gpus_per_replica: serve_capacity(usable, app.layout.gpus_per_replica)
-            for app in apps
-        },
     )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -69,8 +69,6 @@ class AllocationTable:
     backend: str
     hosts: tuple[HostAllocation, ...]
     serve: tuple[ServeReplicas, ...] = ()
-    # Route C: how many replicas of each GPU size the cluster's nodes can hold at once.
-    serve_capacity: Mapping[int, int] = field(default_factory=dict)
 
     @property
     def processes(self) -> tuple[Process, ...]:
@@ -144,11 +142,6 @@ class BundleClash(ValueError):
     def __init__(self, clashes: Iterable[Clash]) -> None:
         self.clashes = tuple(clashes)
         super().__init__("; ".join(str(c) for c in self.clashes))
-
-
-def serve_capacity(usable_gpus: Iterable[int], gpus_per_replica: int) -> int:
-    """Return how many replicas of `gpus_per_replica` GPUs fit (a replica stays on one node)."""
-    return sum(u // gpus_per_replica for u in usable_gpus) if gpus_per_replica > 0 else 0
 
 
 def table_clashes(table: AllocationTable) -> list[Clash]:

@@ -95,11 +95,6 @@ class Bundle:
     def file_map(self) -> dict[str, str]:
         return {f.name: f.text for f in self.files}
 
-    def scripts_of(self, host: str) -> dict[str, str]:
-        """Return the host's scripts by name (launch, serve, check, stop)."""
-        suffix = f"-{host}.sh"
-        return {f.name: f.text for f in self.files if f.name.endswith(suffix)}
-
     def to_dict(self) -> dict[str, Any]:
         return {
             "route": self.route,
