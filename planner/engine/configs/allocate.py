@@ -12,6 +12,7 @@ from planner.engine.configs.allocation import (
     Process,
     ProcessKind,
     ServeReplicas,
+    replicas_that_fit,
 )
 from planner.engine.configs.layout import BundleLayout, Variant
 from planner.engine.configs.serve import SERVE_CONFIG_FILE
@@ -216,16 +217,8 @@ def serve_bounds(
     sizes = {a.name: a.layout.gpus_per_replica for a in apps}
 
     def packs(bounds: Mapping[str, int]) -> bool:
-        free = sorted(usable_gpus, reverse=True)
-        for name in sorted(bounds, key=lambda n: -sizes[n]):
-            need = bounds[name]
-            for i, f in enumerate(free):
-                take = min(f // sizes[name], need)
-                free[i] -= take * sizes[name]
-                need -= take
-            if need:
-                return False
-        return True
+        demands = [(sizes[name], count) for name, count in bounds.items()]
+        return replicas_that_fit(usable_gpus, demands) == [count for _, count in demands]
 
     grew = packs(highs)
     while grew:

@@ -8,7 +8,7 @@ script that names another host's container or address (except the rendezvous pee
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -172,6 +172,23 @@ def table_clashes(table: AllocationTable) -> list[Clash]:
     return clashes
 
 
+def replicas_that_fit(usable_gpus: Iterable[int], demands: Sequence[tuple[int, int]]) -> list[int]:
+    """Return how many of each (gpus_per_replica, replicas) demand the nodes hold at once.
+
+    A replica stays on one node; the largest replicas are placed first, node by node, so the
+    answer is what every application may reach together (in the order of `demands`).
+    """
+    free = sorted(usable_gpus, reverse=True)
+    placed = [0] * len(demands)
+    for i in sorted(range(len(demands)), key=lambda i: -demands[i][0]):
+        size, wanted = demands[i]
+        for node, gpus in enumerate(free):
+            take = min(gpus // size, wanted - placed[i])
+            free[node] -= take * size
+            placed[i] += take
+    return placed
+
+
 def _serve_clashes(table: AllocationTable) -> list[Clash]:
     if not table.serve:
         return []
@@ -180,23 +197,17 @@ def _serve_clashes(table: AllocationTable) -> list[Clash]:
         for p in table.processes
         if p.kind in (ProcessKind.RAY_HEAD, ProcessKind.RAY_WORKER)
     ]
-    # Pack the largest replicas first, node by node: what every application may reach at once.
-    free = sorted(ray_gpus, reverse=True)
+    demands = [(s.gpus_per_replica, s.max_replicas) for s in table.serve]
     clashes = []
-    for s in sorted(table.serve, key=lambda s: -s.gpus_per_replica):
-        placed = 0
-        for i, f in enumerate(free):
-            take = min(f // s.gpus_per_replica, s.max_replicas - placed)
-            free[i] -= take * s.gpus_per_replica
-            placed += take
-        if s.min_replicas < 1 or s.min_replicas > s.max_replicas or placed < s.max_replicas:
+    for s, n in zip(table.serve, replicas_that_fit(ray_gpus, demands), strict=True):
+        if s.min_replicas < 1 or s.min_replicas > s.max_replicas or n < s.max_replicas:
             clashes.append(
                 Clash(
                     kind=ClashKind.REPLICAS_EXCEED_GPUS,
                     host=table.hosts[0].host if table.hosts else "",
                     detail=(
                         f"{s.application}: replicas {s.min_replicas}..{s.max_replicas} of "
-                        f"{s.gpus_per_replica} GPUs; the cluster holds {placed} beside the others"
+                        f"{s.gpus_per_replica} GPUs; the cluster holds {n} beside the others"
                     ),
                 )
             )
