@@ -16,7 +16,6 @@ from django.utils.translation import pgettext
 
 from planner.engine.configs.allocate import UnknownHost
 from planner.engine.configs.allocation import BundleClash
-from planner.engine.configs.build import configs_of
 from planner.engine.configs.bundle import build_bundle
 from planner.engine.configs.layout import (
     BundleLayout,
@@ -64,10 +63,11 @@ def bundle_files(bundle: Mapping[str, Any] | None) -> dict[str, str]:
     if not bundle:
         return {}
     files: dict[str, str] = {"README.md": bundle_readme(bundle)}
-    hosts = [h["host"] for h in _hosts_of(bundle)]
+    hosts = {h["host"] for h in _hosts_of(bundle)}
     for name, text in (bundle.get("files") or {}).items():
-        host = next((h for h in hosts if name.endswith(f"-{h}.sh")), None)
-        files[name] = _localize_script(host, text) if host else text
+        # Scripts are named KIND-HOST.sh; a suffix match would take a-b.example's for b.example's.
+        host = name.partition("-")[2].removesuffix(".sh") if name.endswith(".sh") else ""
+        files[name] = _localize_script(host, text) if host in hosts else text
     return files
 
 
@@ -358,4 +358,4 @@ def plan_bundle(plan: Any, candidate_id: str, variant_key: str = "") -> dict[str
         raise BundleUnavailable(
             _("No bundle for %(layout)s: %(why)s") % {"layout": layout.label, "why": exc}
         ) from exc
-    return bundle_files(configs_of(bundle)["bundle"])
+    return bundle_files(bundle.to_dict())

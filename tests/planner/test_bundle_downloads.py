@@ -121,3 +121,39 @@ def test_a_plan_saved_before_bundles_downloads_a_rebuilt_bundle(
     client.force_login(viewer)
     page = client.get(s2b_plan.get_absolute_url()).content.decode()
     assert "saved before deployment bundles existed" in page
+
+
+def test_each_script_header_is_translated_with_its_own_host_when_one_name_ends_another():
+    """Hosts a.example and b-a.example: launch-b-a.example.sh names b-a.example, not a.example."""
+    from django.utils import translation
+
+    from planner.engine import plan, spec_from_dict
+    from planner.engine.configs.bundle import build_bundle
+    from planner.engine.configs.layout import BundleLayout, Variant
+    from planner.services.bundles import bundle_files
+
+    hosts = ("a.example", "b-a.example")
+    spec = spec_from_dict(
+        {
+            "model": "qwen2.5-32b",
+            "hardware": {
+                "nodes": [
+                    {"hostname": h, "gpu": "a100-80g-sxm", "gpu_count": 4, "nics": []}
+                    for h in hosts
+                ]
+            },
+        }
+    )
+    layout = BundleLayout.from_candidate(plan(spec).best)
+    assert layout.hosts == (("a.example",), ("b-a.example",))
+    bundle = build_bundle(spec, layout, spec.hardware.nodes, Variant("A", "mp"))
+    with translation.override("zh-hans"):
+        files = bundle_files(bundle.to_dict())
+    scripts = {name: text for name, text in files.items() if name.endswith(".sh")}
+    assert len(scripts) == 6
+    for name, text in scripts.items():
+        host = name.partition("-")[2].removesuffix(".sh")
+        assert (
+            text.splitlines()[1]
+            == f"# 由 ServePlan 为 {host} 生成。各节点之间的执行顺序见 README.md。"
+        )
