@@ -56,6 +56,20 @@ SERIES: tuple[SeriesSpec, ...] = (
         "poll.consecutive_failures", "gauge", (), "poller", "failed polls in a row (0 when up)"
     ),
     SeriesSpec("poll.duration_ms", "gauge", (), "poller", "wall time of the poll and its storage"),
+    SeriesSpec(
+        "poll.missed",
+        "gauge",
+        (),
+        "poller",
+        "polls that should have run since the previous one and did not (stored when > 0)",
+    ),
+    SeriesSpec(
+        "poll.overdue_intervals",
+        "gauge",
+        (),
+        "poller, scheduler",
+        "intervals the target's polls are overdue by (0 at each poll; the polls-stopped alert)",
+    ),
     # --- vLLM gauges ---
     SeriesSpec(
         "vllm.requests_running", "gauge", (), "vllm:num_requests_running", "requests running"
