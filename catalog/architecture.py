@@ -87,7 +87,6 @@ class Architecture:
     mm_tokens_per_item: int = 0
     # What the checkpoint quantized, module by module (None: a 16-bit checkpoint).
     quantization: QuantScheme | None = field(default=None, compare=True)
-    extra: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def is_moe(self) -> bool:
@@ -144,7 +143,6 @@ CONFIG_ONLY_FIELDS = frozenset(
         "vision_params",
         "mm_tokens_per_item",
         "quantization",
-        "extra",
     }
 )
 

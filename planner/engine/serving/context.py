@@ -67,13 +67,11 @@ class ServingContext:
 
 def _sliding_window(arch: Architecture) -> int:
     """Return the attention window when every layer slides (Mistral v0.1 style), else 0."""
-    cfg = arch.extra or {}
-    window = cfg.get("sliding_window")
-    if not isinstance(window, int) or window <= 0:
+    windows = set(arch.layer_windows)
+    if len(windows) != 1 or arch.window_kind != "sliding":
         return 0
-    if cfg.get("use_sliding_window") is False:
-        return 0
-    return window
+    (window,) = windows
+    return max(window, 0)
 
 
 def _attn_flops_per_pair(arch: Architecture, layers: int, tp: int) -> float:

@@ -6,6 +6,7 @@ from functools import cache
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from catalog.architecture import from_hf_config
 from catalog.data import load_models
 from planner.engine.assumptions import Assumptions
 from planner.engine.memory import plan_memory
@@ -13,7 +14,9 @@ from planner.engine.network import Link
 from planner.engine.serving import build_context, predict, steady_state
 from planner.engine.serving.predict import SCAN_LEVELS, saturation
 from planner.engine.serving.replay import _gpu
+from planner.engine.serving.step import decode_step_ms
 from planner.engine.spec import Workload
+from tests.planner.engine.conftest import LLAMA_8B_CONFIG
 
 A = Assumptions()
 NVLINK = Link(kind="nvlink", nominal_gbps=7200, bandwidth_gbs=360, latency_us=8, label="NVLink")
@@ -22,7 +25,10 @@ SLOW = Link(kind="ethernet", nominal_gbps=25, bandwidth_gbs=2, latency_us=60, la
 
 @cache
 def _ctx(slug="llama-3.1-8b", tp=1, link=NVLINK, gpu="h100-sxm", dtype="bf16"):
-    arch = load_models()[slug].architecture
+    return _ctx_of(load_models()[slug].architecture, tp, link, gpu, dtype)
+
+
+def _ctx_of(arch, tp=1, link=NVLINK, gpu="h100-sxm", dtype="bf16"):
     g = _gpu(gpu)
     mem = plan_memory(
         arch,
@@ -111,3 +117,14 @@ def test_a_bigger_burst_never_waits_less(lens, n1, n2):
         return p.ttft_p50_ms, p.ttft_p95_ms
 
     assert ttft(big)[1] >= ttft(small)[1] * 0.999
+
+
+def test_only_a_model_whose_every_layer_slides_reads_a_window_of_kv():
+    mistral = {**LLAMA_8B_CONFIG, "model_type": "mistral", "max_position_embeddings": 32768}
+    sliding = _ctx_of(from_hf_config({**mistral, "sliding_window": 4096}))
+    full = _ctx_of(from_hf_config(mistral))
+    hybrid = _ctx_of(from_hf_config({**mistral, "model_type": "gemma2", "sliding_window": 4096}))
+
+    assert (sliding.sliding_window, full.sliding_window, hybrid.sliding_window) == (4096, 0, 0)
+    assert decode_step_ms(sliding, 32, 16_000) < decode_step_ms(full, 32, 16_000)
+    assert decode_step_ms(sliding, 32, 2_000) == decode_step_ms(full, 32, 2_000)
