@@ -101,21 +101,20 @@ def all_reduce_ms(message_bytes: float, n: int, link: Link) -> float:
 
 
 def tp_comm_ms(
-    *, hidden: int, layers: int, tokens: float, tp: int, link: Link, a: Assumptions
+    *,
+    hidden: int,
+    layers: int,
+    tokens: float,
+    tp: int,
+    link: Link,
+    activation_bytes: float,
+    all_reduces_per_layer: int,
 ) -> float:
     """Return TP all-reduce time for `tokens` tokens through `layers` layers, in ms."""
     if tp <= 1 or tokens <= 0:
         return 0.0
-    message = tokens * hidden * a.activation_bytes
-    return layers * a.all_reduces_per_layer * all_reduce_ms(message, tp, link)
-
-
-def pp_comm_ms(*, hidden: int, tokens: float, pp: int, link: Link, a: Assumptions) -> float:
-    """Return the activation transfers across pp − 1 stage boundaries, in ms."""
-    if pp <= 1 or tokens <= 0:
-        return 0.0
-    per_boundary = tokens * hidden * a.activation_bytes / (link.bandwidth_gbs * 1e9) * 1e3
-    return (pp - 1) * (per_boundary + link.latency_us / 1e3)
+    message = tokens * hidden * activation_bytes
+    return layers * all_reduces_per_layer * all_reduce_ms(message, tp, link)
 
 
 def domain_example(a: Assumptions) -> dict[str, float]:
@@ -128,8 +127,6 @@ def domain_example(a: Assumptions) -> dict[str, float]:
         latency_us=a.latency_nvlink_us,
         label="NVLink 600 GB/s",
     )
-    tp16 = tp_comm_ms(hidden=8192, layers=60, tokens=64, tp=16, link=eth, a=a)
-    tp8 = tp_comm_ms(hidden=8192, layers=60, tokens=64, tp=8, link=nvl, a=a)
     nvl_bw_only = Link(
         kind="nvlink",
         nominal_gbps=nvl.nominal_gbps,
@@ -137,10 +134,20 @@ def domain_example(a: Assumptions) -> dict[str, float]:
         latency_us=0.0,
         label=nvl.label,
     )
+
+    def per_step_ms(tp: int, link: Link) -> float:
+        return tp_comm_ms(
+            hidden=8192,
+            layers=60,
+            tokens=64,
+            tp=tp,
+            link=link,
+            activation_bytes=a.activation_bytes,
+            all_reduces_per_layer=a.all_reduces_per_layer,
+        )
+
     return {
-        "tp16_25gbe_ms": tp16,
-        "tp8_nvlink_ms": tp8,
-        "tp8_nvlink_bandwidth_only_ms": tp_comm_ms(
-            hidden=8192, layers=60, tokens=64, tp=8, link=nvl_bw_only, a=a
-        ),
+        "tp16_25gbe_ms": per_step_ms(16, eth),
+        "tp8_nvlink_ms": per_step_ms(8, nvl),
+        "tp8_nvlink_bandwidth_only_ms": per_step_ms(8, nvl_bw_only),
     }

@@ -10,9 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from catalog.architecture import Architecture, parameter_breakdown
+from planner.engine import network
 from planner.engine.assumptions import Assumptions
 from planner.engine.memory import MemoryResult
-from planner.engine.network import Link, all_reduce_ms
+from planner.engine.network import Link
 from planner.engine.serving.kernels import gpu_generation, kernel_speed
 from planner.engine.spec import GpuSpec
 
@@ -165,11 +166,15 @@ def expert_fraction(ctx: ServingContext, tokens: float) -> float:
 
 def tp_comm_ms(ctx: ServingContext, tokens: float) -> float:
     """Return the TP all-reduces of one stage for `tokens` tokens (latency + bandwidth), in ms."""
-    if ctx.tp <= 1 or tokens <= 0:
-        return 0.0
-    message = tokens * ctx.hidden_size * ctx.activation_bytes
-    calls = ctx.layers_per_stage * ctx.all_reduces_per_layer
-    return calls * all_reduce_ms(message, ctx.tp, ctx.tp_link)
+    return network.tp_comm_ms(
+        hidden=ctx.hidden_size,
+        layers=ctx.layers_per_stage,
+        tokens=tokens,
+        tp=ctx.tp,
+        link=ctx.tp_link,
+        activation_bytes=ctx.activation_bytes,
+        all_reduces_per_layer=ctx.all_reduces_per_layer,
+    )
 
 
 def pp_hop_ms(ctx: ServingContext, tokens: float) -> float:
