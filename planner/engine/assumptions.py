@@ -69,7 +69,6 @@ class Assumptions:
     decode_per_seq_overhead_ms: float = 0.035  # per running sequence per step (fitted)
     decode_mfu: float = 0.5
     prefill_mfu: float = 0.7  # fitted on the serving runs (bench/fit_serving.py)
-    fp8_compute_speedup: float = 1.6  # FP8 GEMMs on FP8-capable GPUs (prefill)
     pp_efficiency: float = 0.9  # pipeline bubbles
     balancer_efficiency: float = 0.95  # least_conn balancing is not perfect
     cold_start_gbs: float = 1.5  # effective weight load speed from local NVMe/page cache, GB/s

@@ -70,7 +70,6 @@ DIMENSIONLESS = {
     "larger_tp",
     "larger_replicas",
     "v0_activation_mlp_factor",
-    "fp8_compute_speedup",
     "decode_mfu",
     "prefill_mfu",
     "default_max_num_seqs_large_gpu",
