@@ -2,7 +2,7 @@
 
 from django.contrib import admin
 
-from monitoring.models import AlertEvent, AlertRule, Target
+from monitoring.models import TARGET_POLL_STATE_FIELDS, AlertEvent, AlertRule, Target
 
 
 @admin.register(Target)
@@ -10,16 +10,7 @@ class TargetAdmin(admin.ModelAdmin):
     list_display = ("name", "kind", "base_url", "enabled", "last_status", "last_poll_at")
     list_filter = ("kind", "enabled", "last_status")
     search_fields = ("name", "base_url")
-    readonly_fields = (
-        "last_poll_at",
-        "last_success_at",
-        "last_status",
-        "last_error",
-        "last_error_kind",
-        "last_error_at",
-        "consecutive_failures",
-        "discovered_exporters",
-    )
+    readonly_fields = TARGET_POLL_STATE_FIELDS
     exclude = ("token",)
 
     def get_queryset(self, request):

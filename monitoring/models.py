@@ -35,8 +35,8 @@ class PollStatus(models.TextChoices):
     ERROR = "error", _("down")
 
 
-TARGET_UNAUDITED_FIELDS = [
-    "token",
+# What polls record about a target, never what a user edits: read-only in the API and the admin.
+TARGET_POLL_STATE_FIELDS = (
     "last_poll_at",
     "last_success_at",
     "last_status",
@@ -45,10 +45,15 @@ TARGET_UNAUDITED_FIELDS = [
     "last_error_at",
     "last_duration_ms",
     "consecutive_failures",
+    "discovered_exporters",
+)
+# Not in the target's history: the secret, and what every poll or schedule changes.
+TARGET_UNAUDITED_FIELDS = [
+    "token",
+    *TARGET_POLL_STATE_FIELDS,
     "missed_polls",
     "last_slot",
     "next_poll_at",
-    "discovered_exporters",
     "info",
     "latest",
     "updated_at",

@@ -12,6 +12,7 @@ from monitoring.error_text import error_for
 from monitoring.models import (
     MAX_POLL_INTERVAL_S,
     MIN_POLL_INTERVAL_S,
+    TARGET_POLL_STATE_FIELDS,
     AlertEvent,
     AlertRule,
     Target,
@@ -70,31 +71,11 @@ class TargetSerializer(serializers.ModelSerializer):
             "token",
             "clear_token",
             "has_token",
-            "last_poll_at",
-            "last_success_at",
-            "last_status",
-            "last_error",
-            "last_error_kind",
-            "last_error_at",
-            "last_duration_ms",
-            "consecutive_failures",
-            "discovered_exporters",
+            *TARGET_POLL_STATE_FIELDS,
             "created_at",
             "updated_at",
         ]
-        read_only_fields = [
-            "last_poll_at",
-            "last_success_at",
-            "last_status",
-            "last_error",
-            "last_error_kind",
-            "last_error_at",
-            "last_duration_ms",
-            "consecutive_failures",
-            "discovered_exporters",
-            "created_at",
-            "updated_at",
-        ]
+        read_only_fields = [*TARGET_POLL_STATE_FIELDS, "created_at", "updated_at"]
         extra_kwargs = {"url": {"view_name": "monitoring-api:target-detail"}}
 
     def get_has_token(self, obj: Target) -> bool:
