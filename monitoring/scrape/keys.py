@@ -10,15 +10,28 @@ reports several model names, vLLM series are also stored per model with the labe
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 # Keys of every target kind start with one of these; a kind's own keys start with `<kind>.`.
 COMMON_PREFIXES = ("scrape.", "poll.")
 
 
+class SeriesKind(StrEnum):
+    GAUGE = "gauge"  # stored as read (or computed from one poll)
+    RATE = "rate"  # counter change per second between two polls
+    RATIO = "ratio"  # ratio of two counters' changes between two polls
+    QUANTILE = "quantile"  # from a histogram's change between two polls
+
+    @property
+    def derived(self) -> bool:
+        """Needs two polls (a previous raw snapshot) to be computed."""
+        return self is not SeriesKind.GAUGE
+
+
 @dataclass(frozen=True, slots=True)
 class SeriesSpec:
     key: str
-    kind: str  # gauge | rate | ratio | quantile | info
+    kind: SeriesKind
     labels: tuple[str, ...]
     source: str
     description: str
@@ -33,87 +46,88 @@ class SeriesSpec:
         return self.key.split(".", 1)[0]
 
 
+# Short names for the table below.
+GAUGE, RATE, RATIO = SeriesKind.GAUGE, SeriesKind.RATE, SeriesKind.RATIO
+QUANTILE = SeriesKind.QUANTILE
+
+
 def _q(key: str, labels: tuple[str, ...], source: str, what: str) -> list[SeriesSpec]:
     return [
-        SeriesSpec(f"{key}.{q}", "quantile", labels, source, f"{what}, {q} between two polls")
+        SeriesSpec(f"{key}.{q}", QUANTILE, labels, source, f"{what}, {q} between two polls")
         for q in ("p50", "p95", "p99", "mean")
     ]
 
 
 SERIES: tuple[SeriesSpec, ...] = (
     # --- every target ---
-    SeriesSpec("scrape.duration_seconds", "gauge", (), "poll", "time the poll took"),
-    SeriesSpec("scrape.payload_bytes", "gauge", (), "poll", "bytes of metrics text read"),
+    SeriesSpec("scrape.duration_seconds", GAUGE, (), "poll", "time the poll took"),
+    SeriesSpec("scrape.payload_bytes", GAUGE, (), "poll", "bytes of metrics text read"),
     SeriesSpec(
         "scrape.samples_skipped",
-        "gauge",
+        GAUGE,
         (),
         "poll",
         "samples dropped as unreadable (non-numeric value, blank sentinel, out of range)",
     ),
-    SeriesSpec("poll.up", "gauge", (), "poller", "1 when the poll succeeded, 0 when it failed"),
+    SeriesSpec("poll.up", GAUGE, (), "poller", "1 when the poll succeeded, 0 when it failed"),
     SeriesSpec(
-        "poll.consecutive_failures", "gauge", (), "poller", "failed polls in a row (0 when up)"
+        "poll.consecutive_failures", GAUGE, (), "poller", "failed polls in a row (0 when up)"
     ),
-    SeriesSpec("poll.duration_ms", "gauge", (), "poller", "wall time of the poll and its storage"),
+    SeriesSpec("poll.duration_ms", GAUGE, (), "poller", "wall time of the poll and its storage"),
     SeriesSpec(
         "poll.missed",
-        "gauge",
+        GAUGE,
         (),
         "poller",
         "polls that should have run since the previous one and did not (stored when > 0)",
     ),
     SeriesSpec(
         "poll.overdue_intervals",
-        "gauge",
+        GAUGE,
         (),
         "poller, scheduler",
         "intervals the target's polls are overdue by (0 at each poll; the polls-stopped alert)",
     ),
     # --- vLLM gauges ---
-    SeriesSpec(
-        "vllm.requests_running", "gauge", (), "vllm:num_requests_running", "requests running"
-    ),
-    SeriesSpec(
-        "vllm.requests_waiting", "gauge", (), "vllm:num_requests_waiting", "requests waiting"
-    ),
+    SeriesSpec("vllm.requests_running", GAUGE, (), "vllm:num_requests_running", "requests running"),
+    SeriesSpec("vllm.requests_waiting", GAUGE, (), "vllm:num_requests_waiting", "requests waiting"),
     SeriesSpec(
         "vllm.requests_waiting_by_reason",
-        "gauge",
+        GAUGE,
         ("reason",),
         "vllm:num_requests_waiting_by_reason",
         "waiting requests by reason (capacity, deferred)",
     ),
     SeriesSpec(
         "vllm.kv_cache_usage_pct",
-        "gauge",
+        GAUGE,
         (),
         "vllm:kv_cache_usage_perc (old: gpu_cache_usage_perc)",
         "KV-cache blocks in use, 0-100 (mean over engines)",
     ),
     SeriesSpec(
-        "vllm.kv_cache_blocks", "gauge", (), "cache_config_info num_gpu_blocks", "KV blocks (sum)"
+        "vllm.kv_cache_blocks", GAUGE, (), "cache_config_info num_gpu_blocks", "KV blocks (sum)"
     ),
     SeriesSpec(
-        "vllm.kv_cache_block_size_tokens", "gauge", (), "cache_config_info block_size", "block size"
+        "vllm.kv_cache_block_size_tokens", GAUGE, (), "cache_config_info block_size", "block size"
     ),
     SeriesSpec(
         "vllm.kv_cache_capacity_tokens",
-        "gauge",
+        GAUGE,
         (),
         "cache_config_info kv_cache_size_tokens (or blocks x block size)",
         "live KV capacity in tokens, summed over engines",
     ),
     SeriesSpec(
         "vllm.kv_cache_max_concurrency",
-        "gauge",
+        GAUGE,
         (),
         "cache_config_info kv_cache_max_concurrency",
         "full-length requests that fit in the KV cache",
     ),
     SeriesSpec(
         "vllm.gpu_memory_utilization_ratio",
-        "gauge",
+        GAUGE,
         (),
         "cache_config_info gpu_memory_utilization",
         "configured --gpu-memory-utilization",
@@ -121,49 +135,49 @@ SERIES: tuple[SeriesSpec, ...] = (
     # --- vLLM derived ---
     SeriesSpec(
         "vllm.prompt_tokens_per_s",
-        "rate",
+        RATE,
         (),
         "vllm:prompt_tokens_total (old: avg_prompt_throughput_toks_per_s)",
         "prefill tokens per second",
     ),
     SeriesSpec(
         "vllm.generation_tokens_per_s",
-        "rate",
+        RATE,
         (),
         "vllm:generation_tokens_total (old: avg_generation_throughput_toks_per_s)",
         "generated tokens per second",
     ),
     SeriesSpec(
         "vllm.requests_finished_per_s",
-        "rate",
+        RATE,
         ("finished_reason",),
         "vllm:request_success_total",
         "finished requests per second by reason (stop, length, abort, error, ...)",
     ),
-    SeriesSpec("vllm.requests_per_s", "rate", (), "vllm:request_success_total", "all finished"),
+    SeriesSpec("vllm.requests_per_s", RATE, (), "vllm:request_success_total", "all finished"),
     SeriesSpec(
         "vllm.completion_ratio",
-        "ratio",
+        RATIO,
         (),
         "vllm:request_success_total",
         "(stop + length) / all finished, 0-1",
     ),
-    SeriesSpec("vllm.preemptions_per_s", "rate", (), "vllm:num_preemptions_total", "preemptions/s"),
+    SeriesSpec("vllm.preemptions_per_s", RATE, (), "vllm:num_preemptions_total", "preemptions/s"),
     SeriesSpec(
         "vllm.prefix_cache_hit_ratio",
-        "ratio",
+        RATIO,
         (),
         "vllm:prefix_cache_hits/queries (old: gpu_prefix_cache_*, gpu_prefix_cache_hit_rate)",
         "hit tokens / queried tokens between two polls, 0-1",
     ),
     SeriesSpec(
         "vllm.http_requests_per_s",
-        "rate",
+        RATE,
         ("status",),
         "http_requests_total",
         "HTTP requests per second by status class (2xx, 4xx, 5xx)",
     ),
-    SeriesSpec("vllm.http_errors_per_s", "rate", (), "http_requests_total", "non-2xx per second"),
+    SeriesSpec("vllm.http_errors_per_s", RATE, (), "http_requests_total", "non-2xx per second"),
     *_q("vllm.ttft_seconds", (), "vllm:time_to_first_token_seconds", "time to first token"),
     *_q(
         "vllm.inter_token_latency_seconds",
@@ -175,45 +189,45 @@ SERIES: tuple[SeriesSpec, ...] = (
     *_q("vllm.queue_time_seconds", (), "vllm:request_queue_time_seconds", "time in the queue"),
     # --- Ray per node ---
     SeriesSpec(
-        "ray.node.cpu_utilization_pct", "gauge", ("node",), "ray_node_cpu_utilization", "0-100"
+        "ray.node.cpu_utilization_pct", GAUGE, ("node",), "ray_node_cpu_utilization", "0-100"
     ),
-    SeriesSpec("ray.node.cpu_count", "gauge", ("node",), "ray_node_cpu_count", "CPUs"),
-    SeriesSpec("ray.node.memory_used_bytes", "gauge", ("node",), "ray_node_mem_used", "RAM used"),
+    SeriesSpec("ray.node.cpu_count", GAUGE, ("node",), "ray_node_cpu_count", "CPUs"),
+    SeriesSpec("ray.node.memory_used_bytes", GAUGE, ("node",), "ray_node_mem_used", "RAM used"),
     SeriesSpec(
-        "ray.node.memory_available_bytes", "gauge", ("node",), "ray_node_mem_available", "RAM free"
+        "ray.node.memory_available_bytes", GAUGE, ("node",), "ray_node_mem_available", "RAM free"
     ),
-    SeriesSpec("ray.node.memory_total_bytes", "gauge", ("node",), "ray_node_mem_total", "RAM"),
+    SeriesSpec("ray.node.memory_total_bytes", GAUGE, ("node",), "ray_node_mem_total", "RAM"),
     SeriesSpec(
         "ray.node.gpu_utilization_pct",
-        "gauge",
+        GAUGE,
         ("node", "gpu"),
         "ray_node_gpus_utilization",
         "per GPU (GpuIndex), 0-100; -1 (driver failure) is dropped",
     ),
     SeriesSpec(
         "ray.node.gpu_memory_used_mib",
-        "gauge",
+        GAUGE,
         ("node", "gpu"),
         "ray_node_gram_used",
         "GPU memory used, MiB (Ray's help text says bytes)",
     ),
     SeriesSpec(
         "ray.node.gpu_memory_available_mib",
-        "gauge",
+        GAUGE,
         ("node", "gpu"),
         "ray_node_gram_available",
         "GPU memory free, MiB",
     ),
     SeriesSpec(
         "ray.node.resources_used",
-        "gauge",
+        GAUGE,
         ("node", "resource"),
         'ray_resources{State="USED"}',
         "logical resources used, placement-group reservations counted as used",
     ),
     SeriesSpec(
         "ray.node.resources_available",
-        "gauge",
+        GAUGE,
         ("node", "resource"),
         'ray_resources{State="AVAILABLE"}',
         "logical resources free",
@@ -221,7 +235,7 @@ SERIES: tuple[SeriesSpec, ...] = (
     # --- Ray cluster ---
     SeriesSpec(
         "ray.cluster.resources_used",
-        "gauge",
+        GAUGE,
         ("resource",),
         "sum of nodes",
         "reservations = used",
@@ -229,7 +243,7 @@ SERIES: tuple[SeriesSpec, ...] = (
     ),
     SeriesSpec(
         "ray.cluster.resources_available",
-        "gauge",
+        GAUGE,
         ("resource",),
         "sum of nodes",
         "free",
@@ -237,25 +251,25 @@ SERIES: tuple[SeriesSpec, ...] = (
     ),
     SeriesSpec(
         "ray.cluster.resources_reserved",
-        "gauge",
+        GAUGE,
         ("resource",),
         "/api/cluster_status + placement groups",
         "GPU/CPU reserved by created placement groups",
     ),
     SeriesSpec(
         "ray.cluster.resources_in_use",
-        "gauge",
+        GAUGE,
         ("resource",),
         "/api/cluster_status + placement groups",
         "GPU/CPU actually in use (as `ray status`: inside reservations counts only what runs)",
     ),
-    SeriesSpec("ray.cluster.nodes_scraped", "gauge", (), "poll", "exporters with node series"),
-    SeriesSpec("ray.cluster.exporters", "gauge", (), "discovery", "exporters discovered"),
-    SeriesSpec("ray.cluster.exporters_failed", "gauge", (), "poll", "exporters that failed"),
-    SeriesSpec("ray.cluster.gpus_reporting", "gauge", (), "sum of nodes", "GPUs with a reading"),
+    SeriesSpec("ray.cluster.nodes_scraped", GAUGE, (), "poll", "exporters with node series"),
+    SeriesSpec("ray.cluster.exporters", GAUGE, (), "discovery", "exporters discovered"),
+    SeriesSpec("ray.cluster.exporters_failed", GAUGE, (), "poll", "exporters that failed"),
+    SeriesSpec("ray.cluster.gpus_reporting", GAUGE, (), "sum of nodes", "GPUs with a reading"),
     SeriesSpec(
         "ray.placement_groups",
-        "gauge",
+        GAUGE,
         ("state",),
         "ray_placement_groups",
         "groups by state",
@@ -263,28 +277,28 @@ SERIES: tuple[SeriesSpec, ...] = (
     ),
     SeriesSpec(
         "ray.actors",
-        "gauge",
+        GAUGE,
         ("state",),
         'ray_actors (one Source: "gcs"; the executors\' own count is not added)',
         "actors by state",
     ),
     SeriesSpec(
         "ray.tasks",
-        "gauge",
+        GAUGE,
         ("state",),
         "ray_tasks (owner and executor added: each holds a task in different states)",
         "tasks by state (FINISHED and FAILED are totals since the session started)",
     ),
     SeriesSpec(
         "ray.cluster.nodes_expected",
-        "gauge",
+        GAUGE,
         (),
         "linked inventory machines, else the linked plan's hosts (stored by the poller)",
         "nodes the cluster should have",
     ),
     SeriesSpec(
         "ray.cluster.nodes_missing",
-        "gauge",
+        GAUGE,
         (),
         "nodes_expected - nodes_scraped (stored by the poller)",
         "expected nodes that did not answer (a lost node)",
@@ -292,21 +306,21 @@ SERIES: tuple[SeriesSpec, ...] = (
     # --- Ray Serve ---
     SeriesSpec(
         "ray.serve.http_requests_per_s",
-        "rate",
+        RATE,
         ("application",),
         "ray_serve_num_http_requests[_total]",
         "HTTP requests/s at the proxies",
     ),
     SeriesSpec(
         "ray.serve.http_errors_per_s",
-        "rate",
+        RATE,
         ("application",),
         "ray_serve_num_http_requests[_total] status_code >= 400",
         "HTTP errors/s",
     ),
     SeriesSpec(
         "ray.serve.deployment_requests_per_s",
-        "rate",
+        RATE,
         ("application", "deployment"),
         "ray_serve_deployment_request_counter[_total]",
         "requests/s handled by replicas",
@@ -325,35 +339,35 @@ SERIES: tuple[SeriesSpec, ...] = (
     ),
     SeriesSpec(
         "ray.serve.ongoing_http_requests",
-        "gauge",
+        GAUGE,
         (),
         "ray_serve_num_ongoing_http_requests",
         "in flight at the proxies (summed over nodes)",
     ),
     SeriesSpec(
         "ray.serve.replica_processing_queries",
-        "gauge",
+        GAUGE,
         ("application", "deployment"),
         "ray_serve_replica_processing_queries",
         "queries being processed by replicas",
     ),
     SeriesSpec(
         "ray.serve.replicas_healthy",
-        "gauge",
+        GAUGE,
         ("application", "deployment"),
         "ray_serve_deployment_replica_healthy",
         "healthy replicas",
     ),
     SeriesSpec(
         "ray.serve.application_status",
-        "gauge",
+        GAUGE,
         ("application",),
         "ray_serve_application_status",
         "numeric enum, 6 = RUNNING",
     ),
     SeriesSpec(
         "ray.serve.deployment_status",
-        "gauge",
+        GAUGE,
         ("application", "deployment"),
         "ray_serve_deployment_status",
         "numeric enum, 6 = HEALTHY",
@@ -361,7 +375,7 @@ SERIES: tuple[SeriesSpec, ...] = (
     # --- GPUs (dcgm-exporter, nvidia_gpu_exporter), per GPU or MIG instance ---
     SeriesSpec(
         "gpu.utilization_pct",
-        "gauge",
+        GAUGE,
         ("gpu", "mig"),
         "DCGM_FI_DEV_GPU_UTIL (MIG: DCGM_FI_PROF_GR_ENGINE_ACTIVE x 100); "
         "nvidia_smi_utilization_gpu_ratio x 100",
@@ -370,7 +384,7 @@ SERIES: tuple[SeriesSpec, ...] = (
     ),
     SeriesSpec(
         "gpu.memory_used_mib",
-        "gauge",
+        GAUGE,
         ("gpu", "mig"),
         "DCGM_FI_DEV_FB_USED; nvidia_smi_memory_used_bytes / 2^20",
         "framebuffer memory used",
@@ -378,7 +392,7 @@ SERIES: tuple[SeriesSpec, ...] = (
     ),
     SeriesSpec(
         "gpu.memory_total_mib",
-        "gauge",
+        GAUGE,
         ("gpu", "mig"),
         "DCGM_FI_DEV_FB_TOTAL or FB_USED + FB_FREE + FB_RESERVED; nvidia_smi_memory_total_bytes",
         "framebuffer memory in all",
@@ -386,7 +400,7 @@ SERIES: tuple[SeriesSpec, ...] = (
     ),
     SeriesSpec(
         "gpu.memory_used_pct",
-        "gauge",
+        GAUGE,
         ("gpu", "mig"),
         "used / total",
         "memory used, 0-100",
@@ -394,7 +408,7 @@ SERIES: tuple[SeriesSpec, ...] = (
     ),
     SeriesSpec(
         "gpu.power_w",
-        "gauge",
+        GAUGE,
         ("gpu", "mig"),
         "DCGM_FI_DEV_POWER_USAGE; nvidia_smi_power_draw_watts",
         "power draw, W",
@@ -402,14 +416,14 @@ SERIES: tuple[SeriesSpec, ...] = (
     ),
     SeriesSpec(
         "gpu.power_limit_w",
-        "gauge",
+        GAUGE,
         ("gpu", "mig"),
         "DCGM_FI_DEV_POWER_MGMT_LIMIT; nvidia_smi_enforced_power_limit_watts",
         "enforced power limit, W",
     ),
     SeriesSpec(
         "gpu.temperature_c",
-        "gauge",
+        GAUGE,
         ("gpu", "mig"),
         "DCGM_FI_DEV_GPU_TEMP; nvidia_smi_temperature_gpu",
         "GPU temperature, degrees C",
@@ -417,21 +431,21 @@ SERIES: tuple[SeriesSpec, ...] = (
     ),
     SeriesSpec(
         "gpu.sm_clock_mhz",
-        "gauge",
+        GAUGE,
         ("gpu", "mig"),
         "DCGM_FI_DEV_SM_CLOCK; nvidia_smi_clocks_current_sm_clock_hz / 1e6",
         "SM clock, MHz",
     ),
     SeriesSpec(
         "gpu.dram_active_pct",
-        "gauge",
+        GAUGE,
         ("gpu", "mig"),
         "DCGM_FI_PROF_DRAM_ACTIVE x 100; nvidia_smi_utilization_memory_ratio x 100",
         "memory interface busy, 0-100",
     ),
     SeriesSpec(
         "gpu.xid_last",
-        "gauge",
+        GAUGE,
         ("gpu", "mig"),
         "DCGM_FI_DEV_XID_ERRORS",
         "code of the last XID error, 0 = none (dcgm-exporter only)",
@@ -439,7 +453,7 @@ SERIES: tuple[SeriesSpec, ...] = (
     ),
     SeriesSpec(
         "gpu.throttle_thermal",
-        "gauge",
+        GAUGE,
         ("gpu", "mig"),
         "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS / CLOCKS_EVENT_REASONS bits 0x20|0x40; "
         "nvidia_smi_clocks_*_reasons_{sw,hw}_thermal_slowdown",
@@ -448,7 +462,7 @@ SERIES: tuple[SeriesSpec, ...] = (
     ),
     SeriesSpec(
         "gpu.throttle_power",
-        "gauge",
+        GAUGE,
         ("gpu", "mig"),
         "same bitmask, bits 0x4|0x80; nvidia_smi_clocks_*_reasons_{sw_power_cap,"
         "hw_power_brake_slowdown}",
@@ -456,40 +470,38 @@ SERIES: tuple[SeriesSpec, ...] = (
         latest=True,
     ),
     # --- GPUs, per machine (the target) ---
-    SeriesSpec("gpu.machine.gpus", "gauge", (), "per-GPU series", "physical GPUs seen"),
+    SeriesSpec("gpu.machine.gpus", GAUGE, (), "per-GPU series", "physical GPUs seen"),
     SeriesSpec(
         "gpu.machine.gpus_idle",
-        "gauge",
+        GAUGE,
         (),
         "utilization",
         "GPUs or MIG instances below the idle line (5 %)",
     ),
-    SeriesSpec("gpu.machine.gpus_busy", "gauge", (), "utilization", "the others"),
+    SeriesSpec("gpu.machine.gpus_busy", GAUGE, (), "utilization", "the others"),
     SeriesSpec(
         "gpu.machine.gpus_stuck",
-        "gauge",
+        GAUGE,
         (),
         "memory + utilization",
         "memory nearly full while utilization is idle (a stuck or hung process)",
     ),
     SeriesSpec(
-        "gpu.machine.gpus_throttled", "gauge", (), "throttle reasons", "thermal or power throttled"
+        "gpu.machine.gpus_throttled", GAUGE, (), "throttle reasons", "thermal or power throttled"
     ),
-    SeriesSpec("gpu.machine.gpus_xid", "gauge", (), "DCGM_FI_DEV_XID_ERRORS", "GPUs with an XID"),
+    SeriesSpec("gpu.machine.gpus_xid", GAUGE, (), "DCGM_FI_DEV_XID_ERRORS", "GPUs with an XID"),
     SeriesSpec(
         "gpu.machine.gpus_idle_planned",
-        "gauge",
+        GAUGE,
         (),
         "plan allocation + utilization (stored by the poller)",
         "idle GPUs the linked plan allocates to a vLLM server or Ray node",
     ),
-    SeriesSpec(
-        "gpu.machine.utilization_pct", "gauge", (), "per-GPU series", "mean over GPUs, 0-100"
-    ),
-    SeriesSpec("gpu.machine.memory_used_mib", "gauge", (), "per-GPU series", "sum over GPUs"),
-    SeriesSpec("gpu.machine.memory_total_mib", "gauge", (), "per-GPU series", "sum over GPUs"),
-    SeriesSpec("gpu.machine.power_w", "gauge", (), "per-GPU series", "sum over GPUs"),
-    SeriesSpec("gpu.machine.temperature_max_c", "gauge", (), "per-GPU series", "hottest GPU"),
+    SeriesSpec("gpu.machine.utilization_pct", GAUGE, (), "per-GPU series", "mean over GPUs, 0-100"),
+    SeriesSpec("gpu.machine.memory_used_mib", GAUGE, (), "per-GPU series", "sum over GPUs"),
+    SeriesSpec("gpu.machine.memory_total_mib", GAUGE, (), "per-GPU series", "sum over GPUs"),
+    SeriesSpec("gpu.machine.power_w", GAUGE, (), "per-GPU series", "sum over GPUs"),
+    SeriesSpec("gpu.machine.temperature_max_c", GAUGE, (), "per-GPU series", "hottest GPU"),
 )
 
 BY_KEY: dict[str, SeriesSpec] = {spec.key: spec for spec in SERIES}

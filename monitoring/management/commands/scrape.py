@@ -183,7 +183,7 @@ class Command(BaseCommand):
 
 def _is_derived(key: str) -> bool:
     spec = BY_KEY.get(key)
-    return spec is not None and spec.kind in ("rate", "ratio", "quantile")
+    return spec is not None and spec.kind.derived
 
 
 def _num(value: float | None) -> str:
