@@ -309,8 +309,8 @@ def extract(text: str, ts: float, *, instance: str = "") -> Extracted:
                 gpu.throttle_seen = True
                 gpu.thermal |= bool(mask & THERMAL_BITS)
                 gpu.power |= bool(mask & POWER_BITS)
-    for names, attr in ((SMI_THERMAL, "thermal"), (SMI_POWER, "power")):
-        for name in names:
+    for reason_families, attr in ((SMI_THERMAL, "thermal"), (SMI_POWER, "power")):
+        for name in reason_families:
             family = families.get(name)
             for s in _samples(family) if family else ():
                 if readable(s, name):

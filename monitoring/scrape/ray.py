@@ -184,8 +184,8 @@ def extract(text: str, ts: float, *, node: str) -> Extracted:
         if family is None:
             continue
         by_state: dict[str, float] = defaultdict(float)
-        values = _values(family)
-        for s in values if name == "ray_tasks" else _one_source(values):
+        state_samples = _values(family)
+        for s in state_samples if name == "ray_tasks" else _one_source(state_samples):
             if math.isfinite(s.value):
                 by_state[s.labels.get("State", "")] += s.value
         for state, value in by_state.items():

@@ -14,7 +14,7 @@ from . import ray
 from .errors import LimitError, ScrapeError, SourceError
 from .fetch import FetchPolicy, check_url, fetch, is_metrics_endpoint
 from .result import PollError, ScrapeResult, poll_samples, previous_snapshot, unique
-from .series import RawSnapshot, Sample, make_sample
+from .series import Extracted, RawSnapshot, Sample, make_sample
 
 MAX_EXPORTER_THREADS = 8
 
@@ -46,7 +46,7 @@ def scrape_cluster(
         exporters = _discover(base, policy, token, client, errors, info)
     exporters = _capped(exporters, policy.limits.max_exporters, errors, source)
 
-    def poll(item: tuple[str, str]) -> tuple[str, ray.Extracted | PollError, int]:
+    def poll(item: tuple[str, str]) -> tuple[str, Extracted | PollError, int]:
         url, node = item
         try:
             # The token belongs to the dashboard: only send it to an exporter on the same host.
@@ -56,7 +56,7 @@ def scrape_cluster(
         except ScrapeError as exc:
             return node, PollError(exc.kind, str(exc), url), 0
 
-    parts: list[ray.Extracted] = []
+    parts: list[Extracted] = []
     payload = 0
     if exporters:
         workers = min(MAX_EXPORTER_THREADS, len(exporters))

@@ -263,14 +263,14 @@ class Simulator:
             if p.slow_probability:
                 note += f"; {p.slow_probability:.0%} of scrapes take {p.slow_delay_s:g} s"
             out.append(SimTarget("vllm", f"http://{self.host}:{self.port}/vllm/{name}", name, note))
-        for hostname, sim in self.gpus.items():
-            p = sim.profile
+        for hostname, exporter in self.gpus.items():
+            machine = exporter.profile
             out.append(
                 SimTarget(
                     "gpu",
                     f"http://{self.host}:{self.port}/dcgm/{hostname}",
                     hostname,
-                    f"dcgm-exporter, {p.gpu_count} x {p.model}",
+                    f"dcgm-exporter, {machine.gpu_count} x {machine.model}",
                 )
             )
         # Before start() a fixed base port already says where the dashboard will be (P + 1).
