@@ -16,7 +16,7 @@ from planner.engine.memory import MemoryResult
 from planner.engine.network import Link
 from planner.engine.serving import ServingContext, build_context, steady_state
 from planner.engine.serving.context import pp_hop_ms, tp_comm_ms
-from planner.engine.serving.step import decode_step_ms, stage_ms, step_ms
+from planner.engine.serving.step import decode_step_ms, stage_ms
 from planner.engine.spec import GpuSpec, Workload
 
 
@@ -27,13 +27,11 @@ class Perf:
     decode_compute_ms: float
     decode_comm_ms: float
     decode_pp_comm_ms: float
-    prefill_ms: float
     prefill_comm_ms: float
     ttft_ms: float
     itl_ms: float
     output_tok_s: float
     total_tok_s: float
-    capacity_batch: float
     capacity_output_tok_s: float
     context: ServingContext
 
@@ -86,18 +84,7 @@ def estimate(
     )
     decode_step = decode_step_ms(ctx, batch, context)
     n_in = workload.avg_input_tokens
-    chunks = max(1, -(-n_in // max_num_batched_tokens))
     prefill_comm = tp_comm_ms(ctx, n_in) * pp + (pp - 1) * pp_hop_ms(ctx, n_in)
-    prefill = max(state.ttft_ms - ctx.request_overhead_ms, 0.0) if load <= batch else 0.0
-    if prefill <= 0:
-        prefill = chunks * step_ms(
-            ctx,
-            decode_seqs=0,
-            prefill_tokens=min(n_in, max_num_batched_tokens),
-            kv_read_tokens=0,
-            attn_pairs=min(n_in, max_num_batched_tokens) ** 2 / 2,
-            running_seqs=1,
-        )
     cap_load = float(max_num_seqs) * replicas
     cap = steady_state(ctx, workload, cap_load, replicas=replicas)
     balance = a.balancer_efficiency if replicas > 1 else 1.0
@@ -108,13 +95,11 @@ def estimate(
         decode_compute_ms=(stage - comm * (1 - overlap)) * pp,
         decode_comm_ms=comm * pp,
         decode_pp_comm_ms=(pp - 1) * pp_hop_ms(ctx, micro),
-        prefill_ms=prefill,
         prefill_comm_ms=prefill_comm,
         ttft_ms=state.ttft_ms,
         itl_ms=state.tpot_ms,
         output_tok_s=state.output_tok_s,
         total_tok_s=state.output_tok_s * ratio,
-        capacity_batch=cap.running / max(replicas, 1),
         capacity_output_tok_s=cap.output_tok_s * balance,
         context=ctx,
     )
