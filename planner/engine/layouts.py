@@ -11,6 +11,7 @@ from planner.engine.assumptions import GIB, Assumptions
 from planner.engine.memory import default_batched_tokens, default_max_num_seqs, plan_memory
 from planner.engine.network import Link, inter_node_link, intra_node_link, nic_key
 from planner.engine.result import Candidate, MemoryBreakdown
+from planner.engine.serving import build_context
 from planner.engine.spec import Layout, Node, PlanSpec, valid_tp_sizes
 from planner.engine.throughput import estimate
 
@@ -182,14 +183,12 @@ def evaluate(
         tp_link, pp_link = intra, inter
     else:
         tp_link, pp_link = intra, intra
-    perf = estimate(
+    ctx = build_context(
         arch,
         gpu,
         mem,
-        wl,
         tp=tp,
         pp=pp,
-        replicas=replicas,
         tp_link=tp_link,
         pp_link=pp_link,
         dtype=dtype,
@@ -198,6 +197,7 @@ def evaluate(
         a=a,
         overlap=overlap,
     )
+    perf = estimate(ctx, wl, replicas=replicas, balancer_efficiency=a.balancer_efficiency)
     worst = mem.worst
     reason = mem.reason
     if not placeable:

@@ -10,14 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from catalog.architecture import Architecture
-from planner.engine.assumptions import Assumptions
-from planner.engine.memory import MemoryResult
-from planner.engine.network import Link
-from planner.engine.serving import ServingContext, build_context, steady_state
+from planner.engine.serving import ServingContext, steady_state
 from planner.engine.serving.context import pp_hop_ms, tp_comm_ms
 from planner.engine.serving.step import decode_step_ms, stage_ms
-from planner.engine.spec import GpuSpec, Workload
+from planner.engine.spec import Workload
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -37,37 +33,11 @@ class Perf:
 
 
 def estimate(
-    arch: Architecture,
-    gpu: GpuSpec,
-    mem: MemoryResult,
-    workload: Workload,
-    *,
-    tp: int,
-    pp: int,
-    replicas: int,
-    tp_link: Link,
-    pp_link: Link,
-    dtype: str,
-    max_num_seqs: int,
-    max_num_batched_tokens: int,
-    a: Assumptions,
-    overlap: float,
+    ctx: ServingContext, workload: Workload, *, replicas: int, balancer_efficiency: float
 ) -> Perf:
-    """Return latency and throughput of a layout at the workload and at saturation."""
-    ctx = build_context(
-        arch,
-        gpu,
-        mem,
-        tp=tp,
-        pp=pp,
-        tp_link=tp_link,
-        pp_link=pp_link,
-        dtype=dtype,
-        max_num_seqs=max_num_seqs,
-        max_num_batched_tokens=max_num_batched_tokens,
-        a=a,
-        overlap=overlap,
-    )
+    """Return latency and throughput of `replicas` replicas of `ctx` at the workload and at
+    saturation."""
+    pp = ctx.pp
     load = workload.concurrency
     if workload.arrival == "burst":
         load = workload.burst_size or load
@@ -85,14 +55,14 @@ def estimate(
     decode_step = decode_step_ms(ctx, batch, context)
     n_in = workload.avg_input_tokens
     prefill_comm = tp_comm_ms(ctx, n_in) * pp + (pp - 1) * pp_hop_ms(ctx, n_in)
-    cap_load = float(max_num_seqs) * replicas
+    cap_load = float(ctx.max_num_seqs) * replicas
     cap = steady_state(ctx, workload, cap_load, replicas=replicas)
-    balance = a.balancer_efficiency if replicas > 1 else 1.0
+    balance = balancer_efficiency if replicas > 1 else 1.0
     ratio = (n_in + workload.avg_output_tokens) / workload.avg_output_tokens
     return Perf(
         batch_per_replica=batch,
         decode_step_ms=decode_step,
-        decode_compute_ms=(stage - comm * (1 - overlap)) * pp,
+        decode_compute_ms=(stage - comm * (1 - ctx.overlap)) * pp,
         decode_comm_ms=comm * pp,
         decode_pp_comm_ms=(pp - 1) * pp_hop_ms(ctx, micro),
         prefill_comm_ms=prefill_comm,
