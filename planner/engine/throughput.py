@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from planner.engine.serving import ServingContext, steady_state
 from planner.engine.serving.context import pp_hop_ms, tp_comm_ms
-from planner.engine.serving.step import decode_step_ms, stage_ms
+from planner.engine.serving.step import decode_step_ms, stage_ms, visible_context
 from planner.engine.spec import Workload
 
 
@@ -45,12 +45,13 @@ def estimate(
     batch = state.running / max(replicas, 1)
     context = workload.avg_input_tokens + workload.avg_output_tokens / 2
     micro = batch / pp
+    seen = visible_context(ctx, context)  # what decode_step_ms reads too
     stage, comm = stage_ms(
         ctx,
         decode_seqs=micro,
         prefill_tokens=0,
-        kv_read_tokens=micro * context,
-        attn_pairs=micro * context,
+        kv_read_tokens=micro * seen,
+        attn_pairs=micro * seen,
     )
     decode_step = decode_step_ms(ctx, batch, context)
     n_in = workload.avg_input_tokens

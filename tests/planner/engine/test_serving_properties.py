@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from catalog.architecture import from_hf_config
 from catalog.data import load_models
+from planner.engine import plan
 from planner.engine.assumptions import Assumptions
 from planner.engine.memory import plan_memory
 from planner.engine.network import Link
@@ -15,7 +16,7 @@ from planner.engine.serving import build_context, predict, steady_state
 from planner.engine.serving.predict import SCAN_LEVELS, saturation
 from planner.engine.serving.replay import _gpu
 from planner.engine.serving.step import decode_step_ms
-from planner.engine.spec import Workload
+from planner.engine.spec import Workload, spec_from_dict
 from tests.planner.engine.conftest import LLAMA_8B_CONFIG
 
 A = Assumptions()
@@ -128,3 +129,25 @@ def test_only_a_model_whose_every_layer_slides_reads_a_window_of_kv():
     assert (sliding.sliding_window, full.sliding_window, hybrid.sliding_window) == (4096, 0, 0)
     assert decode_step_ms(sliding, 32, 16_000) < decode_step_ms(full, 32, 16_000)
     assert decode_step_ms(sliding, 32, 2_000) == decode_step_ms(full, 32, 2_000)
+
+
+def test_the_decode_breakdown_of_a_sliding_window_model_reads_the_window_only():
+    config = {
+        **LLAMA_8B_CONFIG,
+        "model_type": "mistral",
+        "max_position_embeddings": 32768,
+        "sliding_window": 4096,
+    }
+    spec = spec_from_dict(
+        {
+            "model": {"hf_config": config, "name": "mistralai/Mistral-7B-v0.1"},
+            "max_model_len": 32768,
+            "workload": {"concurrency": 8, "avg_input_tokens": 16000, "avg_output_tokens": 256},
+            "hardware": {"nodes": [{"hostname": "a", "gpu": "h100-sxm", "gpu_count": 1}]},
+        }
+    )
+    best = plan(spec).best
+
+    # One GPU: no communication, so the compute part of a decode step is below the whole step.
+    assert best.comm_per_decode_step_ms == 0.0
+    assert 0 < best.decode_compute_ms < best.decode_step_ms
