@@ -449,32 +449,34 @@ class TimeBucket(Func):
 
 
 def fleet_series(
-    *, key: str, start: datetime, end: datetime, max_points: int | None = None
+    *, keys: Sequence[str], start: datetime, end: datetime, max_points: int | None = None
 ) -> dict[str, Any]:
-    """Return the sum over all targets of one unlabelled series, per time bucket."""
+    """Return, per unlabelled key, its sum over all targets per time bucket (one series query
+    for every key: the overview asks for several at once, every few seconds)."""
     ids = list(Target.objects.values_list("pk", flat=True))
     data = series_query(
         target_ids=ids,
-        requests=[SeriesRequest(key, "")],
+        requests=[SeriesRequest(key, "") for key in keys],
         start=start,
         end=end,
         max_points=max_points,
     )
-    summed: dict[int, float] = defaultdict(float)
+    summed: dict[str, dict[int, float]] = {key: defaultdict(float) for key in keys}
     for series in data["series"]:
         for t, v in zip(series["t"], series["v"], strict=True):
             if v is not None:
-                summed[t] += v
-    ordered = sorted(summed.items())
+                summed[series["key"]][t] += v
     shortest_s = Target.objects.filter(enabled=True).aggregate(s=Min("poll_interval_s"))["s"]
-    times, values = with_gaps(
-        [t for t, _ in ordered],
-        [round(v, 6) for _, v in ordered],
-        max_gap_ms=_max_gap_ms(float(data.get("bucket_s", 1.0)) * 1000, shortest_s),
-    )
-    data["series"] = [
-        {"target": None, "key": key, "labels": {}, "id": key, "t": times, "v": values}
-    ]
+    max_gap_ms = _max_gap_ms(float(data.get("bucket_s", 1.0)) * 1000, shortest_s)
+    data["series"] = []
+    for key, points in summed.items():
+        ordered = sorted(points.items())
+        times, values = with_gaps(
+            [t for t, _ in ordered], [round(v, 6) for _, v in ordered], max_gap_ms=max_gap_ms
+        )
+        data["series"].append(
+            {"target": None, "key": key, "labels": {}, "id": key, "t": times, "v": values}
+        )
     return data
 
 

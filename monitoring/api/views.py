@@ -275,11 +275,7 @@ class FleetSeriesView(APIView):
     @staticmethod
     def _compute(params: dict[str, Any]) -> dict[str, Any]:
         start, end = selectors.resolve_range(params["range"])
-        out: dict[str, Any] = {"series": []}
-        for key in params["series"][:10]:
-            data = selectors.fleet_series(
-                key=key, start=start, end=end, max_points=params.get("max_points")
-            )
-            out.update({k: v for k, v in data.items() if k != "series"})
-            out["series"].extend(data["series"])
-        return out
+        keys = list(dict.fromkeys(params["series"][:10]))
+        return selectors.fleet_series(
+            keys=keys, start=start, end=end, max_points=params.get("max_points")
+        )

@@ -174,3 +174,38 @@ def test_fleet_sums_are_computed_once_per_cache_window(viewer_api, make_target, 
 
     assert first["series"][0]["v"][0] == 4.0
     assert cached == first  # the third target shows up when the window ends, not before
+
+
+def test_fleet_sums_of_several_keys_cost_the_queries_of_one(viewer_api, make_target, settings):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    settings.MONITORING_FLEET_SERIES_CACHE_S = 0
+    now = timezone.now().replace(microsecond=0)
+    start = now - timezone.timedelta(minutes=5)
+    for target in (make_target(), make_target()):
+        for key, value in (("vllm.requests_running", 2.0), ("vllm.requests_waiting", 3.0)):
+            write_series(target, key, start=start, step_s=15, count=10, value=lambda i, v=value: v)
+
+    def fleet(series: str) -> tuple[dict, int]:
+        with CaptureQueriesContext(connection) as queries:
+            body = viewer_api.get(
+                "/api/v1/monitoring/fleet-series/", {"series": series, "range": "15m"}
+            ).json()
+        return body, len(queries)
+
+    one, one_queries = fleet("vllm.requests_running")
+    three, three_queries = fleet(
+        "vllm.requests_waiting,vllm.requests_running,vllm.prompt_tokens_per_s"
+    )
+
+    assert three_queries == one_queries
+    by_key = {s["key"]: s for s in three["series"]}
+    assert [s["key"] for s in three["series"]] == [
+        "vllm.requests_waiting",
+        "vllm.requests_running",
+        "vllm.prompt_tokens_per_s",
+    ]
+    assert set(by_key["vllm.requests_waiting"]["v"]) == {6.0}  # 3 + 3, each bucket
+    assert set(one["series"][0]["v"]) == set(by_key["vllm.requests_running"]["v"]) == {4.0}
+    assert by_key["vllm.prompt_tokens_per_s"]["t"] == []
