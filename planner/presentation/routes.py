@@ -68,6 +68,31 @@ def _signal_counts(result: PlanResult) -> tuple[int, int]:
     )
 
 
+def _option(
+    route: Route,
+    c: Candidate | None,
+    result: PlanResult,
+    *,
+    verdict: str,
+    burden: str,
+    changes_choice: str,
+) -> RouteOption:
+    """Return one route's row: the layout `c` it would run (None: none fits) and its figures."""
+    throughput, latency = _speed(c)
+    return RouteOption(
+        route=route,
+        title=str(ROUTE_TITLES[route]),
+        chosen=result.recommendation.route == route,
+        layout=c.label if c else "",
+        verdict=verdict,
+        fit=_fit(c, result),
+        throughput=throughput,
+        latency=latency,
+        burden=burden,
+        changes_choice=changes_choice,
+    )
+
+
 def route_options(result: PlanResult) -> tuple[RouteOption, ...]:
     """Return replicas inside nodes (single or A), one instance across nodes (B) and a Ray Serve
     pool (C), each with the layout it would run and the engine's verdict on it."""
@@ -119,18 +144,12 @@ def route_options(result: PlanResult) -> tuple[RouteOption, ...]:
             "against": against_ray,
         }
 
-    inside_tok, inside_lat = _speed(inside)
-    across_tok, across_lat = _speed(across)
     return (
-        RouteOption(
-            route=inside_route,
-            title=str(ROUTE_TITLES[inside_route]),
-            chosen=chosen == inside_route,
-            layout=inside.label if inside else "",
+        _option(
+            inside_route,
+            inside,
+            result,
             verdict=verdict_inside(),
-            fit=_fit(inside, result),
-            throughput=inside_tok,
-            latency=inside_lat,
             burden=_(
                 "vLLM servers, one per replica, behind a balancer (Nginx or your gateway); "
                 "restarts by your platform. No Ray."
@@ -140,15 +159,11 @@ def route_options(result: PlanResult) -> tuple[RouteOption, ...]:
                 "models that change often or several models sharing the GPUs move to Route C."
             ),
         ),
-        RouteOption(
-            route=Route.B,
-            title=str(ROUTE_TITLES[Route.B]),
-            chosen=chosen == Route.B,
-            layout=across.label if across else "",
+        _option(
+            Route.B,
+            across,
+            result,
             verdict=verdict_across(),
-            fit=_fit(across, result),
-            throughput=across_tok,
-            latency=across_lat,
             burden=_(
                 "One vLLM process per node started in order (or a Ray cluster), the network "
                 "between the nodes, and NCCL settings; one failed node stops the instance."
@@ -158,15 +173,11 @@ def route_options(result: PlanResult) -> tuple[RouteOption, ...]:
                 "node hold the load move back to replicas inside nodes."
             ),
         ),
-        RouteOption(
-            route=Route.C,
-            title=str(ROUTE_TITLES[Route.C]),
-            chosen=chosen == Route.C,
-            layout=inside.label if inside else "",
+        _option(
+            Route.C,
+            inside,  # Serve replicas are the inside-node layout, run by Ray
+            result,
             verdict=verdict_ray(),
-            fit=_fit(inside, result),
-            throughput=inside_tok,
-            latency=inside_lat,
             burden=_(
                 "A Ray cluster (head and workers, versions pinned to the vLLM image) and Ray "
                 "Serve deployments with autoscaling and restarts."
