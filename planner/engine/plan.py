@@ -34,7 +34,7 @@ from planner.engine.result import (
 )
 from planner.engine.serving import predict
 from planner.engine.signals import evaluate_signals, wants_route_c
-from planner.engine.spec import PlanSpec
+from planner.engine.spec import Node, PlanSpec
 from planner.engine.texts import Message, message
 
 QUANT_LADDER = {
@@ -137,6 +137,7 @@ def plan(spec: PlanSpec, assumptions: Assumptions | None = None) -> PlanResult:
     group = next(g for g in groups if g.gpu_slug == best.gpu)
     used_names = {h for hosts in best.hosts for h in hosts}
     used_nodes = [n for n in group.nodes if n.hostname in used_names]
+    spec = with_pool_kind_of(spec, used_nodes)
     wl = spec.workload
 
     signals = evaluate_signals(spec, best, len(used_nodes))
@@ -336,6 +337,21 @@ def plan(spec: PlanSpec, assumptions: Assumptions | None = None) -> PlanResult:
         ),
         memory_rules=memory_rules_applied(spec.vllm_version),
     )
+
+
+def with_pool_kind_of(spec: PlanSpec, used: list[Node]) -> PlanSpec:
+    """Return `spec` with the pool kind of the nodes the plan uses, when nodes state their own.
+
+    Offered nodes of several pools (a dedicated A800 pair beside a shared A100 pool) each carry
+    their pool's kind; the choice of layout does not depend on it, while the executor, the
+    placement group and the pitfalls depend on the kind of the nodes chosen: shared when any
+    of them is.
+    """
+    if not used or all(n.pool_kind is None for n in spec.hardware.nodes):
+        return spec
+    kinds = {n.pool_kind or spec.hardware.pool_kind for n in used}
+    kind = "shared" if "shared" in kinds else "dedicated"
+    return replace(spec, hardware=replace(spec.hardware, pool_kind=kind))
 
 
 def memory_rules_applied(vllm_version: str) -> MemoryRules:

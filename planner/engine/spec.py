@@ -66,6 +66,9 @@ class Node:
     nics: tuple[Nic, ...] = ()
     free_gpus: int | None = None
     address: str = ""  # management address (IP or host name); the host name when empty
+    # The kind of the pool the node belongs to, when nodes of several pools are offered; the
+    # plan's pool kind is then that of the nodes it uses (plan.with_pool_kind_of).
+    pool_kind: str | None = None
 
     @property
     def reach(self) -> str:
@@ -393,6 +396,9 @@ def _nodes(r: _Reader, hw: Mapping[str, Any]) -> tuple[Node, ...]:
         free = None
         if raw.get("free_gpus") is not None:
             free = r.integer(raw, "free_gpus", f"{path}.free_gpus", 0, 64, None)
+        pool_kind = None
+        if raw.get("pool_kind") is not None:
+            pool_kind = r.choice(raw, "pool_kind", f"{path}.pool_kind", POOL_KINDS, "dedicated")
         if gpu is None or count is None:
             continue
         nodes.append(
@@ -404,6 +410,7 @@ def _nodes(r: _Reader, hw: Mapping[str, Any]) -> tuple[Node, ...]:
                 nics=tuple(nics),
                 free_gpus=free,
                 address=address,
+                pool_kind=pool_kind,
             )
         )
     return tuple(nodes)

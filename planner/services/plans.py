@@ -68,21 +68,15 @@ def plan_evaluate(*, spec: Mapping[str, Any]) -> Evaluation:
     engine_spec = _engine_spec(spec, resolved)
     started = time.perf_counter()
     result = run_engine(engine_spec, assumptions)
-    if resolved.pool_kind_by_host:
-        # The pool kind was inferred from every offered machine; what matters is the kind of
-        # the machines the engine chose (a dedicated A800 pair beside a shared A100 pool).
-        chosen = result.hosts
-        kinds = {resolved.pool_kind_by_host.get(h, "dedicated") for h in chosen}
-        kind = "shared" if "shared" in kinds else "dedicated"
-        if chosen and kind != resolved.pool_kind:
-            hardware = {**resolved.engine_input["hardware"], "pool_kind": kind}
-            resolved = replace(
-                resolved,
-                engine_input={**resolved.engine_input, "hardware": hardware},
-                pool_kind=kind,
-            )
-            result = run_engine(_engine_spec(spec, resolved), assumptions)
     engine_ms = (time.perf_counter() - started) * 1000
+    kind = resolved.pool_kind_of(result.hosts)
+    if kind != resolved.pool_kind:
+        # Inferred from machines of several pools: the engine planned with the kind of those it
+        # chose (a dedicated A800 pair beside a shared A100 pool); the stored input says so.
+        hardware = {**resolved.engine_input["hardware"], "pool_kind": kind}
+        resolved = replace(
+            resolved, engine_input={**resolved.engine_input, "hardware": hardware}, pool_kind=kind
+        )
     if profile is not None:
         family = engine_spec.architecture.model_type
         result = replace(result, calibration=calibration_note(profile, result, model_family=family))

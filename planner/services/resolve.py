@@ -7,7 +7,7 @@ engine itself never touches the database.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +45,15 @@ class ResolvedSpec:
     # Pool kind of every offered machine when the user did not state one: the kind that counts
     # is that of the machines the engine chooses (see plans.plan_evaluate).
     pool_kind_by_host: dict[str, str] = field(default_factory=dict)
+
+    def pool_kind_of(self, hosts: Iterable[str]) -> str:
+        """Return the pool kind of the machines `hosts`, as the engine derives it
+        (planner.engine.plan.with_pool_kind_of): shared when any of them is."""
+        hosts = tuple(hosts)
+        if not self.pool_kind_by_host or not hosts:
+            return self.pool_kind
+        kinds = {self.pool_kind_by_host.get(h, self.pool_kind) for h in hosts}
+        return "shared" if "shared" in kinds else "dedicated"
 
 
 def _hf_config_from_architecture(arch: Architecture) -> dict[str, Any]:
@@ -261,13 +270,11 @@ def row_to_node(
     return node
 
 
-def resolve_hardware(
-    raw: Any, errors: dict[str, str], inferred_kinds: dict[str, str] | None = None
-) -> tuple[dict[str, Any], list[str]]:
+def resolve_hardware(raw: Any, errors: dict[str, str]) -> tuple[dict[str, Any], list[str]]:
     """Return (engine hardware dict, hostnames offered); inline hardware passes through.
 
-    When the pool kind is inferred from the inventory, `inferred_kinds` receives each offered
-    machine's pool kind.
+    When the pool kind is inferred from the inventory, each node states its pool's kind and the
+    engine plans with the kind of the nodes it chooses.
     """
     if not isinstance(raw, Mapping):
         return raw, []
@@ -342,11 +349,10 @@ def resolve_hardware(
         if not machines:
             errors["hardware.fleet"] = "the inventory has no active machine"
             return {}, []
-    if pool_kind is None:
-        kinds = {m["hostname"]: m["pool__kind"] or "dedicated" for m in machines}
-        pool_kind = "shared" if "shared" in kinds.values() else "dedicated"
-        if inferred_kinds is not None:
-            inferred_kinds.update(kinds)
+    inferred = pool_kind is None
+    if inferred:
+        kinds = {m["pool__kind"] or "dedicated" for m in machines}
+        pool_kind = "shared" if "shared" in kinds else "dedicated"
     free = raw.get("free_gpus") or {}
     if not isinstance(free, Mapping):
         errors["hardware.free_gpus"] = "must map hostnames to free GPU counts"
@@ -355,6 +361,9 @@ def resolve_hardware(
     nodes = [
         row_to_node(m, free_gpus=free.get(m["hostname"]), link_override=override) for m in machines
     ]
+    if inferred:
+        for node, m in zip(nodes, machines, strict=True):
+            node["pool_kind"] = m["pool__kind"] or "dedicated"
     count, gpu = _what_if_hardware(raw, errors)
     return {"nodes": _what_if_nodes(nodes, count, gpu), "pool_kind": pool_kind}, [
         m["hostname"] for m in machines
@@ -421,13 +430,18 @@ def resolve_spec(spec: Mapping[str, Any]) -> ResolvedSpec:
         engine_input["pinned_layout"] = spec["pinned"]
     engine_input["model"], slug = resolve_model(spec.get("model"), errors)
     hostnames: list[str] = []
-    kinds: dict[str, str] = {}
     if "hardware" in spec:
-        engine_input["hardware"], hostnames = resolve_hardware(spec["hardware"], errors, kinds)
+        engine_input["hardware"], hostnames = resolve_hardware(spec["hardware"], errors)
     if errors:
         raise SpecError(errors)
     hw = engine_input.get("hardware")
     pool_kind = hw.get("pool_kind", "dedicated") if isinstance(hw, Mapping) else "dedicated"
+    nodes = hw.get("nodes") if isinstance(hw, Mapping) else None
+    kinds = {
+        n["hostname"]: n["pool_kind"]
+        for n in nodes or ()
+        if isinstance(n, Mapping) and isinstance(n.get("pool_kind"), str) and "hostname" in n
+    }
     return ResolvedSpec(
         engine_input=engine_input,
         model_slug=slug,

@@ -159,13 +159,19 @@ def test_compare_highlights_what_changed(demo_fleet, planner, s1_spec, s2a_spec)
     assert compare_plans(a, a).changed_count == 0
 
 
-def test_s1_on_the_real_demo_fleet_uses_the_dedicated_a800s(db, planner):
+def test_s1_on_the_real_demo_fleet_uses_the_dedicated_a800s(db, planner, monkeypatch):
     """`make run`'s demo fleet: A800s in a dedicated pool beside shared A100s."""
     from inventory.demo import load_demo
     from inventory.services import catalog_load
+    from planner.engine import plan as engine_plan
+    from planner.services import plans as plan_services
 
     catalog_load()
     load_demo()
+    runs = []
+    monkeypatch.setattr(
+        plan_services, "run_engine", lambda *args: runs.append(args) or engine_plan(*args)
+    )
     spec = {
         "model": "llama-3.1-70b",
         "weight_dtype": "int8",
@@ -180,6 +186,11 @@ def test_s1_on_the_real_demo_fleet_uses_the_dedicated_a800s(db, planner):
     assert plan.pool_kind == "dedicated"  # the chosen machines' pool, not the shared A100s
     assert plan.hostnames == ["a800-node-1", "a800-node-2"]
     assert plan.executor_backend == "mp"
+    assert len(runs) == 1  # the engine plans with the chosen machines' pool kind in one run
+    assert plan.engine_input["hardware"]["pool_kind"] == "dedicated"
+    # The stored input gives the same plan again (bundles are rebuilt from it).
+    again = engine_plan(spec_from_dict(plan.engine_input))
+    assert again.recommendation == plan_result(plan).recommendation
 
     shared = plan_evaluate(
         spec={
