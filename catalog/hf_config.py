@@ -274,7 +274,7 @@ def _layer_windows(cfg: _Cfg, model_type: str, num_layers: int) -> tuple[tuple[i
     return (), "sliding"
 
 
-def _moe_fields(cfg: _Cfg, model_type: str, num_layers: int) -> dict[str, Any]:
+def _moe_fields(cfg: _Cfg, model_type: str) -> dict[str, Any]:
     """Return the MoE fields of the Architecture for one family ({} for a dense model)."""
     if model_type == "mixtral":
         return {
@@ -423,8 +423,6 @@ def parse_hf_config(config: Mapping[str, Any]) -> Architecture:
         family = Family()
     cfg = _Cfg(text, family, prefix)
     missing = [prefix + k for k in family.required if not cfg.has(k)]
-    if model_type == "gpt2" and not cfg.has("intermediate_size"):
-        pass  # n_inner null means 4 × n_embd
     if missing:
         raise _fail(missing, {}, label)
 
@@ -432,6 +430,7 @@ def parse_hf_config(config: Mapping[str, Any]) -> Architecture:
     heads = cfg.int("num_attention_heads")
     layers = cfg.int("num_hidden_layers")
     kv_heads = cfg.int("num_key_value_heads", heads) or heads
+    # GPT-2's n_inner null means 4 × n_embd.
     inter = cfg.int("intermediate_size", 4 * hidden if model_type == "gpt2" else 0)
     if model_type == "llama4_text":
         inter = cfg.int("intermediate_size_mlp", inter)
@@ -451,7 +450,7 @@ def parse_hf_config(config: Mapping[str, Any]) -> Architecture:
         raise _fail([], cfg.errors, label)
 
     windows, window_kind = _layer_windows(cfg, model_type, layers)
-    moe = _moe_fields(cfg, model_type, layers)
+    moe = _moe_fields(cfg, model_type)
     if moe:
         experts, active = moe["num_experts"], moe["experts_per_token"]
         if experts <= 0:
