@@ -69,6 +69,11 @@ class PlanComparison:
         return next((r for r in self.rows if r.quantity == quantity), None)
 
     @property
+    def deviations(self) -> tuple[ComparisonRow, ...]:
+        """The rows judged outside their tolerance."""
+        return tuple(r for r in self.rows if r.within_tolerance is False)
+
+    @property
     def ttft_slo_ms(self) -> float | None:
         row = self.row("ttft_p95_slo")
         return row.planned if row else None

@@ -6,40 +6,51 @@ depend on monitoring, and a page without linked servers costs one query.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from django import template
 from django.db.models import Q
 
 from monitoring import selectors
-from monitoring.models import PlanScope, Target
-from monitoring.plan_link import PlanUnreadable, Scope, plan_comparison
+from monitoring.models import PlanScope, Target, TargetKind
+from monitoring.plan_link import PlanComparison, PlanUnreadable, Scope, plan_comparison
 
 register = template.Library()
 
 
-def _summaries(targets: list[Target]) -> list[dict[str, Any]]:
-    """Return, per plan, one comparison: the whole plan once, each whole-plan target once."""
+@dataclass(frozen=True, slots=True)
+class RealitySummary:
+    """One comparison of a planner page: the target it was asked for, and its result or error."""
+
+    target: Target
+    comparison: PlanComparison | None
+    error: str = ""
+
+
+def _summaries(targets: list[Target]) -> list[RealitySummary]:
+    """Return, per plan, one comparison: the whole plan once, each whole-plan target once.
+
+    A Ray cluster or GPU exporter linked to a plan is only compared (and explains why it cannot
+    be) when no vLLM server is linked to that plan: the servers are what the plan predicts.
+    """
     start, end = selectors.resolve_range(selectors.DEFAULT_RANGE)
-    out: list[dict[str, Any]] = []
+    served = {t.plan_id for t in targets if t.kind == TargetKind.VLLM}
+    out: list[RealitySummary] = []
     done: set[int] = set()
     for target in targets:
+        if target.plan_id is None or (target.kind != TargetKind.VLLM and target.plan_id in served):
+            continue
         key = target.plan_id if target.plan_scope == PlanScope.REPLICA else -target.pk
-        if target.plan_id is None or key in done:
+        if key in done:
             continue
         done.add(key)
         try:
             comparison = plan_comparison(target, start=start, end=end, scope=Scope.PLAN)
         except PlanUnreadable as exc:
-            out.append({"target": target, "comparison": None, "error": str(exc)})
-            continue
-        out.append(
-            {
-                "target": target,
-                "comparison": comparison,
-                "deviations": [r for r in comparison.rows if r.within_tolerance is False],
-            }
-        )
+            out.append(RealitySummary(target, None, str(exc)))
+        else:
+            out.append(RealitySummary(target, comparison))
     return out
 
 

@@ -302,3 +302,29 @@ def test_data_parallel_engines_count_as_replicas(make_target, s1_plan):
     assert rows["replicas"].observed == 2
     assert rows["replicas"].within_tolerance is True
     assert "data_parallel_engines" not in {w.code for w in as_plan.warnings}
+
+
+def test_a_ray_cluster_linked_beside_the_servers_does_not_hide_their_comparison(
+    make_target, s1_plan, viewer_client
+):
+    # Listed first by name: the plan page must still compare the vLLM replica, not explain
+    # that a Ray cluster cannot be compared.
+    make_target(name="a-pool", kind="ray", base_url="http://127.0.0.1:9/ray", plan=s1_plan)
+    replica = make_target(name="b-replica", plan=s1_plan)
+    feed_simulated(replica, _replica("b", blocks=plan_values(s1_plan).replica.kv_blocks))
+
+    page = viewer_client.get(s1_plan.get_absolute_url())
+
+    assert page.status_code == 200
+    assert f'href="{replica.get_absolute_url()}?scope=plan"'.encode() in page.content
+    assert b"compares vLLM servers with the plan" not in page.content
+
+
+def test_a_plan_with_only_a_ray_cluster_linked_says_what_to_link(
+    make_target, s1_plan, viewer_client
+):
+    make_target(name="pool", kind="ray", base_url="http://127.0.0.1:9/ray", plan=s1_plan)
+
+    page = viewer_client.get(s1_plan.get_absolute_url())
+
+    assert b"compares vLLM servers with the plan" in page.content
