@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextvars
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -17,6 +18,10 @@ from .result import PollError, ScrapeResult, poll_samples, previous_snapshot, un
 from .series import Extracted, RawSnapshot, Sample, make_sample
 
 MAX_EXPORTER_THREADS = 8
+SD_PATH = "/api/prometheus/sd"
+NODES_PATH = "/nodes?view=summary"
+PLACEMENT_GROUPS_PATH = "/api/v0/placement_groups?detail=1"
+CLUSTER_STATUS_PATH = "/api/cluster_status"
 
 
 def _split_exporter_url(source: str) -> tuple[str, str] | None:
@@ -39,18 +44,16 @@ def scrape_cluster(
     info: dict[str, Any] = {}
     extra: list[Sample] = []
     single = _split_exporter_url(source)
-    base = str(check_url(source)).rstrip("/")
-    if single is not None:
-        exporters = [single]
-    else:
-        exporters = _discover(base, policy, token, client, errors, info)
+    source_url = check_url(source)
+    dashboard = _Dashboard(str(source_url).rstrip("/"), policy, token, client)
+    exporters = [single] if single is not None else _discover(dashboard, errors, info)
     exporters = _capped(exporters, policy.limits.max_exporters, errors, source)
 
     def poll(item: tuple[str, str]) -> tuple[str, Extracted | PollError, int]:
         url, node = item
         try:
             # The token belongs to the dashboard: only send it to an exporter on the same host.
-            same_host = check_url(url).host == check_url(base).host
+            same_host = check_url(url).host == source_url.host
             body = fetch(url, policy=policy, token=token if same_host else None, client=client)
             return node, ray.extract(body.text(), clock(), node=node), len(body.body)
         except ScrapeError as exc:
@@ -72,7 +75,7 @@ def scrape_cluster(
     ts = clock()
     asked = sorted(node for _url, node in exporters)
     if single is None and parts:
-        extra.extend(_dashboard_state(base, policy, token, client, errors, info))
+        extra.extend(_dashboard_state(dashboard, errors, info))
     if not parts:
         if not errors:
             errors.append(PollError("source", "no metrics exporter found", source))
@@ -120,13 +123,26 @@ def _capped(
     return sorted(unique_exporters, key=lambda e: e[1])[:cap]
 
 
+@dataclass(frozen=True, slots=True)
+class _Dashboard:
+    """The dashboard a Ray poll reads besides the exporters: its base URL and how to ask it."""
+
+    base: str
+    policy: FetchPolicy
+    token: str | None
+    client: httpx.Client | None
+
+    def url(self, path: str) -> str:
+        return f"{self.base}{path}"
+
+    def read(self, path: str) -> bytes:
+        """Return the body at `path`; raise ScrapeError (the caller records it)."""
+        response = fetch(self.url(path), policy=self.policy, token=self.token, client=self.client)
+        return response.body
+
+
 def _discover(
-    base: str,
-    policy: FetchPolicy,
-    token: str | None,
-    client: httpx.Client | None,
-    errors: list[PollError],
-    info: dict[str, Any],
+    dashboard: _Dashboard, errors: list[PollError], info: dict[str, Any]
 ) -> list[tuple[str, str]]:
     """Return (exporter URL, node label) pairs from the dashboard (sd first, then nodes).
 
@@ -134,20 +150,15 @@ def _discover(
     DEAD (`info["nodes"]`). Without service discovery its live nodes are the exporters.
     """
     targets: list[str] = []
-    sd_url = f"{base}/api/prometheus/sd"
     try:
-        targets = ray.exporters_from_sd(
-            fetch(sd_url, policy=policy, token=token, client=client).body
-        )
+        targets = ray.exporters_from_sd(dashboard.read(SD_PATH))
     except ScrapeError as exc:
-        errors.append(PollError(exc.kind, str(exc), sd_url))
-    nodes_url = f"{base}/nodes?view=summary"
+        errors.append(PollError(exc.kind, str(exc), dashboard.url(SD_PATH)))
     try:
-        body = fetch(nodes_url, policy=policy, token=token, client=client)
-        nodes = ray.nodes_from_summary(body.body)
+        nodes = ray.nodes_from_summary(dashboard.read(NODES_PATH))
     except ScrapeError as exc:
         if not targets:
-            errors.append(PollError(exc.kind, str(exc), nodes_url))
+            errors.append(PollError(exc.kind, str(exc), dashboard.url(NODES_PATH)))
         nodes = []
     if nodes:
         info["nodes"] = [
@@ -171,31 +182,25 @@ def _discover(
 
 
 def _dashboard_state(
-    base: str,
-    policy: FetchPolicy,
-    token: str | None,
-    client: httpx.Client | None,
-    errors: list[PollError],
-    info: dict[str, Any],
+    dashboard: _Dashboard, errors: list[PollError], info: dict[str, Any]
 ) -> list[Sample]:
     """Read pending placement groups (with reasons) and reservations; failures are recorded."""
     groups: list[ray.PlacementGroupInfo] = []
-    url = f"{base}/api/v0/placement_groups?detail=1"
     try:
-        groups = ray.placement_groups(fetch(url, policy=policy, token=token, client=client).body)
+        groups = ray.placement_groups(dashboard.read(PLACEMENT_GROUPS_PATH))
         info["placement_groups_pending"] = [g.as_dict() for g in groups if g.state == "PENDING"]
     except ScrapeError as exc:
-        errors.append(PollError(exc.kind, str(exc), url))
-    url = f"{base}/api/cluster_status"
+        errors.append(PollError(exc.kind, str(exc), dashboard.url(PLACEMENT_GROUPS_PATH)))
+    where = dashboard.url(CLUSTER_STATUS_PATH)
     try:
-        body = fetch(url, policy=policy, token=token, client=client).body
+        body = dashboard.read(CLUSTER_STATUS_PATH)
         if info.get("placement_groups_pending"):
             info["placement_groups_pending"] = ray.with_strategies(
                 info["placement_groups_pending"], ray.pending_strategies(body)
             )
         return ray.reservations(body, groups)
     except ScrapeError as exc:
-        errors.append(PollError(exc.kind, str(exc), url))
+        errors.append(PollError(exc.kind, str(exc), where))
     except (TypeError, ValueError, AttributeError) as exc:
-        errors.append(PollError(SourceError.kind, f"unexpected cluster_status: {exc}", url))
+        errors.append(PollError(SourceError.kind, f"unexpected cluster_status: {exc}", where))
     return []
