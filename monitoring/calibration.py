@@ -9,7 +9,7 @@ itself is pure (planner.engine.calibration); this gathers the data and saves the
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -18,13 +18,22 @@ from django.core.exceptions import ValidationError
 from django.utils.translation import gettext as _
 
 from monitoring.models import PlanScope, Target, TargetKind
-from monitoring.observed import observe
-from monitoring.window import window_series
+from monitoring.observed import OBSERVED_KEYS, RUNNING, observation
+from monitoring.window import Points, window_series
 from planner.engine.calibration import CalibrationFit, NotEnoughData, Observation, fit_calibration
+from planner.engine.spec import PlanSpec
 from planner.models import CalibrationProfile
-from planner.selectors.plan_values import PlanUnreadable, plan_spec, plan_values
+from planner.selectors.plan_values import (
+    PlanUnreadable,
+    PlanValues,
+    calibration_key,
+    plan_spec,
+    plan_values,
+)
 from planner.services.calibration import calibration_profile_save, factors_json, residuals_json
 
+ITL_P50 = "vllm.inter_token_latency_seconds.p50"
+TTFT_P50 = "vllm.ttft_seconds.p50"
 MAX_BINS = 8
 MIN_POLLS_PER_BIN = 3
 
@@ -41,7 +50,7 @@ class CalibrationRun:
 
     @property
     def key(self) -> str:
-        return f"{self.gpu}/{self.model_family}/{self.weight_dtype}"
+        return calibration_key(self.gpu, self.model_family, self.weight_dtype)
 
     @property
     def factors(self) -> dict[str, dict[str, Any]]:
@@ -52,16 +61,11 @@ class CalibrationRun:
         return residuals_json(self.fit)
 
 
-def _polls(target: Target, start: datetime, end: datetime) -> list[tuple[float, float, float]]:
+def _polls(series: Mapping[str, Points]) -> list[tuple[float, float, float]]:
     """Return (running, ITL p50 ms, TTFT p50 ms) of every poll with requests and latencies."""
-    keys = (
-        "vllm.requests_running",
-        "vllm.inter_token_latency_seconds.p50",
-        "vllm.ttft_seconds.p50",
-    )
-    running, itl, ttft = (
-        dict(points) for points in window_series(target, keys, start, end).values()
-    )
+    running = dict(series[RUNNING])
+    itl = dict(series[ITL_P50])
+    ttft = dict(series[TTFT_P50])
     return [
         (running[t], itl[t] * 1000.0, ttft.get(t, 0.0) * 1000.0)
         for t in running
@@ -77,16 +81,14 @@ def _bins(polls: list[tuple[float, float, float]]) -> list[list[tuple[float, flo
     return [ordered[round(i * size) : round((i + 1) * size)] for i in range(count)]
 
 
-def _observations(target: Target, start: datetime, end: datetime) -> list[Observation]:
-    plan = target.plan
-    if plan is None:
-        return []
-    values = plan_values(plan)
-    spec = plan_spec(plan)
-    seen = observe(target, start, end)
+def _observations(
+    target: Target, values: PlanValues, spec: PlanSpec, start: datetime, end: datetime
+) -> list[Observation]:
+    series = window_series(target, (*OBSERVED_KEYS, ITL_P50, TTFT_P50), start, end)
+    seen = observation(target, series)
     share = values.replicas if target.plan_scope == PlanScope.PLAN else 1
     out = []
-    for group in _bins(_polls(target, start, end)):
+    for group in _bins(_polls(series)):
         if not group:
             continue
         ttfts = [p[2] for p in group if p[2] > 0]
@@ -135,7 +137,7 @@ def calibration_run(*, targets: Sequence[Target], start: datetime, end: datetime
             )
         try:
             values = plan_values(target.plan)
-            found = _observations(target, start, end)
+            found = _observations(target, values, plan_spec(target.plan), start, end)
         except PlanUnreadable as exc:
             raise ValidationError({"targets": str(exc)}) from exc
         layout = values.replica.layout

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import statistics
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -111,7 +112,11 @@ def _p95_ms(points: Points) -> float | None:
 
 def observe(target: Target, start: datetime, end: datetime) -> TargetObservation:
     """Return what `target` did between `start` and `end`."""
-    series = window_series(target, OBSERVED_KEYS, start, end)
+    return observation(target, window_series(target, OBSERVED_KEYS, start, end))
+
+
+def observation(target: Target, series: Mapping[str, Points]) -> TargetObservation:
+    """Return what `target` did, from its window's series (OBSERVED_KEYS at least)."""
     return TargetObservation(
         target_id=target.pk,
         target_name=target.name,

@@ -43,7 +43,7 @@ class CalibrationProfileSerializer(serializers.ModelSerializer):
 
 class CalibrationFitSerializer(serializers.Serializer):
     targets = serializers.PrimaryKeyRelatedField(
-        queryset=Target.objects.defer("token"),
+        queryset=Target.objects.defer("token").select_related("plan"),
         many=True,
         help_text="Ids of vLLM targets linked to plans of one GPU type × model family × dtype.",
     )

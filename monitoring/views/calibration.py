@@ -24,11 +24,11 @@ from planner.services.calibration import plan_with_calibration
 
 
 def _candidates():
+    """vLLM targets linked to a plan, with the plan (a fit reads its result and spec)."""
     return (
         Target.objects.defer("token")
         .filter(kind=TargetKind.VLLM, plan__isnull=False)
         .select_related("plan")
-        .defer("token", "plan__result", "plan__engine_input", "plan__spec")
         .order_by("name")
     )
 
@@ -45,7 +45,8 @@ def _list_context(request: HttpRequest, **extra: Any) -> dict[str, Any]:
         "profiles": CalibrationProfile.objects.select_related("created_by").order_by(
             "key", "-version"
         ),
-        "targets": _candidates(),
+        # The list shows names only: no plan results.
+        "targets": _candidates().defer("plan__result", "plan__engine_input", "plan__spec"),
         "ranges": selectors.RANGES,
         "can_edit": is_planner(request.user),
         **extra,

@@ -198,3 +198,16 @@ def test_the_api_fits_lists_and_reads_profiles(two_replicas, planner_api, viewer
     )
     assert empty.status_code == 400
     assert "targets" in empty.json()
+
+
+def test_a_fit_reads_each_targets_window_once(two_replicas):  # noqa: F811
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    start, end = resolve_range("1h")
+    with CaptureQueriesContext(connection) as queries:
+        run = calibration_run(targets=list(two_replicas), start=start, end=end)
+
+    reads = [q["sql"] for q in queries.captured_queries if '"monitoring_sample"' in q["sql"]]
+    assert len(reads) == len(two_replicas)
+    assert run.fit.observations >= 4
