@@ -9,6 +9,7 @@ from typing import Any
 from catalog import identifiers
 from catalog.architecture import Architecture, ArchitectureError, from_hf_config
 from catalog.data import load_gpus, load_models
+from catalog.quantization import parse_quantization
 from planner.engine.configs.vllm_flags import VLLM_VERSION
 from planner.engine.profiling import VersionError, parse_version
 
@@ -501,7 +502,16 @@ _ARCH_INTS = (
     "qk_rope_head_dim",
     "qk_nope_head_dim",
     "v_head_dim",
+    "num_mtp_layers",
 )
+# The quantization_config a checkpoint of each `checkpoint_quantization` declares, for an
+# inline architecture (no config.json): the checkpoint's modules are sized as vLLM loads them.
+_DECLARED_QUANTIZATION: dict[str, dict[str, Any]] = {
+    "fp8": {"quant_method": "fp8"},
+    "mxfp4": {"quant_method": "mxfp4"},
+    "int8": {"quant_method": "gptq", "bits": 8},
+    "int4": {"quant_method": "gptq", "bits": 4},
+}
 
 
 def _inline_architecture(r: _Reader, raw: Any) -> Architecture | None:
@@ -529,13 +539,20 @@ def _inline_architecture(r: _Reader, raw: Any) -> Architecture | None:
         )
         return None
     quant = raw.get("checkpoint_quantization")
+    quant = quant if quant in _DECLARED_QUANTIZATION else None
     return Architecture(
         model_type=str(raw.get("model_type") or "inline"),
         tie_word_embeddings=bool(raw.get("tie_word_embeddings", False)),
         attention_bias=bool(raw.get("attention_bias", False)),
         qk_norm=bool(raw.get("qk_norm", False)),
+        router_bias=bool(raw.get("router_bias", False)),
         default_dtype=str(raw.get("default_dtype") or "bf16"),
-        checkpoint_quantization=str(quant) if quant in ("fp8", "int8", "int4", "mxfp4") else None,
+        checkpoint_quantization=quant,
+        quantization=parse_quantization(
+            {"quantization_config": _DECLARED_QUANTIZATION[quant]}, values["num_layers"]
+        )
+        if quant
+        else None,
         **values,
     )
 

@@ -16,7 +16,7 @@ from django.db.models import QuerySet
 from catalog import Architecture, ArchitectureError, from_hf_config
 from catalog.data import load_models
 from core.json_input import nul_paths
-from inventory.architecture import ARCHITECTURE_FIELDS
+from inventory.architecture import ARCHITECTURE_FIELDS, architecture_values
 from inventory.models import Machine, MachineStatus, ModelSpec, NetworkInterface, Pool
 from inventory.selectors import model_spec_architecture
 from planner.engine.spec import SpecError
@@ -54,55 +54,6 @@ class ResolvedSpec:
             return self.pool_kind
         kinds = {self.pool_kind_by_host.get(h, self.pool_kind) for h in hosts}
         return "shared" if "shared" in kinds else "dedicated"
-
-
-def _hf_config_from_architecture(arch: Architecture) -> dict[str, Any]:
-    """Return a config.json dict that `catalog.from_hf_config` reads back as `arch`."""
-    cfg: dict[str, Any] = {
-        "model_type": arch.model_type,
-        "hidden_size": arch.hidden_size,
-        "num_hidden_layers": arch.num_layers,
-        "num_attention_heads": arch.num_attention_heads,
-        "num_key_value_heads": arch.num_kv_heads,
-        "head_dim": arch.head_dim,
-        "intermediate_size": arch.intermediate_size,
-        "vocab_size": arch.vocab_size,
-        "max_position_embeddings": arch.max_position_embeddings,
-        "tie_word_embeddings": arch.tie_word_embeddings,
-        "attention_bias": arch.attention_bias,
-        "torch_dtype": {"bf16": "bfloat16", "fp16": "float16"}.get(arch.default_dtype, "bfloat16"),
-    }
-    if arch.checkpoint_quantization in {"fp8", "mxfp4"}:
-        cfg["quantization_config"] = {"quant_method": arch.checkpoint_quantization}
-    elif arch.checkpoint_quantization in {"int4", "int8"}:
-        cfg["quantization_config"] = {
-            "quant_method": "gptq",
-            "bits": 4 if arch.checkpoint_quantization == "int4" else 8,
-        }
-    if arch.model_type == "qwen3_moe":
-        cfg.update(
-            num_experts=arch.num_experts,
-            num_experts_per_tok=arch.experts_per_token,
-            moe_intermediate_size=arch.moe_intermediate_size,
-            mlp_only_layers=list(range(arch.num_dense_layers)),
-        )
-    elif arch.model_type == "mixtral":
-        cfg.update(num_local_experts=arch.num_experts, num_experts_per_tok=arch.experts_per_token)
-    elif arch.model_type in {"deepseek_v3", "deepseek_v2"}:
-        cfg.update(
-            n_routed_experts=arch.num_experts,
-            num_experts_per_tok=arch.experts_per_token,
-            moe_intermediate_size=arch.moe_intermediate_size,
-            n_shared_experts=arch.num_shared_experts,
-            first_k_dense_replace=arch.num_dense_layers,
-            kv_lora_rank=arch.kv_lora_rank,
-            q_lora_rank=arch.q_lora_rank,
-            qk_rope_head_dim=arch.qk_rope_head_dim,
-            qk_nope_head_dim=arch.qk_nope_head_dim,
-            v_head_dim=arch.v_head_dim,
-            num_nextn_predict_layers=arch.num_mtp_layers,
-        )
-    return cfg
 
 
 # ModelSpec columns a user may edit, and the config.json key each one is read from.
@@ -148,19 +99,17 @@ def _model_from_inventory(row: ModelSpec) -> dict[str, Any]:
 
     The stored config.json is sent when there is one (it carries what has no column: attention
     windows, vision tower, per-module quantization), with the edited columns written into it.
+    Otherwise the columns go as they are, by the Architecture's own field names: no config.json
+    is made up, which would have to follow every model type's key names.
     """
     arch = model_spec_architecture(row)
-    cfg: dict[str, Any] | None = None
-    if row.config_json:
-        cfg = _config_with_edits(row.config_json, arch)
-    if cfg is None:
-        cfg = _hf_config_from_architecture(arch)
-    return {
-        "slug": row.slug,
-        "name": row.name,
-        "hf_repo": row.hf_repo,
-        "hf_config": cfg,
-    }
+    model: dict[str, Any] = {"slug": row.slug, "name": row.name, "hf_repo": row.hf_repo}
+    cfg = _config_with_edits(row.config_json, arch) if row.config_json else None
+    if cfg is not None:
+        model["hf_config"] = cfg
+    else:
+        model["architecture"] = architecture_values(arch)
+    return model
 
 
 def resolve_model(raw: Any, errors: dict[str, str]) -> tuple[Any, str]:

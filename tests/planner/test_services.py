@@ -4,7 +4,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from catalog import from_hf_config
+from inventory.architecture import architecture_values
 from inventory.models import Machine, ModelSpec
 from inventory.selectors import model_spec_architecture
 from planner.engine.spec import SpecError, spec_from_dict
@@ -17,7 +17,6 @@ from planner.services import (
     plan_rerun,
     resolve_spec,
 )
-from planner.services.resolve import _hf_config_from_architecture
 from tests.planner.fleet import A100_HOSTS, A800_HOSTS
 
 
@@ -87,10 +86,46 @@ def test_inventory_only_model(demo_fleet):
     assert evaluation.result.recommendation.route == "single"
 
 
+def _engine_columns(slug: str) -> tuple[dict, object]:
+    """Return the engine's architecture of a model spec as column values, and its quantization."""
+    resolved = resolve_spec({"model": slug, "hardware": {"hostnames": ["ws-4090"]}})
+    arch = spec_from_dict(resolved.engine_input).architecture
+    return architecture_values(arch), arch.quantization
+
+
 @pytest.mark.parametrize("slug", ["qwen3-30b-a3b", "deepseek-v3", "mixtral-8x7b", "llama-3.1-8b"])
-def test_synthetic_config_round_trips_every_architecture(demo_fleet, slug):
-    arch = model_spec_architecture(ModelSpec.objects.get(slug=slug))
-    assert from_hf_config(_hf_config_from_architecture(arch)) == arch
+def test_the_engine_reads_a_model_spec_without_config_json_exactly(demo_fleet, slug):
+    row = ModelSpec.objects.get(slug=slug)
+    with_config, quantization = _engine_columns(slug)
+    row.config_json = {}
+    row.save()
+
+    columns, declared = _engine_columns(slug)
+
+    assert columns == with_config == architecture_values(model_spec_architecture(row))
+    # A pre-quantized checkpoint is sized as its declared quantization either way.
+    assert (declared is None) == (quantization is None) == (not row.checkpoint_quantization)
+    if declared is not None:
+        assert declared.bytes_per_param == quantization.bytes_per_param
+
+
+@pytest.mark.parametrize(
+    ("model_type", "checkpoint"),
+    [("qwen2_moe", ""), ("gpt_oss", "mxfp4"), ("llama4_text", ""), ("olmoe", "")],
+)
+def test_a_typed_in_moe_model_of_any_type_keeps_its_experts(demo_fleet, model_type, checkpoint):
+    """A model spec entered column by column (no config.json) reaches the engine as its columns:
+    no config.json is made up for it, which other model types would read without experts."""
+    row = ModelSpec.objects.get(slug="qwen3-30b-a3b")
+    row.pk, row.slug, row.model_type, row.config_json = None, f"our-{model_type}", model_type, {}
+    row.checkpoint_quantization = checkpoint
+    row.save()
+
+    columns, quantization = _engine_columns(row.slug)
+
+    assert columns == architecture_values(model_spec_architecture(row))
+    assert columns["num_experts"] == row.num_experts > 0
+    assert (quantization.method if quantization else "") == checkpoint
 
 
 def test_fetch_then_compute_few_queries(demo_fleet, s1_spec):
