@@ -10,6 +10,7 @@ from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
 from core.secrets import EncryptedTextField
+from monitoring import pacing
 
 MIN_POLL_INTERVAL_S = 5
 # A target's own sample_limit may not exceed this (0, "no limit", is never allowed per target).
@@ -196,6 +197,13 @@ class Target(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("monitoring:target-detail", kwargs={"pk": self.pk})
+
+    @property
+    def spacing_factor(self) -> int:
+        """Intervals between the last poll and the next: 2 or 4 after costly failures, else 1."""
+        return pacing.current_factor(
+            self.last_status, self.last_error_kind, self.consecutive_failures
+        )
 
 
 class TargetSnapshot(models.Model):

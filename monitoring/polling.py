@@ -96,10 +96,7 @@ def previous_snapshot(target: Target, *, now: datetime | None = None) -> dict | 
         return None
     data, taken_at = row
     gap_s = ((now or datetime.now(tz=UTC)) - taken_at).total_seconds()
-    factor = pacing.current_factor(
-        target.last_status, target.last_error_kind, target.consecutive_failures
-    )
-    if pacing.missed_polls(gap_s, target.poll_interval_s, factor):
+    if pacing.missed_polls(gap_s, target.poll_interval_s, target.spacing_factor):
         return None
     return data
 

@@ -17,19 +17,14 @@ from contextlib import contextmanager
 
 from django.core.cache import cache
 
-from monitoring import conf, pacing
+from monitoring import conf
 from monitoring.models import Target
 
 _KEY = "monitoring:suspect-poll-slot:{}"
 
 
 def is_suspect(target: Target) -> bool:
-    return (
-        pacing.current_factor(
-            target.last_status, target.last_error_kind, target.consecutive_failures
-        )
-        > 1
-    )
+    return target.spacing_factor > 1
 
 
 @contextmanager

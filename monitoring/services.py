@@ -371,19 +371,12 @@ def _claim(target_id: int, slot: int | None, **values: Any) -> bool:
     return qs.update(**values) == 1
 
 
-def _current_backoff(target: Target) -> int:
-    """The spacing, in intervals, between the target's last poll and its next one."""
-    return pacing.current_factor(
-        target.last_status, target.last_error_kind, target.consecutive_failures
-    )
-
-
 def _missed_before(target: Target, ts: datetime) -> int:
     """Return the polls of `target` that should have run since its last one and did not."""
     if target.last_poll_at is None:
         return 0
     gap_s = (ts - target.last_poll_at).total_seconds()
-    return pacing.missed_polls(gap_s, target.poll_interval_s, _current_backoff(target))
+    return pacing.missed_polls(gap_s, target.poll_interval_s, target.spacing_factor)
 
 
 def _count_missed(target: Target, missed: int, ts: datetime, rows: list[Sample]) -> None:
@@ -531,7 +524,7 @@ def schedule_due_targets(
         )
         for target in targets:
             # A target whose polls keep costing their whole budget waits 2, then 4 intervals.
-            interval = timedelta(seconds=target.poll_interval_s * _current_backoff(target))
+            interval = timedelta(seconds=target.poll_interval_s * target.spacing_factor)
             base = target.next_poll_at or now
             if base + interval <= now:
                 base = now  # fell behind (worker down): one poll now, not a backlog
