@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -44,20 +45,18 @@ class TargetObservation:
     served: ServedConfig
 
 
-def _int(value: Any) -> int | None:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return int(number) if number == number and number >= 0 else None
-
-
 def _float(value: Any) -> float | None:
+    """Return a label's number, or None when it is not a finite one (labels are server text)."""
     try:
         number = float(value)
     except (TypeError, ValueError):
         return None
-    return number if number == number else None
+    return number if math.isfinite(number) else None
+
+
+def _int(value: Any) -> int | None:
+    number = _float(value)
+    return int(number) if number is not None and number >= 0 else None
 
 
 def served_config(target: Target) -> ServedConfig:

@@ -328,3 +328,28 @@ def test_a_plan_with_only_a_ray_cluster_linked_says_what_to_link(
     page = viewer_client.get(s1_plan.get_absolute_url())
 
     assert b"compares vLLM servers with the plan" in page.content
+
+
+def test_impossible_numbers_in_the_servers_labels_are_not_a_500(
+    make_target, s1_plan, viewer_client
+):
+    # cache_config_info labels are the server's text: "inf" once made int() raise.
+    target = make_target(name="odd-labels", plan=s1_plan)
+    Target.objects.filter(pk=target.pk).update(
+        info={
+            "engines": "inf",
+            "cache_config": {
+                "num_gpu_blocks": "inf",
+                "block_size": "1e400",
+                "tensor_parallel_size": "-inf",
+                "gpu_memory_utilization": "nan",
+            },
+        }
+    )
+    target.refresh_from_db()
+    start, end = resolve_range("1h")
+
+    rows = _rows(plan_comparison(target, start=start, end=end))
+
+    assert rows["kv_blocks"].observed is None
+    assert viewer_client.get(target.get_absolute_url()).status_code == 200
