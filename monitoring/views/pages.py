@@ -188,7 +188,7 @@ def comparison_for_page(
         return None, window, str(exc)
 
 
-def chart_lines(comparison: PlanComparison | None, target: Target) -> charts.ChartLines:
+def chart_lines(comparison: PlanComparison | None) -> charts.ChartLines:
     """Return the plan's and the SLO's lines for a vLLM target's charts."""
     if comparison is None:
         return charts.ChartLines()
@@ -230,7 +230,7 @@ class TargetDetailView(View):
             Target.objects.defer("token").select_related("plan", "decision"), pk=pk
         )
         context = _target_context(request, target)
-        context["charts"] = context["kind"].charts(chart_lines(context["comparison"], target))
+        context["charts"] = context["kind"].charts(chart_lines(context["comparison"]))
         return render(request, "monitoring/target_detail.html", context)
 
 
