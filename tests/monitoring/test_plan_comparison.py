@@ -353,3 +353,19 @@ def test_impossible_numbers_in_the_servers_labels_are_not_a_500(
 
     assert rows["kv_blocks"].observed is None
     assert viewer_client.get(target.get_absolute_url()).status_code == 200
+
+
+def test_a_missing_replica_is_shown_as_beyond_tolerance_not_over_the_slo(
+    make_target, s1_plan, viewer_client
+):
+    import re
+
+    target = make_target(name="lonely", plan=s1_plan)
+    feed_simulated(target, _replica("lonely", blocks=plan_values(s1_plan).replica.kv_blocks))
+
+    html = viewer_client.get(target.get_absolute_url() + "?scope=plan").content.decode()
+
+    row = re.search(r'<tr data-quantity="replicas".*?</tr>', html, re.S).group(0)
+    assert "deviation-out" in row  # 1 linked, 2 planned: a tolerance of 0 is broken
+    assert "beyond" in row
+    assert "over the SLO" not in row
