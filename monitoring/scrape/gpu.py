@@ -22,7 +22,7 @@ from enum import StrEnum
 from typing import Any
 
 from .errors import ParseError
-from .parse import MetricFamily, PromSample, parse
+from .parse import MetricFamily, PromSample, lines_within_limits, parse
 from .series import Extracted, RawSnapshot, Sample, make_sample
 
 KIND = "gpu"
@@ -111,6 +111,8 @@ IDENTITY_LABELS = {
 HOSTNAME_LABELS = ("Hostname", "hostname")
 
 GpuId = tuple[str, str]  # (gpu index, MIG instance id or "")
+# A label block: "{" to the first "}" outside a quoted value (a backslash escapes inside quotes).
+_LABEL_BLOCK = re.compile(r'\{(?:[^"}]|"(?:[^"\\]|\\.)*")*\}', re.DOTALL)
 
 
 def _split_sample(line: str) -> tuple[str, str, str] | None:
@@ -124,19 +126,11 @@ def _split_sample(line: str) -> tuple[str, str, str] | None:
         parts = line.split(None, 1)
         rest = parts[1].split() if len(parts) == 2 else []
         return (parts[0], "", rest[0]) if rest else None
-    quoted = escaped = False
-    for pos in range(brace + 1, len(line)):
-        ch = line[pos]
-        if escaped:
-            escaped = False
-        elif ch == "\\":
-            escaped = quoted
-        elif ch == '"':
-            quoted = not quoted
-        elif ch == "}" and not quoted:
-            tail = line[pos + 1 :].split()
-            return (line[:brace], line[brace : pos + 1], tail[0]) if tail else None
-    return None
+    block = _LABEL_BLOCK.match(line, brace)
+    if block is None:
+        return None
+    tail = line[block.end() :].split()
+    return (line[:brace], block.group(), tail[0]) if tail else None
 
 
 def _is_number(token: str) -> bool:
@@ -168,9 +162,9 @@ def numeric_lines(text: str) -> Cleaned:
     kept: list[str] = []
     dropped: list[str] = []
     refs: dict[str, str] = {}
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line[0] == "#":
+    # The whole page is checked against the poll's limits before any line is split.
+    for _number, line in list(lines_within_limits(text)):
+        if line[0] == "#":
             kept.append(line)
             continue
         parts = _split_sample(line)

@@ -75,6 +75,22 @@ def _keep_sample(name: str, keep: frozenset[str]) -> bool:
     return False
 
 
+def lines_within_limits(text: str) -> Iterator[tuple[int, str]]:
+    """Yield (line number, stripped line) of every non-blank line; LimitError past the poll's
+    limits (line length, sample count), checked line by line before anything else is done."""
+    limits = current_limits()
+    samples = 0
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line:
+            continue
+        limits.check_line(number, line)
+        if line[0] != "#":
+            samples += 1
+            limits.check_sample_count(samples)
+        yield number, line
+
+
 def prefilter(text: str, wanted: Collection[str] | None) -> str:
     """Return only the lines of the wanted families (HELP, TYPE and samples), minus `_created`.
 
@@ -83,15 +99,9 @@ def prefilter(text: str, wanted: Collection[str] | None) -> str:
     page over the poll's limits (samples, line length) raises LimitError before any parsing.
     Messages name line numbers, never the page's content (it may be any file of any server).
     """
-    limits = current_limits()
     keep = _wanted_names(wanted) if wanted is not None else None
     out: list[str] = []
-    samples = 0
-    for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
-        if not line:
-            continue
-        limits.check_line(number, line)
+    for number, line in lines_within_limits(text):
         if line[0] == "#":
             parts = line.split(None, 3)
             if keep is None or (
@@ -101,8 +111,6 @@ def prefilter(text: str, wanted: Collection[str] | None) -> str:
             continue
         if line[0] not in _NAME_START and line[0] != "{":
             raise ParseError(f"line {number} is not a Prometheus sample")
-        samples += 1
-        limits.check_sample_count(samples)
         name = _sample_name(line)
         if len(name) == len(line):
             raise ParseError(f"line {number} is a sample without a value")

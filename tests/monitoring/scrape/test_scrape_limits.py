@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from monitoring.scrape import FetchPolicy, scrape_once
+from monitoring.scrape import FetchPolicy, from_text, scrape_once
 from monitoring.scrape.errors import LimitError, ParseError, ScrapeError
 from monitoring.scrape.limits import ScrapeLimits, applied
 from monitoring.scrape.parse import parse
@@ -49,6 +49,22 @@ def test_label_limit_and_lengths():
         parse(page(1, value_chars=11), ["vllm:num_requests_running"])
     with applied(ScrapeLimits(label_limit=4, label_value_length_limit=11)):
         assert parse(page(2, labels=4, value_chars=11), ["vllm:num_requests_running"])
+
+
+@pytest.mark.parametrize("kind", ["vllm", "ray", "gpu"])
+def test_every_kind_refuses_a_page_over_the_limits(kind):
+    gpu_page = page(3).replace("vllm:num_requests_running", "DCGM_FI_DEV_GPU_UTIL")
+    long_line = "DCGM_FI_DEV_GPU_UTIL{" + ",".join(f'x{i}="v"' for i in range(2000)) + "} 1\n"
+
+    with applied(ScrapeLimits(sample_limit=2)):
+        over_count = from_text(gpu_page, kind, ts=0)
+    with applied(ScrapeLimits(label_limit=2)):
+        over_length = from_text(long_line, kind, ts=0)
+
+    assert [e.kind for e in over_count.errors] == ["limit"]
+    assert "sample_limit" in over_count.errors[0].message
+    assert [e.kind for e in over_length.errors] == ["limit"]
+    assert "longer than the label limits" in over_length.errors[0].message
 
 
 def test_a_line_longer_than_the_label_limits_allow_stops_the_scan_before_parsing():
