@@ -16,6 +16,7 @@ from inventory.models import Machine
 from monitoring.hosts import short_hostname
 from monitoring.models import Target
 from monitoring.scrape.series import Sample
+from planner.models import Plan
 
 
 def _host(label: str) -> str:
@@ -55,10 +56,11 @@ def expected_hosts(target: Target) -> list[str]:
     linked = list(target.machines.order_by("hostname").values_list("hostname", flat=True))
     if linked:
         return linked
-    if target.plan_id is not None:
-        hosts = target.plan.hostnames if target.plan is not None else []
-        return sorted({str(h).lower() for h in hosts or []})
-    return []
+    if target.plan_id is None:
+        return []
+    # Only the host names: every Ray poll asks, and the plan's row carries its whole result.
+    hosts = Plan.objects.filter(pk=target.plan_id).values_list("hostnames", flat=True).first()
+    return sorted({str(h).lower() for h in hosts or []})
 
 
 def missing_hosts(target: Target, answering: list[str]) -> list[str]:

@@ -79,3 +79,26 @@ def test_the_ray_page_shows_names_dead_and_missing_nodes(make_target, viewer_cli
     assert "chart-tasks" in html
     assert "chart-cpus" in html
     assert "chart-ray-gpu-history" in html
+
+
+def test_without_machines_the_plans_hosts_are_expected_read_without_its_result(
+    make_target, planner, django_assert_num_queries
+):
+    from planner.services import plan_create
+    from tests.planner.conftest import S1_SPEC
+    from tests.planner.fleet import build_demo_fleet
+
+    build_demo_fleet()
+    plan = plan_create(spec={**S1_SPEC}, author=planner)
+    assert plan.hostnames
+    target = make_target(kind="ray", base_url="http://127.0.0.1:9/ray", plan=plan)
+    target = Target.objects.defer("token").get(pk=target.pk)  # as a poll loads it
+
+    with django_assert_num_queries(2) as queries:  # the linked machines, the plan's hosts
+        extras = cluster_nodes.poll_extras(
+            target, [Sample("ray.cluster.nodes_scraped", (), 1.0)], {}
+        )
+
+    assert extras[0].value == float(len({h.lower() for h in plan.hostnames}))
+    assert extras[1].value == extras[0].value - 1
+    assert '"result"' not in queries.captured_queries[-1]["sql"]
