@@ -15,12 +15,12 @@ from planner.engine.result import Candidate, PlanResult
 from planner.presentation.assumptions import assumption_rows
 from planner.presentation.footnotes import footnoted
 from planner.presentation.pitfalls import relevant_pitfalls
-from planner.presentation.routes import route_options
+from planner.presentation.routes import route_options, signal_hits
 from planner.presentation.verdict import plan_verdict
 from planner.services.bundles import allocation_rows
 from planner.services.charts import result_figures
 from planner.services.exports import config_files
-from planner.texts import recommendation_sentence, render_messages, route_name
+from planner.texts import recommendation_sentence, render_messages
 
 KIND_LABELS: dict[str, Any] = {
     "single-gpu": gettext_lazy("one GPU"),
@@ -137,21 +137,20 @@ def result_context(
     reasons = render_messages(rec.reasons)
     footnoted_reasons, sources = footnoted(reasons)
     files = config_files(result)
+    hits_for, hits_against = signal_hits(result)
     return {
         "result": result,
         "rec": rec,
-        "route_name": route_name(rec.route),
         "sentence": recommendation_sentence(result),
         "best": result.best,
         "reasons": reasons,
         "footnoted_reasons": footnoted_reasons,
         "sources": sources,
         "candidates": candidate_rows(result),
-        "pinned": result.pinned,
         "signals_for": [s for s in signals if s.direction == "for_ray"],
         "signals_against": [s for s in signals if s.direction != "for_ray"],
-        "signal_hits_for": sum(1 for s in signals if s.direction == "for_ray" and s.hit),
-        "signal_hits_against": sum(1 for s in signals if s.direction != "for_ray" and s.hit),
+        "signal_hits_for": hits_for,
+        "signal_hits_against": hits_against,
         "verdict": plan_verdict(result, engine_input),
         "routes": route_options(result),
         "pitfalls": render_messages(relevant_pitfalls(result)),
@@ -163,10 +162,8 @@ def result_context(
             for i, (name, text) in enumerate(files.items())
         ],
         "figures": figures,
-        "assumptions": result.assumptions,
         "assumption_rows": assumption_rows(result.assumptions),
         "network": result.network,
         "model": result.model,
         "quantization_options": result.quantization_options,
-        "node_selection": result.node_selection,
     }

@@ -60,7 +60,8 @@ def _speed(c: Candidate | None) -> tuple[str, str]:
     )
 
 
-def _signal_counts(result: PlanResult) -> tuple[int, int]:
+def signal_hits(result: PlanResult) -> tuple[int, int]:
+    """Return how many signals for Ray and how many against it hit."""
     hits = [s for s in result.signals if s.hit]
     return (
         sum(s.direction == Direction.FOR_RAY for s in hits),
@@ -103,7 +104,7 @@ def route_options(result: PlanResult) -> tuple[RouteOption, ...]:
     inside_route = Route.SINGLE if inside is not None and inside.replicas == 1 else Route.A
     if chosen in (Route.SINGLE, Route.A):
         inside_route = chosen
-    for_ray, against_ray = _signal_counts(result)
+    for_ray, against_ray = signal_hits(result)
 
     def verdict_inside() -> str:
         if chosen == inside_route:
