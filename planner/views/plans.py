@@ -60,9 +60,7 @@ class PlanDetailView(LoginRequiredMixin, View):
             "what_if_form": WhatIfForm(),
             "decision_url": decision_url(plan.public_id),
             "can_write": is_planner(request.user),
-            "candidate_bundles": candidate_bundles(
-                result, (plan.engine_input.get("hardware") or {}).get("pool_kind", "")
-            ),
+            "candidate_bundles": candidate_bundles(result, plan.pool_kind),
             "bundle_variant_keys": BUNDLE_VARIANT_KEYS,
             **result_context(result, engine_input=plan.engine_input),
         }
