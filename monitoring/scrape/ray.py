@@ -500,45 +500,69 @@ def reservations(status_body: str | bytes, groups: Sequence[PlacementGroupInfo])
     return [s for s in out if s is not None]
 
 
-def pending_strategies(
-    status_body: str | bytes,
-) -> list[tuple[tuple[tuple[tuple[str, float], ...], ...], str]]:
-    """Return (bundle shape, strategy) of each pending group demand in `/api/cluster_status`.
+Resources = tuple[tuple[str, float], ...]
+# Each distinct bundle of a placement group and how many of it (counts, never expanded: the
+# counts are the dashboard's to write).
+BundleShape = tuple[tuple[Resources, int], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PendingDemand:
+    """Pending placement groups of one bundle shape and strategy, as the autoscaler counts them."""
+
+    shape: BundleShape
+    strategy: str
+    groups: int
+
+
+def pending_strategies(status_body: str | bytes) -> list[PendingDemand]:
+    """Return the pending group demands in `/api/cluster_status` with their strategies.
 
     The placement-group API leaves `strategy` empty for pending groups in Ray 2.60; the
-    autoscaler's `pgDemand` carries it with the bundles, which identify the group by shape.
+    autoscaler's `pgDemand` ([demand, count] pairs) carries it with the bundles ([resources,
+    count] pairs), which identify the group by shape.
     """
     data = _unwrap(_load(status_body, "/api/cluster_status"), "/api/cluster_status")
     report = (data.get("clusterStatus") or {}).get("loadMetricsReport") or {}
     out = []
     for item in report.get("pgDemand") or []:
-        demand = item[0] if isinstance(item, list) and item else item
+        demand, groups = _counted(item)
         if not isinstance(demand, Mapping):
             continue
-        shape = []
-        for bundle in demand.get("bundles") or []:
-            resources, count = (bundle[0], bundle[1]) if isinstance(bundle, list) else (bundle, 1)
-            for _ in range(int(count)):
-                shape.append(_shape(resources))
-        out.append((tuple(sorted(shape)), str(demand.get("strategy", ""))))
+        shape = _bundle_shape(_counted(bundle) for bundle in demand.get("bundles") or [])
+        out.append(PendingDemand(shape, str(demand.get("strategy", "")), groups))
     return out
 
 
-def _shape(resources: Mapping[str, Any]) -> tuple[tuple[str, float], ...]:
+def _counted(item: Any) -> tuple[Any, int]:
+    """Split a `[thing, count]` pair (a bare thing counts once)."""
+    if isinstance(item, list) and item:
+        return item[0], int(item[1]) if len(item) > 1 else 1
+    return item, 1
+
+
+def _shape(resources: Mapping[str, Any]) -> Resources:
     return tuple(sorted((str(k), float(v)) for k, v in resources.items() if float(v)))
 
 
+def _bundle_shape(bundles: Iterable[tuple[Mapping[str, Any], int]]) -> BundleShape:
+    counts: dict[Resources, int] = defaultdict(int)
+    for resources, count in bundles:
+        counts[_shape(resources)] += count
+    return tuple(sorted(counts.items()))
+
+
 def with_strategies(
-    groups: list[dict[str, Any]], demands: list[tuple[tuple[Any, ...], str]]
+    groups: list[dict[str, Any]], demands: list[PendingDemand]
 ) -> list[dict[str, Any]]:
-    """Fill the blank strategy of pending groups from the demand of the same bundle shape."""
-    left = list(demands)
+    """Fill the blank strategy of pending groups from the demands of the same bundle shape."""
+    left = [d.groups for d in demands]
     for group in groups:
         if group.get("strategy"):
             continue
-        shape = tuple(sorted(_shape(b) for b in group.get("bundles") or []))
-        match = next((d for d in left if d[0] == shape), None)
-        if match is not None:
-            group["strategy"] = match[1]
-            left.remove(match)
+        shape = _bundle_shape((bundle, 1) for bundle in group.get("bundles") or [])
+        index = next((i for i, d in enumerate(demands) if d.shape == shape and left[i] > 0), None)
+        if index is not None:
+            group["strategy"] = demands[index].strategy
+            left[index] -= 1
     return groups

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from monitoring.scrape import from_text, ray
@@ -204,3 +206,27 @@ def test_pending_group_strategy_comes_from_the_cluster_status_demand():
     )
 
     assert filled[0]["strategy"] == "STRICT_PACK"
+
+
+def cluster_status(pg_demand: list) -> str:
+    return json.dumps(
+        {"result": True, "data": {"clusterStatus": {"loadMetricsReport": {"pgDemand": pg_demand}}}}
+    )
+
+
+def test_identical_pending_groups_each_get_the_strategy_of_their_demand():
+    groups = [{"bundles": [{"GPU": 4.0}, {"GPU": 4.0}], "strategy": ""} for _ in range(3)]
+    demand = {"bundles": [[{"GPU": 4.0}, 2]], "strategy": "PACK"}
+
+    filled = ray.with_strategies(groups, ray.pending_strategies(cluster_status([[demand, 2]])))
+
+    assert [g["strategy"] for g in filled] == ["PACK", "PACK", ""]  # the demand counts two
+
+
+def test_a_huge_bundle_count_from_the_dashboard_is_counted_not_expanded():
+    demand = {"bundles": [[{"GPU": 1.0}, 10**15]], "strategy": "SPREAD"}
+
+    (pending,) = ray.pending_strategies(cluster_status([[demand, 10**15]]))
+
+    assert pending.shape == (((("GPU", 1.0),), 10**15),)
+    assert pending.groups == 10**15
