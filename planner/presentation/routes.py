@@ -27,8 +27,14 @@ class RouteOption:
     changes_choice: str
 
 
-def _best(cands: list[Candidate]) -> Candidate | None:
-    return max(cands, key=lambda c: c.score, default=None)
+def _leading(result: PlanResult, *, spans_nodes: bool) -> Candidate | None:
+    """Return the layout the engine ranks first among those that fit inside one node (or
+    across nodes): the recommendation when it is one of them, never a re-ranking by score
+    (the engine may prefer small replicas to a higher-scoring larger TP)."""
+    best = result.best
+    if best is not None and best.fits and best.spans_nodes == spans_nodes:
+        return best
+    return next((c for c in result.candidates if c.fits and c.spans_nodes == spans_nodes), None)
 
 
 def _fit(c: Candidate | None, result: PlanResult) -> str:
@@ -98,9 +104,8 @@ def route_options(result: PlanResult) -> tuple[RouteOption, ...]:
     """Return replicas inside nodes (single or A), one instance across nodes (B) and a Ray Serve
     pool (C), each with the layout it would run and the engine's verdict on it."""
     chosen = result.recommendation.route
-    fitting = [c for c in result.candidates if c.fits]
-    inside = _best([c for c in fitting if not c.spans_nodes])
-    across = _best([c for c in fitting if c.spans_nodes])
+    inside = _leading(result, spans_nodes=False)
+    across = _leading(result, spans_nodes=True)
     inside_route = Route.SINGLE if inside is not None and inside.replicas == 1 else Route.A
     if chosen in (Route.SINGLE, Route.A):
         inside_route = chosen

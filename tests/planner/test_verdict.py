@@ -141,3 +141,28 @@ def test_assumptions_are_a_table_with_units_and_effects():
     assert rows["block_size_tokens"].effect.startswith("Memory per GPU")
     assert rows["ethernet_efficiency"].effect.startswith("Communication")
     assert rows["decode_mfu"].effect.startswith("Speed")
+
+
+@pytest.mark.django_db
+def test_the_recommended_route_shows_the_recommended_layout_not_the_top_score(demo_fleet):
+    """A small model on one 8-GPU node: the engine prefers TP2 replicas to the higher-scoring
+    TP4 ones; the route marked "Recommended" shows that layout and its figures."""
+    from planner.presentation.routes import route_options
+    from planner.services import plan_evaluate
+
+    result = plan_evaluate(
+        spec={
+            "model": "llama-3.1-8b",
+            "max_model_len": 8192,
+            "workload": {"concurrency": 64, "avg_input_tokens": 1024, "avg_output_tokens": 256},
+            "hardware": {"hostnames": ["a800-01"]},
+        }
+    ).result
+    best = result.best
+    assert best.score < max(c.score for c in result.candidates if c.fits)  # the case at hand
+
+    with translation.override("en"):
+        chosen = next(o for o in route_options(result) if o.chosen)
+
+    assert chosen.layout == result.recommendation.label == best.label
+    assert chosen.verdict == "Recommended."
