@@ -36,6 +36,8 @@ def test_fewer_machines_keep_the_first(demo_fleet, planner, s2a_spec):
 
     assert [n["hostname"] for n in evaluation.engine_input["hardware"]["nodes"]] == ["a100-01"]
     assert plan_result(plan).node_selection.nodes_offered == 2
+    assert evaluation.result.node_selection.nodes_offered == 1  # the engine saw one machine
+    assert set(evaluation.result.hosts) <= {"a100-01"}
 
 
 def test_another_gpu_type_changes_the_memory_budget(demo_fleet, planner, s2a_spec):
