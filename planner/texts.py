@@ -19,6 +19,7 @@ from django.utils.translation import gettext_lazy as _
 from planner import engine_texts_i18n as engine_i18n
 from planner.engine.result import Pitfall, PlanResult, Signal
 from planner.engine.texts import Message
+from planner.presentation.numbers import count
 
 # Engine message id -> translated template (python-brace-format, params of the engine).
 MESSAGES: dict[str, Any] = {
@@ -361,9 +362,23 @@ def route_name(route: str) -> str:
     return str(ROUTE_NAMES.get(route, route))
 
 
+def nothing_fits_sentence(result: PlanResult) -> str:
+    """Return what a plan where no layout fits says instead of a recommendation."""
+    return _(
+        "No layout on the offered machines starts %(model)s at %(ctx)s tokens, even "
+        "quantized: add GPUs, shorten the context or pick a smaller model."
+    ) % {
+        "model": result.model.name,
+        "ctx": count(result.model.max_model_len),
+    }
+
+
 def recommendation_sentence(result: PlanResult) -> str:
     """Return the recommendation in one translated sentence (the engine's summary is English)."""
     rec, best = result.recommendation, result.best
+    if not rec.fits:
+        # The engine's best effort that does not fit is no layout to serve with.
+        return nothing_fits_sentence(result)
     if best is None:
         return rec.summary
     return _(

@@ -11,6 +11,7 @@ from django.utils.translation import gettext_lazy
 
 from planner.engine.result import Backend, Candidate, PlanResult, Route
 from planner.presentation.numbers import amount, count
+from planner.texts import nothing_fits_sentence
 
 ROUTE_TITLES: dict[Route, Any] = {
     Route.SINGLE: gettext_lazy("One vLLM server"),
@@ -161,13 +162,7 @@ def plan_verdict(result: PlanResult, engine_input: Mapping[str, Any] | None = No
             title=title,
             layout="",
             fits=False,
-            sentences=(
-                _(
-                    "No layout on the offered machines starts %(model)s at %(ctx)s tokens, even "
-                    "quantized: add GPUs, shorten the context or pick a smaller model."
-                )
-                % {"model": result.model.name, "ctx": count(result.model.max_model_len)},
-            ),
+            sentences=(nothing_fits_sentence(result),),
             slo_checks=(),
         )
     workload = (engine_input or {}).get("workload") or {}

@@ -9,6 +9,7 @@ from django.utils import translation
 from planner.engine.result import PlanResult
 from planner.presentation.pitfalls import relevant_pitfalls
 from planner.presentation.verdict import plan_verdict
+from planner.texts import recommendation_sentence
 
 FIXTURES = Path(__file__).parent / "engine" / "fixtures" / "results"
 
@@ -71,6 +72,11 @@ def test_nothing_fits_says_so_in_every_language(language):
     assert "131072" in verdict.sentences[0].replace(",", "")
     if language == "en":
         assert "131,072 tokens" in verdict.sentences[0]
+    # The recommendation card says the same, not "serve it as TP1×PP1×1" with absurd figures.
+    with translation.override(language):
+        sentence = recommendation_sentence(result)
+    assert sentence == verdict.sentences[0]
+    assert result.recommendation.label not in sentence
 
 
 def test_nccl_pitfalls_only_when_a_replica_spans_nodes():
