@@ -31,14 +31,14 @@ def _plans_using(obj: object) -> list[str]:
 
     limit = 20
     if isinstance(obj, ModelSpec):
-        titles = list(Plan.objects.filter(model_slug=obj.slug).values_list("title", flat=True))
+        titles = list(
+            Plan.objects.filter(model_slug=obj.slug).values_list("title", flat=True)[:limit]
+        )
     elif isinstance(obj, Pool):
         named = Q(spec__hardware__pool=obj.name) | Q(spec__hardware__pool=obj.pk)
         titles = list(Plan.objects.filter(named).values_list("title", flat=True)[:limit])
     elif isinstance(obj, Machine):
-        # JSON list containment is not portable (SQLite): scan the hostname lists instead.
-        rows = Plan.objects.values_list("title", "hostnames").iterator()
-        titles = [title for title, hosts in rows if obj.hostname in (hosts or [])][:limit]
+        titles = list(Plan.objects.on_host(obj.hostname).values_list("title", flat=True)[:limit])
     else:
         return []
-    return [_("plan: %(title)s") % {"title": title} for title in titles[:limit]]
+    return [_("plan: %(title)s") % {"title": title} for title in titles]

@@ -22,5 +22,4 @@ class PlanFilterSet(filters.FilterSet):
         return queryset.filter(Q(model_slug=value) | Q(model_name__icontains=value))
 
     def filter_machine(self, queryset: QuerySet[Plan], name: str, value: str) -> QuerySet[Plan]:
-        # The JSON list is searched as text; the quotes make it match a whole hostname.
-        return queryset.filter(hostnames__icontains=f'"{value.strip().lower()}"')
+        return queryset.on_host(value)

@@ -24,6 +24,11 @@ class PlanQuerySet(models.QuerySet["Plan"]):
     def with_author(self) -> "PlanQuerySet":
         return self.select_related("author")
 
+    def on_host(self, hostname: str) -> "PlanQuerySet":
+        """Plans that use the machine `hostname` (any database: JSON list containment is not
+        portable, so the list is searched as text; the quotes match a whole hostname)."""
+        return self.filter(hostnames__icontains=f'"{hostname.strip().lower()}"')
+
 
 class Plan(models.Model):
     """An immutable snapshot: the spec, the resolved engine input and the engine's result.

@@ -47,7 +47,8 @@ def test_a_pool_a_saved_plan_names_cannot_be_deleted(fleet, planner):
 
 
 def test_a_machine_no_plan_uses_can_still_be_deleted(fleet, planner):
-    machine = Machine.objects.get(hostname="a800-01")
+    plan_create(spec=S1_SPEC, author=planner, title="S1 plan")  # on the A800s only
+    machine = Machine.objects.get(hostname="a100-01")
 
     services.machine_delete(machine=machine, actor=planner)
 
