@@ -73,25 +73,31 @@ _EDITABLE_KEYS = {
 def _config_with_edits(config: Mapping[str, Any], arch: Architecture) -> dict[str, Any] | None:
     """Return the stored config.json with the user's column edits written into it.
 
-    None when the file no longer parses or an edit has no config.json key of its own.
+    None when the file no longer parses, an edit has no config.json key of its own, or the
+    edited file does not read back as the columns (a per-layer list of the file that no longer
+    matches an edited layer count).
     """
     try:
         original = from_hf_config(config)
     except ArchitectureError:
         return None
+    edited = [n for n in ARCHITECTURE_FIELDS if getattr(arch, n) != getattr(original, n)]
+    if not edited:
+        return dict(config)
+    if any(n not in _EDITABLE_KEYS for n in edited):
+        return None
     out = dict(config)
     nested = isinstance(out.get("text_config"), Mapping)
     target = dict(out["text_config"]) if nested else out
-    for name in ARCHITECTURE_FIELDS:
-        if getattr(arch, name) == getattr(original, name):
-            continue
-        key = _EDITABLE_KEYS.get(name)
-        if key is None:
-            return None
-        target[key] = getattr(arch, name)
+    target.update({_EDITABLE_KEYS[n]: getattr(arch, n) for n in edited})
     if nested:
         out["text_config"] = target
-    return out
+    try:
+        read_back = from_hf_config(out)
+    except ArchitectureError:
+        return None
+    same = all(getattr(read_back, n) == getattr(arch, n) for n in ARCHITECTURE_FIELDS)
+    return out if same else None
 
 
 def _model_from_inventory(row: ModelSpec) -> dict[str, Any]:

@@ -135,6 +135,22 @@ def test_edited_columns_are_written_into_the_stored_config():
     assert engine_model["hf_config"]["vision_config"] == HF_CONFIGS["gemma-3-27b"]["vision_config"]
 
 
+def test_an_edited_layer_count_the_file_cannot_carry_reaches_the_engine_as_the_columns():
+    """gpt-oss lists one attention kind per layer: halving the layers in the file would make the
+    engine refuse a config.json the user never sees; the columns go instead."""
+    from planner.engine.spec import spec_from_dict
+
+    spec = services.model_spec_import_config(config=HF_CONFIGS["gpt-oss-20b"], name="G")
+    spec.num_layers = 12
+    engine_model = _model_from_inventory(spec)
+
+    assert "hf_config" not in engine_model
+    hardware = {"node_count": 1, "gpus_per_node": 8, "gpu": "a100-80g-sxm"}
+    arch = spec_from_dict({"model": engine_model, "hardware": hardware}).architecture
+    assert arch.num_layers == 12
+    assert arch.num_experts == spec.num_experts
+
+
 def test_a_config_with_state_space_layers_is_refused_by_field():
     with pytest.raises(ValidationError) as err:
         services.model_spec_import_config(
