@@ -43,18 +43,20 @@ def side_panel_context(draft: Draft) -> dict[str, Any]:
     result = evaluation.result
     best = result.best
     memory = best.memory if best else None
-    requested = (memory.requested_gib if memory else 0.0) or 1.0
     bars = []
-    for key, label, css in (
-        ("weights_gib", _("weights"), "weights"),
-        ("activation_peak_gib", _("activation"), "activation"),
-        ("non_torch_gib", _("overhead"), "overhead"),
-        ("kv_budget_gib", _("KV cache"), "kv"),
-    ):
-        value = max(0.0, getattr(memory, key, 0.0))
-        bars.append(
-            {"label": label, "css": css, "gib": value, "pct": min(100.0, 100 * value / requested)}
-        )
+    if memory is not None:
+        requested = memory.requested_gib or 1.0
+        for label, css, gib in (
+            (_("weights"), "weights", memory.weights_gib),
+            (_("activation"), "activation", memory.activation_peak_gib),
+            # Non-torch memory and CUDA graphs together, as the memory chart shows them.
+            (_("overhead"), "overhead", memory.non_torch_gib + memory.cuda_graph_gib),
+            (_("KV cache"), "kv", memory.kv_budget_gib),
+        ):
+            gib = max(0.0, gib)
+            bars.append(
+                {"label": label, "css": css, "gib": gib, "pct": min(100.0, 100 * gib / requested)}
+            )
     panel.update(
         evaluation=evaluation,
         result=result,

@@ -218,6 +218,10 @@ def test_preview_returns_the_live_side_panel(demo_fleet, planner_client):
     assert "Weights per GPU" in html
     assert "KV capacity at your context" in html
     assert 'data-testid="fits"' in html
+    # The memory bar splits what vLLM may use: its parts add up to the usable memory.
+    memory = response.context["memory"]
+    parts_gib = sum(bar["gib"] for bar in response.context["bars"])
+    assert parts_gib == pytest.approx(memory.requested_gib, rel=1e-3)
     # and the answers were kept in the draft
     page = planner_client.get(WIZARD.format("machines")).content.decode()
     assert 'value="a100-02" id="machine-2" checked' in page or "checked" in page
