@@ -64,7 +64,6 @@ def side_panel_context(draft: Draft) -> dict[str, Any]:
         best=best,
         memory=memory,
         bars=bars,
-        any_fits=any(c.fits for c in result.candidates),
         max_model_len=result.model.max_model_len,
         model_name=result.model.name,
     )

@@ -227,6 +227,30 @@ def test_preview_returns_the_live_side_panel(demo_fleet, planner_client):
     assert 'value="a100-02" id="machine-2" checked' in page or "checked" in page
 
 
+def test_preview_says_when_the_layout_fits_but_not_the_load(demo_fleet, planner_client):
+    planner_client.post(
+        reverse("planner:wizard-preview", kwargs={"step": "machines"}),
+        {"source": "machines", "machines": ["a100-01"]},
+    )
+    response = planner_client.post(
+        reverse("planner:wizard-preview", kwargs={"step": "load"}),
+        {
+            "concurrency": "5000",
+            "avg_input_tokens": "4096",
+            "avg_output_tokens": "1024",
+            "traffic_shape": "steady",
+        },
+    )
+
+    assert response.context["invalid_steps"] == []
+    best = response.context["best"]
+    assert best.fits
+    assert not best.serves_load
+    html = response.content.decode()
+    assert 'data-testid="fits-not-load"' in html
+    assert 'data-testid="fits"' not in html
+
+
 def test_preview_shows_engine_errors(demo_fleet, planner_client):
     response = planner_client.post(
         reverse("planner:wizard-preview", kwargs={"step": "machines"}),
