@@ -208,10 +208,13 @@ def test_engine_errors_land_on_their_step(demo_fleet, planner_client):
     assert not Plan.objects.exists()
 
 
+def _preview(client, step: str, answers: dict):
+    return client.post(reverse("planner:wizard-preview", kwargs={"step": step}), answers)
+
+
 def test_preview_returns_the_live_side_panel(demo_fleet, planner_client):
-    response = planner_client.post(
-        reverse("planner:wizard-preview", kwargs={"step": "machines"}),
-        {"source": "machines", "machines": ["a100-01", "a100-02"]},
+    response = _preview(
+        planner_client, "machines", {"source": "machines", "machines": ["a100-01", "a100-02"]}
     )
     assert response.status_code == 200
     html = response.content.decode()
@@ -224,23 +227,19 @@ def test_preview_returns_the_live_side_panel(demo_fleet, planner_client):
     assert parts_gib == pytest.approx(memory.requested_gib, rel=1e-3)
     # and the answers were kept in the draft
     page = planner_client.get(WIZARD.format("machines")).content.decode()
-    assert 'value="a100-02" id="machine-2" checked' in page or "checked" in page
+    assert 'value="a100-01" id="machine-1" checked' in page
+    assert 'value="a100-02" id="machine-2" checked' in page
 
 
 def test_preview_says_when_the_layout_fits_but_not_the_load(demo_fleet, planner_client):
-    planner_client.post(
-        reverse("planner:wizard-preview", kwargs={"step": "machines"}),
-        {"source": "machines", "machines": ["a100-01"]},
-    )
-    response = planner_client.post(
-        reverse("planner:wizard-preview", kwargs={"step": "load"}),
-        {
-            "concurrency": "5000",
-            "avg_input_tokens": "4096",
-            "avg_output_tokens": "1024",
-            "traffic_shape": "steady",
-        },
-    )
+    _preview(planner_client, "machines", {"source": "machines", "machines": ["a100-01"]})
+    load = {
+        "concurrency": "5000",
+        "avg_input_tokens": "4096",
+        "avg_output_tokens": "1024",
+        "traffic_shape": "steady",
+    }
+    response = _preview(planner_client, "load", load)
 
     assert response.context["invalid_steps"] == []
     best = response.context["best"]
@@ -251,18 +250,20 @@ def test_preview_says_when_the_layout_fits_but_not_the_load(demo_fleet, planner_
     assert 'data-testid="fits"' not in html
 
 
-def test_preview_shows_engine_errors(demo_fleet, planner_client):
-    response = planner_client.post(
-        reverse("planner:wizard-preview", kwargs={"step": "machines"}),
-        {
-            "source": "hypothetical",
-            "node_count": "1",
-            "gpus_per_node": "1",
-            "gpu": "l4",
-            "inter_node_gbps": "25",
-        },
-    )
+def test_preview_says_when_nothing_fits_the_machines(demo_fleet, planner_client):
+    one_l4 = {
+        "source": "hypothetical",
+        "node_count": "1",
+        "gpus_per_node": "1",
+        "gpu": "l4",
+        "inter_node_gbps": "25",
+    }
+    response = _preview(planner_client, "machines", one_l4)
+
     assert response.status_code == 200
+    assert response.context["errors"] == {}
+    assert not response.context["best"].fits
+    assert "Does not fit yet" in response.content.decode()
 
 
 def test_operations_step_asks_every_ray_question_with_why(demo_fleet, planner_client):
