@@ -263,7 +263,9 @@ def test_preview_says_when_nothing_fits_the_machines(demo_fleet, planner_client)
     assert response.status_code == 200
     assert response.context["errors"] == {}
     assert not response.context["best"].fits
-    assert "Does not fit yet" in response.content.decode()
+    html = response.content.decode()
+    assert "Does not fit yet" in html
+    assert "Estimated speed" not in html  # no figures for a layout that cannot start
 
 
 def test_operations_step_asks_every_ray_question_with_why(demo_fleet, planner_client):
