@@ -22,7 +22,6 @@ COLORS = {
     "usable": "#c92a2a",
     "best": "#c92a2a",
     "fits": "#3b5bdb",
-    "rejected": "#adb5bd",
     "nvlink": "#2f9e44",
     "network": "#e8590c",
 }
@@ -104,17 +103,17 @@ def memory_figure(result: PlanResult) -> dict[str, Any]:
 
 
 def throughput_figure(result: PlanResult) -> dict[str, Any]:
-    """Return candidates on output throughput vs TTFT (the recommendation highlighted)."""
+    """Return the layouts that fit on output throughput vs TTFT (the recommendation highlighted).
+
+    A layout that does not fit never starts: it has no throughput, and its TTFT (the engine
+    reports ~10^14 ms) would stretch the axis until every real point sat at zero.
+    """
     best_id = result.recommendation.candidate_id
-    groups: dict[str, list[Candidate]] = {"best": [], "fits": [], "rejected": []}
+    groups: dict[str, list[Candidate]] = {"best": [], "fits": []}
     for c in result.candidates:
-        key = "best" if c.id == best_id else ("fits" if c.fits else "rejected")
-        groups[key].append(c)
-    names = {
-        "best": _("recommended"),
-        "fits": _("fits"),
-        "rejected": _("does not fit"),
-    }
+        if c.fits:
+            groups["best" if c.id == best_id else "fits"].append(c)
+    names = {"best": _("recommended"), "fits": _("fits")}
     data = [
         {
             "type": "scatter",
