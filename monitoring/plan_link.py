@@ -22,14 +22,29 @@ from planner.decisions.selectors import LatencySlo, latency_slo
 from planner.engine.at_concurrency import ServingPoint
 from planner.selectors.plan_values import PlanUnreadable, PlanValues, plan_values, predict_at
 
+
+class Quantity(StrEnum):
+    """The stable id of a comparison row (scripts and the page's data-quantity read it)."""
+
+    REPLICAS = "replicas"
+    KV_BLOCKS = "kv_blocks"
+    KV_CAPACITY_TOKENS = "kv_capacity_tokens"
+    RUNNING_REQUESTS = "running_requests"
+    OUTPUT_THROUGHPUT = "output_throughput"
+    TTFT_P95 = "ttft_p95"
+    ITL_P95 = "itl_p95"
+    TTFT_P95_SLO = "ttft_p95_slo"
+    ITL_P95_SLO = "itl_p95_slo"
+
+
 # How far an observation may stray from the prediction before it is highlighted, in %.
 TOLERANCE_PCT = {
-    "replicas": 0.0,
-    "kv_blocks": 10.0,
-    "kv_capacity_tokens": 10.0,
-    "output_throughput": 20.0,
-    "ttft_p95": 30.0,
-    "itl_p95": 20.0,
+    Quantity.REPLICAS: 0.0,
+    Quantity.KV_BLOCKS: 10.0,
+    Quantity.KV_CAPACITY_TOKENS: 10.0,
+    Quantity.OUTPUT_THROUGHPUT: 20.0,
+    Quantity.TTFT_P95: 30.0,
+    Quantity.ITL_P95: 20.0,
 }
 
 
@@ -44,7 +59,7 @@ class Scope(StrEnum):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ComparisonRow:
-    quantity: str  # stable id for scripts
+    quantity: Quantity
     label: str
     unit: str
     planned: float | None
@@ -65,7 +80,7 @@ class PlanComparison:
     warnings: tuple[ComparisonWarning, ...]
     rows: tuple[ComparisonRow, ...]
 
-    def row(self, quantity: str) -> ComparisonRow | None:
+    def row(self, quantity: Quantity) -> ComparisonRow | None:
         return next((r for r in self.rows if r.quantity == quantity), None)
 
     @property
@@ -75,12 +90,12 @@ class PlanComparison:
 
     @property
     def ttft_slo_ms(self) -> float | None:
-        row = self.row("ttft_p95_slo")
+        row = self.row(Quantity.TTFT_P95_SLO)
         return row.planned if row else None
 
     @property
     def itl_slo_ms(self) -> float | None:
-        row = self.row("itl_p95_slo")
+        row = self.row(Quantity.ITL_P95_SLO)
         return row.planned if row else None
 
 
@@ -92,7 +107,7 @@ def deviation_pct(planned: float | None, observed: float | None) -> float | None
 
 
 def _row(
-    quantity: str,
+    quantity: Quantity,
     label: str,
     unit: str,
     planned: float | None,
@@ -116,7 +131,7 @@ def _row(
 
 
 def _slo_row(
-    quantity: str, label: str, threshold: float | None, observed: float | None
+    quantity: Quantity, label: str, threshold: float | None, observed: float | None
 ) -> ComparisonRow:
     """A threshold row: within when the observation does not exceed the threshold."""
     within = None if threshold is None or observed is None else observed <= threshold
@@ -234,14 +249,14 @@ def _replica_rows(values: PlanValues, obs: TargetObservation) -> list[Comparison
     replica = values.replica
     return [
         _row(
-            "kv_blocks",
+            Quantity.KV_BLOCKS,
             _("KV-cache blocks per GPU (vllm:cache_config_info num_gpu_blocks)"),
             "blocks",
             float(replica.kv_blocks),
             None if obs.served.kv_blocks is None else float(obs.served.kv_blocks),
         ),
         _row(
-            "running_requests",
+            Quantity.RUNNING_REQUESTS,
             _("Running requests (mean; the plan's expected load for context)"),
             "requests",
             round(replica.concurrency, 1),
@@ -272,14 +287,14 @@ def _plan_rows(
     n = values.replicas
     return [
         _row(
-            "replicas",
+            Quantity.REPLICAS,
             _("Replicas (targets linked to the plan)"),
             "replicas",
             float(n),
             _replicas_seen(whole, observations),
         ),
         _row(
-            "kv_capacity_tokens",
+            Quantity.KV_CAPACITY_TOKENS,
             _("KV-cache capacity, all replicas"),
             "tokens",
             float(values.replica.kv_tokens * n),
@@ -287,7 +302,7 @@ def _plan_rows(
             "" if whole else _("planned: every planned replica; observed: the linked ones"),
         ),
         _row(
-            "running_requests",
+            Quantity.RUNNING_REQUESTS,
             _("Running requests, all replicas (mean; the plan's expected load)"),
             "requests",
             round(values.replica.concurrency * n, 1),
@@ -331,9 +346,9 @@ def _speed_rows(speed: _Speed, scope: Scope) -> list[ComparisonRow]:
     at = _("predicted at the observed concurrency and request lengths")
     slowest = "" if scope == Scope.REPLICA else " " + _("(slowest replica)")
     labels = (
-        ("output_throughput", _("Output throughput"), "tok/s"),
-        ("ttft_p95", _("TTFT p95") + slowest, "ms"),
-        ("itl_p95", _("Inter-token latency p95") + slowest, "ms"),
+        (Quantity.OUTPUT_THROUGHPUT, _("Output throughput"), "tok/s"),
+        (Quantity.TTFT_P95, _("TTFT p95") + slowest, "ms"),
+        (Quantity.ITL_P95, _("Inter-token latency p95") + slowest, "ms"),
     )
     return [
         _row(quantity, label, unit, _round(planned), _round(observed), at)
@@ -348,9 +363,11 @@ def _slo_rows(values: PlanValues, slo: LatencySlo, speed: _Speed) -> list[Compar
     ttft = slo.ttft_p95_ms if slo.ttft_p95_ms is not None else values.ttft_slo_ms
     itl = slo.itl_p95_ms if slo.itl_p95_ms is not None else values.itl_slo_ms
     return [
-        _slo_row("ttft_p95_slo", _("TTFT p95 against the SLO"), ttft, _round(speed.observed[1])),
         _slo_row(
-            "itl_p95_slo",
+            Quantity.TTFT_P95_SLO, _("TTFT p95 against the SLO"), ttft, _round(speed.observed[1])
+        ),
+        _slo_row(
+            Quantity.ITL_P95_SLO,
             _("Inter-token latency p95 against the SLO"),
             itl,
             _round(speed.observed[2]),
@@ -369,6 +386,7 @@ __all__ = [
     "ComparisonRow",
     "PlanComparison",
     "PlanUnreadable",
+    "Quantity",
     "Scope",
     "deviation_pct",
     "linked_targets",

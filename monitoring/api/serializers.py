@@ -17,6 +17,7 @@ from monitoring.models import (
     AlertRule,
     Target,
 )
+from monitoring.plan_link import Quantity, Scope
 from monitoring.selectors import RANGES
 from planner.decisions.models import DecisionRecord
 from planner.models import Plan
@@ -250,7 +251,7 @@ class PlanComparisonQuerySerializer(serializers.Serializer):
         choices=list(RANGES), default="1h", help_text="The time window to compare, up to now."
     )
     scope = serializers.ChoiceField(
-        choices=["replica", "plan"],
+        choices=[s.value for s in Scope],
         default="replica",
         help_text=(
             "replica: this target against one replica of the plan; plan: every target linked "
@@ -298,7 +299,9 @@ class ComparisonWarningSerializer(serializers.Serializer):
 
 
 class ComparisonRowSerializer(serializers.Serializer):
-    quantity = serializers.CharField(help_text="Stable id, e.g. kv_blocks, output_throughput.")
+    quantity = serializers.ChoiceField(
+        choices=[q.value for q in Quantity], help_text="Stable id of the compared quantity."
+    )
     label = serializers.CharField()
     unit = serializers.CharField(help_text="blocks, tokens, requests, replicas, tok/s or ms.")
     planned = serializers.FloatField(allow_null=True)
@@ -315,7 +318,7 @@ class ComparisonRowSerializer(serializers.Serializer):
 
 class PlanComparisonSerializer(serializers.Serializer):
     plan = ComparisonPlanSerializer()
-    scope = serializers.ChoiceField(choices=["replica", "plan"])
+    scope = serializers.ChoiceField(choices=[s.value for s in Scope])
     targets = serializers.ListField(child=serializers.CharField())
     window_start = serializers.DateTimeField()
     window_end = serializers.DateTimeField()

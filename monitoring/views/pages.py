@@ -23,7 +23,7 @@ from monitoring.evidence import evidence_fill
 from monitoring.filters import AlertEventFilter, TargetFilter
 from monitoring.forms import TargetForm
 from monitoring.models import AlertEvent, AlertRule, Target
-from monitoring.plan_link import PlanComparison, PlanUnreadable, Scope, plan_comparison
+from monitoring.plan_link import PlanComparison, PlanUnreadable, Quantity, Scope, plan_comparison
 from planner.decisions.services import DecisionError
 
 OVERVIEW_REFRESH_MS = 5000
@@ -192,7 +192,7 @@ def chart_lines(comparison: PlanComparison | None) -> charts.ChartLines:
     """Return the plan's and the SLO's lines for a vLLM target's charts."""
     if comparison is None:
         return charts.ChartLines()
-    ttft, itl = comparison.row("ttft_p95"), comparison.row("itl_p95")
+    ttft, itl = comparison.row(Quantity.TTFT_P95), comparison.row(Quantity.ITL_P95)
     return charts.ChartLines(
         kv_plan_pct=_kv_plan_pct(comparison),
         ttft_plan_ms=ttft.planned if ttft else None,
@@ -240,7 +240,7 @@ def _kv_plan_pct(comparison: PlanComparison) -> float | None:
     Like for like: one replica's planned blocks against this server's blocks (100 % when the
     server has exactly the planned capacity); a whole-plan target against all planned replicas.
     """
-    row = comparison.row("kv_blocks") or comparison.row("kv_capacity_tokens")
+    row = comparison.row(Quantity.KV_BLOCKS) or comparison.row(Quantity.KV_CAPACITY_TOKENS)
     if row is None or not row.planned or not row.observed or len(comparison.targets) != 1:
         return None
     return round(100.0 * row.planned / row.observed, 1)
