@@ -89,9 +89,10 @@ def candidate_rows(result: PlanResult) -> list[CandidateRow]:
                 "weights": _num(c.memory.weights_gib, 1),
                 "seqs": _num(c.max_concurrency_total, 1),
                 "comm": _num(c.comm_per_decode_step_ms, 2),
-                "tok": _num(c.output_throughput_tok_s, 0),
-                "ttft": _num(c.ttft_ms, 0),
-                "itl": _num(c.itl_ms, 1),
+                # A layout that does not fit never starts: no speed (its TTFT reads ~10^14 ms).
+                "tok": _num(c.output_throughput_tok_s if c.fits else None, 0),
+                "ttft": _num(c.ttft_ms if c.fits else None, 0),
+                "itl": _num(c.itl_ms if c.fits else None, 1),
                 "score": _num(c.score, 1),
             },
         )
