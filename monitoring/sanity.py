@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from enum import StrEnum
 
 from django.utils.translation import gettext as _
 
@@ -15,9 +16,24 @@ from monitoring.observed import TargetObservation
 from planner.selectors.plan_values import PlanValues
 
 
+class WarningCode(StrEnum):
+    """The stable id of a comparison warning (scripts and the pages' data-code read it)."""
+
+    MODEL_MISMATCH = "model_mismatch"
+    MAX_MODEL_LEN_MISMATCH = "max_model_len_mismatch"
+    TP_MISMATCH = "tp_mismatch"
+    PP_MISMATCH = "pp_mismatch"
+    BLOCK_SIZE_MISMATCH = "block_size_mismatch"
+    KV_DTYPE_MISMATCH = "kv_dtype_mismatch"
+    GPU_MEMORY_UTILIZATION_MISMATCH = "gpu_memory_utilization_mismatch"
+    DATA_PARALLEL_ENGINES = "data_parallel_engines"
+    NO_DATA = "no_data"
+    REPLICA_COUNT_MISMATCH = "replica_count_mismatch"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ComparisonWarning:
-    code: str
+    code: WarningCode
     message: str
     target: str = ""
 
@@ -51,7 +67,7 @@ def _target_warnings(
     if model_matches(served.models, values) is False:
         out.append(
             ComparisonWarning(
-                code="model_mismatch",
+                code=WarningCode.MODEL_MISMATCH,
                 target=name,
                 message=_("%(target)s serves %(served)s; the plan is for %(planned)s.")
                 % {
@@ -64,7 +80,7 @@ def _target_warnings(
     if served.max_model_len is not None and served.max_model_len != values.max_model_len:
         out.append(
             ComparisonWarning(
-                code="max_model_len_mismatch",
+                code=WarningCode.MAX_MODEL_LEN_MISMATCH,
                 target=name,
                 message=_("%(target)s runs max_model_len %(served)d; the plan assumes %(planned)d.")
                 % {"target": name, "served": served.max_model_len, "planned": values.max_model_len},
@@ -72,8 +88,13 @@ def _target_warnings(
         )
     layout = values.replica.layout
     for code, label, seen, planned in (
-        ("tp_mismatch", "tensor_parallel_size", served.tensor_parallel_size, layout.tp),
-        ("pp_mismatch", "pipeline_parallel_size", served.pipeline_parallel_size, layout.pp),
+        (WarningCode.TP_MISMATCH, "tensor_parallel_size", served.tensor_parallel_size, layout.tp),
+        (
+            WarningCode.PP_MISMATCH,
+            "pipeline_parallel_size",
+            served.pipeline_parallel_size,
+            layout.pp,
+        ),
     ):
         if seen is not None and seen != planned:
             out.append(
@@ -90,7 +111,7 @@ def _target_warnings(
     ):
         out.append(
             ComparisonWarning(
-                code="block_size_mismatch",
+                code=WarningCode.BLOCK_SIZE_MISMATCH,
                 target=name,
                 message=_(
                     "%(target)s uses KV blocks of %(served)d tokens; the plan counts blocks of "
@@ -106,7 +127,7 @@ def _target_warnings(
     if served.cache_dtype and _kv_dtype(served.cache_dtype) != _kv_dtype(values.kv_cache_dtype):
         out.append(
             ComparisonWarning(
-                code="kv_dtype_mismatch",
+                code=WarningCode.KV_DTYPE_MISMATCH,
                 target=name,
                 message=_(
                     "%(target)s stores the KV cache as %(served)s; the plan assumes %(planned)s."
@@ -118,7 +139,7 @@ def _target_warnings(
     if utilization is not None and abs(utilization - values.gpu_memory_utilization) > 0.005:
         out.append(
             ComparisonWarning(
-                code="gpu_memory_utilization_mismatch",
+                code=WarningCode.GPU_MEMORY_UTILIZATION_MISMATCH,
                 target=name,
                 message=_(
                     "%(target)s runs gpu_memory_utilization %(served)s; the plan assumes "
@@ -134,7 +155,7 @@ def _target_warnings(
     if not whole and served.engines > 1:
         out.append(
             ComparisonWarning(
-                code="data_parallel_engines",
+                code=WarningCode.DATA_PARALLEL_ENGINES,
                 target=name,
                 message=_(
                     "%(target)s runs %(engines)d data-parallel engines, %(engines)d replicas "
@@ -146,7 +167,7 @@ def _target_warnings(
     if obs.polls == 0:
         out.append(
             ComparisonWarning(
-                code="no_data",
+                code=WarningCode.NO_DATA,
                 target=name,
                 message=_("%(target)s has no samples in this window.") % {"target": name},
             )
@@ -174,7 +195,7 @@ def sanity_warnings(
     if whole and engines > 1 and engines != values.replicas:
         out.append(
             ComparisonWarning(
-                code="replica_count_mismatch",
+                code=WarningCode.REPLICA_COUNT_MISMATCH,
                 message=_(
                     "The linked endpoint runs %(found)d data-parallel engines; the plan plans "
                     "%(planned)d replicas."
@@ -185,7 +206,7 @@ def sanity_warnings(
     if not whole and replicas_found != values.replicas:
         out.append(
             ComparisonWarning(
-                code="replica_count_mismatch",
+                code=WarningCode.REPLICA_COUNT_MISMATCH,
                 message=_(
                     "%(found)d target(s) are linked as replicas of this plan; it plans %(planned)d."
                 )

@@ -18,6 +18,7 @@ from monitoring.models import (
     Target,
 )
 from monitoring.plan_link import Quantity, Scope
+from monitoring.sanity import WarningCode
 from monitoring.selectors import RANGES
 from planner.decisions.models import DecisionRecord
 from planner.models import Plan
@@ -291,8 +292,8 @@ class ComparisonPlanSerializer(serializers.Serializer):
 
 
 class ComparisonWarningSerializer(serializers.Serializer):
-    code = serializers.CharField(
-        help_text="Stable id, e.g. model_mismatch, replica_count_mismatch."
+    code = serializers.ChoiceField(
+        choices=[c.value for c in WarningCode], help_text="Stable id of the mismatch."
     )
     message = serializers.CharField()
     target = serializers.CharField(help_text="The target concerned; empty for the whole plan.")
