@@ -16,7 +16,7 @@ from planner.engine.at_concurrency import (
     ServingPoint,
     predict_replica,
 )
-from planner.engine.result import CalibrationNote
+from planner.engine.result import CalibrationNote, Candidate, PlanResult
 from planner.engine.spec import PlanSpec, SpecError, spec_from_dict
 from planner.models import Plan
 from planner.selectors.plans import plan_result
@@ -95,13 +95,11 @@ def plan_values(plan: Plan) -> PlanValues:
     """Return the plan's model, layout and per-replica predictions as typed values."""
     spec = plan_spec(plan)
     result = plan_result(plan)
-    cand = result.best
-    if cand is None:
-        raise PlanUnreadable(f"plan {plan.public_id} recommends no layout")
+    cand = _recommended(plan, result)
     a = plan_assumptions(plan)
     block = a.block_size_tokens
     replicas = max(cand.replicas, 1)
-    layout = ReplicaLayout(gpu=cand.gpu, tp=cand.tp, pp=cand.pp, weight_dtype=cand.weight_dtype)
+    layout = _layout(cand)
     memory = cand.memory
     return PlanValues(
         public_id=str(plan.public_id),
@@ -141,24 +139,31 @@ def predict_at(
     concurrency_per_replica: float,
     avg_input_tokens: float | None = None,
     avg_output_tokens: float | None = None,
-    assumptions: Assumptions | None = None,
-    percentiles: bool = True,
 ) -> ServingPoint:
     """Return one replica's predicted speed at the observed concurrency and request lengths.
 
-    With `percentiles` (the default) TTFT and ITL p95 are simulated, like for like with the
-    servers' p95s.
+    TTFT and ITL p95 are simulated, like for like with the servers' p95s; the plan's own saved
+    assumptions (calibrated ones included) make the prediction.
     """
-    values = plan_values(plan)
     try:
         return predict_replica(
             plan_spec(plan),
-            values.replica.layout,
+            _layout(_recommended(plan, plan_result(plan))),
             concurrency_per_replica=concurrency_per_replica,
             avg_input_tokens=avg_input_tokens,
             avg_output_tokens=avg_output_tokens,
-            a=assumptions or plan_assumptions(plan),
-            percentiles=percentiles,
+            a=plan_assumptions(plan),
+            percentiles=True,
         )
     except LayoutUnavailable as exc:
         raise PlanUnreadable(str(exc)) from exc
+
+
+def _recommended(plan: Plan, result: PlanResult) -> Candidate:
+    if result.best is None:
+        raise PlanUnreadable(f"plan {plan.public_id} recommends no layout")
+    return result.best
+
+
+def _layout(cand: Candidate) -> ReplicaLayout:
+    return ReplicaLayout(gpu=cand.gpu, tp=cand.tp, pp=cand.pp, weight_dtype=cand.weight_dtype)
