@@ -259,17 +259,22 @@ def deliver_webhook(self, *, event_id: int, transition: str) -> None:
     else:  # set before webhooks were signed: an admin sets the URL again to get a secret
         logger.warning("webhook of rule %s has no secret: sent unsigned", event.rule_id)
     try:
-        # Connect to the checked address (no DNS rebinding between check and connect).
-        with httpx.Client(follow_redirects=False, trust_env=False, timeout=timeout) as client:
-            response = client.post(
+        # Connect to the checked address (no DNS rebinding between check and connect). Only
+        # the status is read: the receiver's body, however large or slow, is never downloaded.
+        with (
+            httpx.Client(follow_redirects=False, trust_env=False, timeout=timeout) as client,
+            client.stream(
+                "POST",
                 parsed.copy_with(host=address),
                 content=body,
                 headers=headers,
                 extensions={"sni_hostname": parsed.host} if parsed.scheme == "https" else {},
-            )
+            ) as response,
+        ):
+            status = response.status_code
     except httpx.TransportError as exc:
         raise self.retry(countdown=2 ** (self.request.retries + 1), exc=exc) from None
-    if response.status_code >= 500:
+    if status >= 500:
         raise self.retry(countdown=2 ** (self.request.retries + 1))
-    if response.status_code >= 400:
-        logger.warning("webhook of rule %s answered %s", event.rule_id, response.status_code)
+    if status >= 400:
+        logger.warning("webhook of rule %s answered %s", event.rule_id, status)

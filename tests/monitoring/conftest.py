@@ -60,6 +60,12 @@ class Script:
             {},
             [b""],
         )
+        # What a POST (a webhook delivery) gets back: 204 without a body unless a test says.
+        self.post_route: Callable[[str], tuple[int, dict[str, str], Any]] = lambda path: (
+            204,
+            {"Content-Length": "0"},
+            [],
+        )
 
 
 @pytest.fixture
@@ -72,7 +78,9 @@ def http_server() -> Iterator[tuple[str, Script]]:
 
         def do_GET(self) -> None:  # noqa: N802
             script.gets.append((self.path, dict(self.headers)))
-            status, headers, chunks = script.route(self.path)
+            self._answer(*script.route(self.path))
+
+        def _answer(self, status: int, headers: dict[str, str], chunks: Any) -> None:
             try:
                 self.send_response(status)
                 for name, value in headers.items():
@@ -93,9 +101,7 @@ def http_server() -> Iterator[tuple[str, Script]]:
         def do_POST(self) -> None:  # noqa: N802
             length = int(self.headers.get("Content-Length", "0"))
             script.posts.append((self.path, dict(self.headers), self.rfile.read(length)))
-            self.send_response(204)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
+            self._answer(*script.post_route(self.path))
 
         def log_message(self, *args: Any) -> None:
             return

@@ -163,6 +163,28 @@ def test_the_webhook_receives_the_event_as_json(make_target, http_server):
     assert not signature_valid(secret, body + b" ", headers[SIGNATURE_HEADER])
 
 
+@pytest.mark.enable_socket
+def test_the_webhook_answer_body_is_never_read(make_target, http_server):
+    """Only the status matters: a receiver answering 64 MiB costs the worker nothing."""
+    base, script = http_server
+    sent = []
+
+    def huge():
+        for _ in range(64):
+            sent.append(1)
+            yield b"x" * 2**20
+
+    script.post_route = lambda path: (200, {"Content-Length": str(64 * 2**20)}, huge())
+    rule = alert_rule_create(name="w", target=make_target(), series="poll.up", threshold=0)
+    alert_rule_webhook_set(rule=rule, url=f"{base}/hook")
+    (event, _), *_ = alerts_evaluate(target=rule.target, values={"poll.up": 1}, now=at(0))
+
+    deliver_webhook.apply(kwargs={"event_id": event.pk, "transition": "opened"})
+
+    assert len(script.posts) == 1
+    assert len(sent) < 64  # the worker hung up after the status line
+
+
 def test_the_webhook_secret_is_encrypted_at_rest_and_renewed_with_the_url(make_target):
     from django.db import connection
 
