@@ -44,13 +44,16 @@ def _drf_error(exc: DjangoValidationError) -> ValidationError:
     return ValidationError({"non_field_errors": exc.messages})
 
 
-def targets_with_token_flag():
-    """Targets without their encrypted token, with a `has_token_flag` annotation."""
+def targets_with_token_flag(*, plan_results: bool = False):
+    """Targets without their encrypted token, with a `has_token_flag` annotation.
+
+    The list shows the plan's public_id and the decision's number: the plan's result JSON is
+    loaded only when asked (`plan_results`, for a comparison).
+    """
+    plan_json = () if plan_results else ("plan__result", "plan__engine_input", "plan__spec")
     return (
         Target.objects.select_related("plan", "decision")
-        # The list shows the plan's public_id and the decision's number; the plan's result JSON
-        # is read only by a comparison.
-        .defer("token", "plan__result", "plan__engine_input", "plan__spec")
+        .defer("token", *plan_json)
         .annotate(has_token_flag=Exists(Target.objects.filter(pk=OuterRef("pk")).exclude(token="")))
         .prefetch_related("machines")
         .order_by("name")
@@ -74,7 +77,7 @@ class TargetViewSet(viewsets.ModelViewSet):
     ordering_fields = ["name", "kind", "last_poll_at"]
 
     def get_queryset(self):
-        return targets_with_token_flag()
+        return targets_with_token_flag(plan_results=self.action == "plan_comparison")
 
     def perform_create(self, serializer: TargetSerializer) -> None:
         data = dict(serializer.validated_data)

@@ -125,3 +125,18 @@ def test_a_target_links_to_a_decision_by_its_number(planner_api, planner):
     assert response.status_code == 201, response.json()
     assert response.json()["decision"] == decision.number
     assert Target.objects.get(name="d").decision == decision
+
+
+def test_the_comparison_loads_the_plan_with_the_target(viewer_api, make_target, s1_plan):  # noqa: F811
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    target = make_target(name="s1-a", plan=s1_plan)
+    feed_simulated(target, _replica("a", blocks=90_000))
+    url = f"/api/v1/monitoring/targets/{target.pk}/plan-comparison/"
+
+    with CaptureQueriesContext(connection) as queries:
+        assert viewer_api.get(url).status_code == 200
+
+    # Joined to the target's row: no second trip per deferred JSON field of the plan.
+    assert not [q for q in queries.captured_queries if 'FROM "planner_plan"' in q["sql"]]
