@@ -49,6 +49,6 @@ def error_for(user: Any, kind: str, message: str) -> tuple[str, str]:
     """Return (kind, message) as `user` may read them: precise for admins, classes otherwise."""
     if not kind and not message:
         return "", ""
-    if user is not None and is_admin(user):
+    if is_admin(user):
         return kind, message
     return error_class(kind), public_error(kind)

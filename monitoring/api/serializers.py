@@ -123,7 +123,7 @@ class AlertRuleSerializer(serializers.ModelSerializer):
     @extend_schema_field(serializers.CharField(allow_null=True))
     def get_webhook_url(self, rule: AlertRule) -> str | None:
         user = _user(self)
-        if user is not None and user.is_authenticated and is_admin(user):
+        if is_admin(user):
             return rule.webhook_url
         return None
 

@@ -163,7 +163,7 @@ def target_state_payload(target: Target, *, user: Any = None) -> dict[str, Any]:
     now = timezone.now()
     error_kind, error = error_for(user, target.last_error_kind, target.last_error)
     info = dict(target.info or {})
-    if not (user is not None and user.is_authenticated and is_admin(user)):
+    if not is_admin(user):
         # No per-exporter diagnostics (addresses, refused or reset) for non-admins.
         info["partial_errors"] = [
             {"kind": error_class(e.get("kind", "")), "where": "", "message": ""}

@@ -103,7 +103,7 @@ def poll_state(target: Any) -> str:
 
 @register.filter
 def admin_user(user: Any) -> bool:
-    return bool(user and user.is_authenticated and is_admin(user))
+    return is_admin(user)
 
 
 @register.filter
