@@ -51,20 +51,27 @@ class PlanListView(LoginRequiredMixin, View):
         )
 
 
+def _detail_context(
+    request: HttpRequest, plan: Plan, what_if_form: WhatIfForm | None = None
+) -> dict[str, Any]:
+    """Return the plan page's context (the what-if form bound when its answers were refused)."""
+    result = plan_result(plan)
+    return {
+        "plan": plan,
+        "what_if_form": what_if_form or WhatIfForm(),
+        "decision_url": decision_url(plan.public_id),
+        "can_write": is_planner(request.user),
+        "candidate_bundles": candidate_bundles(result, plan.pool_kind),
+        "bundle_variant_keys": BUNDLE_VARIANT_KEYS,
+        **result_context(result, engine_input=plan.engine_input),
+    }
+
+
 class PlanDetailView(LoginRequiredMixin, View):
     def get(self, request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
-        plan = plan_get(public_id)
-        result = plan_result(plan)
-        context = {
-            "plan": plan,
-            "what_if_form": WhatIfForm(),
-            "decision_url": decision_url(plan.public_id),
-            "can_write": is_planner(request.user),
-            "candidate_bundles": candidate_bundles(result, plan.pool_kind),
-            "bundle_variant_keys": BUNDLE_VARIANT_KEYS,
-            **result_context(result, engine_input=plan.engine_input),
-        }
-        return render(request, "planner/plan_detail.html", context)
+        return render(
+            request, "planner/plan_detail.html", _detail_context(request, plan_get(public_id))
+        )
 
 
 class PlanWhatIfView(LoginRequiredMixin, View):
@@ -89,15 +96,14 @@ class PlanWhatIfView(LoginRequiredMixin, View):
     def get(self, request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
         plan = plan_get(public_id)
         form, spec, evaluation = self._evaluate(request, plan, request.GET)
+        if evaluation is None:
+            context = _detail_context(request, plan, form)
+            return render(request, "planner/plan_detail.html", context, status=400)
         context: dict[str, Any] = {
             "plan": plan,
             "what_if_form": form,
             "can_write": is_planner(request.user),
         }
-        if evaluation is None:
-            context.update(result_context(plan_result(plan), engine_input=plan.engine_input))
-            context["decision_url"] = decision_url(plan.public_id)
-            return render(request, "planner/plan_detail.html", context, status=400)
         context.update(
             changes=form.describe(),
             left=result_context(plan_result(plan), prefix="left-", engine_input=plan.engine_input),

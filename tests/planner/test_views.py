@@ -350,7 +350,10 @@ def test_what_if_shows_both_results_and_saves_on_request(planner_client, s1_plan
 def test_what_if_needs_a_change(planner_client, s1_plan):
     response = planner_client.get(f"/plans/{s1_plan.public_id}/what-if/")
     assert response.status_code == 400
-    assert "Change at least one answer" in response.content.decode()
+    page = response.content.decode()
+    assert "Change at least one answer" in page
+    # The refused what-if shows the whole plan page again, candidate bundles included.
+    assert 'data-testid="candidate-bundle-form"' in page
 
 
 def test_rerun_creates_a_new_plan_and_compares(planner_client, s1_plan):
