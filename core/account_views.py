@@ -19,8 +19,6 @@ from core import accounts, login_guard
 from core.models import ApiToken
 from core.roles import is_admin
 
-EXPIRY_DAYS = {"": None, "7": 7, "30": 30, "90": 90, "365": 365}
-
 
 class TokenCreateForm(forms.Form):
     name = forms.CharField(
@@ -42,8 +40,9 @@ class TokenCreateForm(forms.Form):
     )
 
     def valid_for(self) -> timedelta | None:
-        days = EXPIRY_DAYS.get(self.cleaned_data.get("expires_in") or "")
-        return timedelta(days=days) if days else None
+        """Return how long the new token works (None: until revoked); the choice is in days."""
+        days = self.cleaned_data.get("expires_in")
+        return timedelta(days=int(days)) if days else None
 
 
 def tokens(request: HttpRequest) -> HttpResponse:
