@@ -22,6 +22,8 @@ from planner.engine.pitfalls import check_pitfalls
 from planner.engine.placement import plan_placement
 from planner.engine.profiling import profiling_rules
 from planner.engine.result import (
+    Backend,
+    Balancer,
     Candidate,
     LinkSummary,
     MemoryRules,
@@ -31,6 +33,8 @@ from planner.engine.result import (
     PlanResult,
     QuantizationOption,
     Recommendation,
+    Route,
+    Signal,
 )
 from planner.engine.serving import predict
 from planner.engine.signals import evaluate_signals, wants_route_c
@@ -141,45 +145,9 @@ def plan(spec: PlanSpec, assumptions: Assumptions | None = None) -> PlanResult:
     wl = spec.workload
 
     signals = evaluate_signals(spec, best, len(used_nodes))
-    if not best.fits:
-        route = "none"
-    elif best.spans_nodes:
-        route = "B"
-    elif wants_route_c(signals) and (len(used_nodes) > 1 or spec.operations.multi_model_pool):
-        route = "C"
-    elif best.replicas == 1:
-        route = "single"
-    else:
-        route = "A"
-    ops = spec.operations
-    if route == "C":
-        backend, why_backend = "ray", "Ray Serve deployments run on a Ray cluster"
-    elif route == "B" and (
-        spec.hardware.pool_kind == "shared" or ops.ray_in_use or ops.avoid_manual_nccl
-    ):
-        backend = "ray"
-        why_backend = (
-            "the pool is shared, so a placement group must reserve every GPU of the replica "
-            "atomically"
-            if spec.hardware.pool_kind == "shared"
-            else "Ray already manages these nodes' processes"
-        )
-    else:
-        backend = "mp"
-        why_backend = (
-            "dedicated nodes: one explicit vllm serve per node (--nnodes/--node-rank/"
-            "--master-addr, --headless on the workers), no Ray to operate"
-            if route == "B"
-            else "every replica lives inside one node; multiprocessing workers, no Ray"
-        )
-    if route == "none":
-        balancer = "none"
-    elif route == "C":
-        balancer = "ray-serve"
-    elif best.replicas > 1:
-        balancer = "nginx"
-    else:
-        balancer = "none"
+    route = _route(spec, best, signals, len(used_nodes))
+    backend, why_backend = _backend(spec, route)
+    balancer = _balancer(route, best)
 
     reasons = [memory_rules_message(spec, best, a)]
     if small_reason is not None:
@@ -239,7 +207,7 @@ def plan(spec: PlanSpec, assumptions: Assumptions | None = None) -> PlanResult:
     placement = plan_placement(
         best,
         used_nodes or list(group.nodes[:2]),
-        required=backend == "ray" or spec.hardware.pool_kind == "shared",
+        required=backend == Backend.RAY or spec.hardware.pool_kind == "shared",
     )
     if pinned is not None:
         pinned_names = {h for hosts in pinned.hosts for h in hosts}
@@ -254,7 +222,7 @@ def plan(spec: PlanSpec, assumptions: Assumptions | None = None) -> PlanResult:
         )
     configs = (
         {"vllm_version": VLLM_VERSION, **empty_configs()}
-        if route == "none"
+        if route == Route.NONE
         else build_configs(spec, best, group.nodes, route=route, backend=backend)
     )
     pitfalls = check_pitfalls(
@@ -270,7 +238,7 @@ def plan(spec: PlanSpec, assumptions: Assumptions | None = None) -> PlanResult:
         f"Nothing fits: {spec.model_name} at max_model_len {spec.max_model_len} does not start on "
         f"the offered {best.gpu} nodes, even quantized to {chosen}. Add GPUs, shorten "
         "max_model_len or pick a smaller model."
-        if route == "none"
+        if route == Route.NONE
         else f"Route {route}: serve {spec.model_name} with {chosen} weights as "
         f"TP{best.tp}×PP{best.pp} × {best.replicas} replica(s) on {best.gpu} "
         f"({_hosts_text(used_names)}). Each "
@@ -352,6 +320,47 @@ def with_pool_kind_of(spec: PlanSpec, used: list[Node]) -> PlanSpec:
     kinds = {n.pool_kind or spec.hardware.pool_kind for n in used}
     kind = "shared" if "shared" in kinds else "dedicated"
     return replace(spec, hardware=replace(spec.hardware, pool_kind=kind))
+
+
+def _route(spec: PlanSpec, best: Candidate, signals: list[Signal], nodes_used: int) -> Route:
+    """Return the route of DOMAIN.md §3: nothing fits, span nodes (B), a Ray pool (C), else A."""
+    if not best.fits:
+        return Route.NONE
+    if best.spans_nodes:
+        return Route.B
+    if wants_route_c(signals) and (nodes_used > 1 or spec.operations.multi_model_pool):
+        return Route.C
+    return Route.SINGLE if best.replicas == 1 else Route.A
+
+
+def _backend(spec: PlanSpec, route: Route) -> tuple[Backend, str]:
+    """Return the executor backend of the route and why."""
+    ops = spec.operations
+    if route == Route.C:
+        return Backend.RAY, "Ray Serve deployments run on a Ray cluster"
+    shared = spec.hardware.pool_kind == "shared"
+    if route == Route.B and (shared or ops.ray_in_use or ops.avoid_manual_nccl):
+        return Backend.RAY, (
+            "the pool is shared, so a placement group must reserve every GPU of the replica "
+            "atomically"
+            if shared
+            else "Ray already manages these nodes' processes"
+        )
+    return Backend.MP, (
+        "dedicated nodes: one explicit vllm serve per node (--nnodes/--node-rank/"
+        "--master-addr, --headless on the workers), no Ray to operate"
+        if route == Route.B
+        else "every replica lives inside one node; multiprocessing workers, no Ray"
+    )
+
+
+def _balancer(route: Route, best: Candidate) -> Balancer:
+    """Return what spreads requests over the replicas."""
+    if route == Route.C:
+        return Balancer.RAY_SERVE
+    if route != Route.NONE and best.replicas > 1:
+        return Balancer.NGINX
+    return Balancer.NONE
 
 
 def memory_rules_applied(vllm_version: str) -> MemoryRules:
