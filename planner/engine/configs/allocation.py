@@ -214,17 +214,37 @@ def _serve_clashes(table: AllocationTable) -> list[Clash]:
     return clashes
 
 
-# Words of a script that can be a host name, a container name or an address (IPv6 first).
-_WORD = re.compile(
-    r"[0-9a-fA-F]{0,4}(?::[0-9a-fA-F]{0,4}){2,7}|[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9]|[A-Za-z0-9]"
+# Words of a script that can be a container name.
+_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9]|[A-Za-z0-9]")
+# Where a script connects to a host: a URL's host, the value of --address / --master-addr, or
+# HOST:PORT (IPv6 in brackets or bare). A plain word is not a use: a host called `dev`, `host` or
+# `docker` must not clash with `/dev/null`, `${1:-host}` or `docker run`.
+_ADDRESS_USE = re.compile(
+    r"(?:(?<=//)|(?<=@)|(?<=--address=)|(?<=--address )|(?<=--master-addr ))"
+    r"(?P<value>\[[0-9A-Fa-f:.]+\]|[0-9A-Za-z.:-]+)"
+    r"|(?<![0-9A-Za-z.:\[-])(?P<host>\[[0-9A-Fa-f:.]+\]|[0-9A-Za-z.:-]+?):[0-9]+(?![0-9A-Za-z.:-])"
 )
+_PORT_SUFFIX = re.compile(r":[0-9]+$")
+
+
+def _addresses_used(text: str, known: Mapping[str, object]) -> set[str]:
+    """Return the host names and addresses of `known` that the script connects to."""
+    used = set()
+    for m in _ADDRESS_USE.finditer(text):
+        raw = m.group("value") or m.group("host")
+        for ident in (raw, _PORT_SUFFIX.sub("", raw)):
+            ident = ident.removeprefix("[").removesuffix("]")
+            if ident in known:
+                used.add(ident)
+                break
+    return used
 
 
 def script_clashes(table: AllocationTable, scripts: Mapping[str, str]) -> list[Clash]:
-    """Return the scripts that name another host's container, host name or address.
+    """Return the scripts that name another host's container or connect to another host.
 
-    `scripts` maps a host to the text of every script it runs. A host may name the peer it joins
-    (the mp master or the Ray head), nothing else of another host.
+    `scripts` maps a host to the text of every script it runs. A host may connect to the peer
+    it joins (the mp master or the Ray head), to no other host.
     """
     container_of: dict[str, str] = {}  # container name -> its host
     names_of: dict[str, set[str]] = {}  # host name or address -> the hosts it names
@@ -236,10 +256,12 @@ def script_clashes(table: AllocationTable, scripts: Mapping[str, str]) -> list[C
             names_of.setdefault(ident, set()).add(h.host)
     clashes = []
     for h in table.hosts:
+        text = scripts.get(h.host, "")
         allowed = {h.host, h.address} | {p.peer for p in h.processes if p.peer}
-        for word in sorted(set(_WORD.findall(scripts.get(h.host, "")))):
+        for word in sorted(set(_WORD.findall(text))):
             if container_of.get(word, h.host) != h.host:
                 clashes.append(Clash(kind=ClashKind.FOREIGN_CONTAINER, host=h.host, detail=word))
-            elif word in names_of and word not in allowed and h.host not in names_of[word]:
-                clashes.append(Clash(kind=ClashKind.FOREIGN_ADDRESS, host=h.host, detail=word))
+        for ident in sorted(_addresses_used(text, names_of)):
+            if ident not in allowed and h.host not in names_of[ident]:
+                clashes.append(Clash(kind=ClashKind.FOREIGN_ADDRESS, host=h.host, detail=ident))
     return clashes

@@ -340,6 +340,45 @@ def test_clash_check_refuses_a_script_naming_another_hosts_container_or_address(
     }
 
 
+def test_clash_check_finds_every_way_a_script_connects_to_another_host():
+    table = AllocationTable(
+        route="B",
+        backend="ray",
+        hosts=(
+            _host("a", _proc("a", "r0"), address="fd00::1"),
+            _host("b", _proc("b", "r0"), address="gpu02.dc1.example"),
+            _host("c", _proc("c", "r0"), address="10.0.0.3"),
+        ),
+    )
+    scripts = {
+        "a": "ray start --address=10.0.0.3:6379",
+        "b": "curl -fsS http://[fd00::1]:8000/health",
+        "c": "vllm serve m --master-addr gpu02.dc1.example --master-port 29501",
+    }
+    found = {(c.host, c.detail) for c in script_clashes(table, scripts)}
+    assert found == {("a", "10.0.0.3"), ("b", "fd00::1"), ("c", "gpu02.dc1.example")}
+
+
+@pytest.mark.parametrize(
+    "names", [("dev", "host"), ("docker", "nginx"), ("ray", "head"), ("root", "logs")]
+)
+def test_host_names_that_are_also_script_words_still_get_every_bundle(names):
+    """`/dev/null`, `${1:-host}`, `docker run`, `ray start --head` name no host."""
+    hardware = _nodes(2, 4, "a100-80g-sxm")
+    for node, name in zip(hardware["nodes"], names, strict=True):
+        node["hostname"] = name
+    spec = spec_from_dict({**S2B, "hardware": hardware})
+    built = 0
+    for c in plan(spec).candidates:
+        if len(c.hosts) != c.replicas:
+            continue
+        layout = BundleLayout.from_candidate(c)
+        for variant in variants(layout):
+            build_bundle(spec, layout, spec.hardware.nodes, variant)
+            built += 1
+    assert built >= 4
+
+
 def test_a_layout_with_fewer_placed_replicas_than_planned_is_refused():
     spec = spec_from_dict(S2A)
     layout = BundleLayout(
