@@ -52,6 +52,15 @@ def is_address(value: str) -> bool:
     return isinstance(value, str) and (is_ip_address(value) or is_hostname(value))
 
 
+def host_port(address: str, port: int) -> str:
+    """Return `address:port`, an IPv6 address in brackets (`[fd00::1]:6379`) so the port is
+    unambiguous; refuse an address that is neither an IP address nor a host name."""
+    if not is_address(address) or not 0 < int(port) < 65536:
+        raise ValueError(f"not an address and port: {address!r}:{port!r}")
+    host = f"[{address}]" if ":" in address else address
+    return f"{host}:{int(port)}"
+
+
 def is_interface_name(value: str) -> bool:
     """Return True for a Linux network interface name (eth1, ens3f0, ib0, bond0.100)."""
     return isinstance(value, str) and bool(_INTERFACE_NAME.fullmatch(value))

@@ -6,6 +6,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from catalog.identifiers import host_port
 from planner.engine.configs.allocation import (
     AllocationTable,
     HostAllocation,
@@ -293,7 +294,7 @@ def _ray_nodes(
             argv = (
                 "ray",
                 "start",
-                f"--address={head_addr}:{RAY_GCS_PORT}",
+                f"--address={host_port(head_addr, RAY_GCS_PORT)}",
                 f"--num-gpus={len(gpus)}",
             )
             ports = ()

@@ -143,7 +143,10 @@ def _assert_ray_cluster(
         if gpus_each is not None:
             assert gpus == list(range(gpus_each))
         if c.host != head:
-            assert c.flag("--address") == f"{address[head]}:6379"
+            head_address = address[head]
+            if ":" in head_address:  # IPv6: brackets keep the port apart, as Ray writes it
+                head_address = f"[{head_address}]"
+            assert c.flag("--address") == f"{head_address}:6379"
     return head
 
 
@@ -196,7 +199,10 @@ def _assert_nginx(launched, vllm, bundle, address, *, replicas: int, docker: boo
     if replicas == 1:
         assert "nginx.conf" not in files
         return
-    upstream = set(re.findall(r"server (\S+):(\d+) max_fails", files["nginx.conf"]))
+    upstream = {
+        (host.removeprefix("[").removesuffix("]"), port)
+        for host, port in re.findall(r"server (\S+):(\d+) max_fails", files["nginx.conf"])
+    }
     api = {(address[c.host], c.flag("--port")) for c in vllm if c.flag("--port")}
     assert upstream == api
     if docker:

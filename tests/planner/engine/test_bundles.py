@@ -155,6 +155,20 @@ def test_shared_pool_with_few_free_gpus_tells_the_operator_to_map_them(tmp_path)
     assert "Shared pool" in bundle_readme(configs_of(bundle)["bundle"])
 
 
+def test_ipv6_management_addresses_are_bracketed_where_a_port_follows(tmp_path):
+    hardware = _nodes(2, 4, "a100-80g-sxm", base_ip="fd00::")
+    spec, layout, variant, bundle = _recommended({**S2A, "hardware": hardware})
+    assert variant == Variant("A", "mp")
+    _dry_run_both_modes(tmp_path / "a", spec, layout, variant, bundle)
+    assert "server [fd00::11]:8000 " in bundle.file("nginx.conf")
+    assert nginx_t(tmp_path / "nginx", bundle.file("nginx.conf")).returncode == 0
+    spec, layout, _, _ = _recommended({**S2B, "hardware": hardware})
+    ray = Variant("B", "ray")
+    bundle = build_bundle(spec, layout, spec.hardware.nodes, ray)
+    _dry_run_both_modes(tmp_path / "b", spec, layout, ray, bundle)
+    assert "--address=[fd00::11]:6379" in bundle.file("launch-gpu02.dc1.example.sh")
+
+
 def test_pinned_layout_gets_its_own_bundle(tmp_path):
     spec_dict = {**S2A, "pinned_layout": {"tp": 2, "pp": 1, "replicas": 3}}
     spec = spec_from_dict(spec_dict)
