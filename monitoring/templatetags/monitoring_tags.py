@@ -173,11 +173,6 @@ GPU_STATE_LABELS = {
 }
 
 
-@register.simple_tag
-def gpu_state_label(state: str) -> str:
-    return str(GPU_STATE_LABELS.get(state, state))
-
-
 @register.filter
 def util_class(value: Any) -> str:
     """Return the CSS class of a utilisation (`util-0` .. `util-10`, 10 % steps; `util-na`)."""
