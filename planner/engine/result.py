@@ -14,6 +14,7 @@ from functools import cache, cached_property
 from types import NoneType, UnionType
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
+from planner.engine.assumptions import Assumptions
 from planner.engine.serving import Prediction, ServingContext
 from planner.engine.texts import Message
 
@@ -385,7 +386,7 @@ class CalibrationNote:
 
 @dataclass(frozen=True, kw_only=True)
 class PlanResult:
-    """One engine run. Not slotted, so that `best` is computed once and cached."""
+    """One engine run. Not slotted, so that `best` and `applied_assumptions` are cached."""
 
     recommendation: Recommendation
     candidates: tuple[Candidate, ...]
@@ -410,6 +411,16 @@ class PlanResult:
         return next(
             (c for c in (*self.candidates, *filter(None, [self.pinned])) if c.id == wanted), None
         )
+
+    @cached_property
+    def applied_assumptions(self) -> Assumptions:
+        """Return the constants the plan was computed with, typed.
+
+        `assumptions` keeps what was stored (an older engine's constants included, for the
+        record); this keeps the constants the current engine knows, defaults for any newer one.
+        """
+        known = {f.name for f in fields(Assumptions)}
+        return Assumptions(**{k: v for k, v in self.assumptions.items() if k in known})
 
     @property
     def hosts(self) -> tuple[str, ...]:

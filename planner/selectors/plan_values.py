@@ -7,7 +7,7 @@ own saved assumptions (calibrated ones included), so an old plan keeps predictin
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 from planner.engine.assumptions import Assumptions
 from planner.engine.at_concurrency import (
@@ -86,9 +86,7 @@ def plan_spec(plan: Plan) -> PlanSpec:
 
 def plan_assumptions(plan: Plan) -> Assumptions:
     """Return the assumptions the plan was computed with (defaults for any it predates)."""
-    saved = plan_result(plan).assumptions
-    known = {f.name for f in fields(Assumptions)}
-    return Assumptions(**{k: v for k, v in saved.items() if k in known})
+    return plan_result(plan).applied_assumptions
 
 
 def plan_values(plan: Plan) -> PlanValues:

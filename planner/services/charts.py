@@ -221,7 +221,7 @@ def kv_capacity_figure(result: PlanResult) -> dict[str, Any]:
     """Return concurrent sequences that fit vs context length, the chosen context marked."""
     chosen = result.model.max_model_len or 8192
     limit = max(chosen * 4, 32768)
-    block = int(result.assumptions.get("block_size_tokens") or 16)
+    block = result.applied_assumptions.block_size_tokens
     xs = _context_points(max(limit, chosen))
     best = result.best
     shown = [best] if best else []

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from planner.engine import plan, spec_from_dict
+from planner.engine.assumptions import Assumptions
 from planner.engine.result import (
     SCHEMA_VERSION,
     Backend,
@@ -101,3 +102,15 @@ def test_a_wrong_value_names_its_field():
 
     with pytest.raises(ResultFormatError, match=r"pitfalls\.0\.severity"):
         PlanResult.from_dict(broken)
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.stem)
+def test_applied_assumptions_keep_the_stored_constants_the_engine_knows(path):
+    stored = _load(path)["result"].get("assumptions", {})
+
+    applied = PlanResult.from_dict(_load(path)["result"]).applied_assumptions.to_dict()
+
+    known = {k: v for k, v in stored.items() if k in applied}
+    assert known
+    assert all(applied[k] == v for k, v in known.items())
+    assert set(applied) == set(Assumptions().to_dict())  # dropped constants are left out
