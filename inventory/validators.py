@@ -11,8 +11,9 @@ from django.utils.translation import gettext_lazy as _
 
 from catalog import identifiers
 
-_MODEL_SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]{0,99}$")
-_TAG = re.compile(r"^[\w.:/+-]{1,50}$")
+# fullmatch, not match with `$`: `$` also matches before a trailing newline ("slug\n").
+_MODEL_SLUG = re.compile(r"[a-z0-9][a-z0-9._-]{0,99}")
+_TAG = re.compile(r"[\w.:/+-]{1,50}")
 
 GPU_COUNT_MIN = 1
 GPU_COUNT_MAX = 64
@@ -56,7 +57,7 @@ def validate_interface_name(value: str) -> None:
 
 def validate_model_slug(value: str) -> None:
     """Refuse a model slug other than lower-case letters, digits, '.', '_' and '-'."""
-    if not _MODEL_SLUG.match(value or ""):
+    if not _MODEL_SLUG.fullmatch(value or ""):
         raise ValidationError(
             _(
                 "Slug %(value)s must be 1–100 lower-case letters, digits, '.', '_' or '-', "
@@ -82,7 +83,7 @@ def normalize_tags(value: str | list[str] | None) -> str:
 
 def validate_tags(value: str) -> None:
     """Refuse tags with characters other than letters, digits and . : / + - _."""
-    bad = [tag for tag in normalize_tags(value).split(",") if tag and not _TAG.match(tag)]
+    bad = [tag for tag in normalize_tags(value).split(",") if tag and not _TAG.fullmatch(tag)]
     if bad:
         raise ValidationError(
             _("Tags may hold letters, digits and . : / + - _ (50 characters each); bad: %(bad)s"),

@@ -198,3 +198,13 @@ def test_nic_speed_database_constraint():
 
     with pytest.raises(IntegrityError), transaction.atomic():
         nic.save()
+
+
+@pytest.mark.parametrize("slug", ["small\n", "Small", "-small", "a b"], ids=repr)
+def test_model_slug_with_a_trailing_newline_or_other_characters_is_refused(slug):
+    """The slug becomes --served-model-name in every generated script."""
+    with pytest.raises(ValidationError) as excinfo:
+        services.model_spec_create(**_small_model(slug=slug))
+
+    assert "Slug" in excinfo.value.message_dict["slug"][0]
+    assert not ModelSpec.objects.exists()
