@@ -50,6 +50,21 @@ class GpuSpec:
     nvlink_gbs: float
 
 
+def catalog_gpu(slug: str) -> GpuSpec:
+    """Return the GPU catalog's `slug` as engine input (KeyError for an unknown slug)."""
+    g = load_gpus()[slug]
+    return GpuSpec(
+        slug=g.slug,
+        name=g.name,
+        memory_gib=g.memory_gib,
+        driver_visible_gib=g.driver_visible_gib,
+        hbm_bandwidth_gbs=g.hbm_bandwidth_gbs,
+        bf16_dense_tflops=g.bf16_dense_tflops,
+        fp8_support=g.fp8_support,
+        nvlink_gbs=g.nvlink_gbs,
+    )
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Nic:
     name: str

@@ -12,27 +12,13 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from catalog.data import load_gpus, load_models
+from catalog.data import load_models
 from planner.engine.assumptions import Assumptions
 from planner.engine.memory import plan_memory
 from planner.engine.network import intra_node_link
 from planner.engine.serving.context import build_context
 from planner.engine.serving.predict import Prediction, predict
-from planner.engine.spec import GpuSpec, NetworkOverrides, Node, Workload
-
-
-def _gpu(slug: str) -> GpuSpec:
-    g = load_gpus()[slug]
-    return GpuSpec(
-        slug=g.slug,
-        name=g.name,
-        memory_gib=g.memory_gib,
-        driver_visible_gib=g.driver_visible_gib,
-        hbm_bandwidth_gbs=g.hbm_bandwidth_gbs,
-        bf16_dense_tflops=g.bf16_dense_tflops,
-        fp8_support=g.fp8_support,
-        nvlink_gbs=g.nvlink_gbs,
-    )
+from planner.engine.spec import NetworkOverrides, Node, Workload, catalog_gpu
 
 
 def workload_of(run: Mapping[str, Any]) -> Workload:
@@ -58,7 +44,7 @@ def replay(run: Mapping[str, Any], a: Assumptions | None = None) -> Prediction:
     """Return the serving model's prediction for a published run."""
     a = a or Assumptions()
     arch = load_models()[run["model_slug"]].architecture
-    gpu = _gpu(run["gpu"])
+    gpu = catalog_gpu(run["gpu"])
     tp, pp = int(run["tp"]), int(run.get("pp", 1))
     mem = plan_memory(
         arch,

@@ -11,17 +11,20 @@ from catalog.data import load_models
 from planner.engine import plan
 from planner.engine.assumptions import Assumptions
 from planner.engine.memory import plan_memory
-from planner.engine.network import Link
+from planner.engine.network import inter_node_link, intra_node_link
 from planner.engine.serving import build_context, predict, steady_state
 from planner.engine.serving.predict import SCAN_LEVELS, saturation
-from planner.engine.serving.replay import _gpu
 from planner.engine.serving.step import decode_step_ms
-from planner.engine.spec import Workload, spec_from_dict
+from planner.engine.spec import NetworkOverrides, Nic, Node, Workload, catalog_gpu, spec_from_dict
 from tests.planner.engine.conftest import LLAMA_8B_CONFIG
 
 A = Assumptions()
-NVLINK = Link(kind="nvlink", nominal_gbps=7200, bandwidth_gbs=360, latency_us=8, label="NVLink")
-SLOW = Link(kind="ethernet", nominal_gbps=25, bandwidth_gbs=2, latency_us=60, label="25 GbE")
+# The engine's own links of an H100 node with a 25 GbE data NIC.
+_NODE = Node(
+    hostname="a", gpu=catalog_gpu("h100-sxm"), gpu_count=8, nics=(Nic(name="eth1", speed_gbps=25),)
+)
+NVLINK = intra_node_link(_NODE, A, NetworkOverrides())
+SLOW = inter_node_link([_NODE], A, NetworkOverrides())
 
 
 @cache
@@ -30,7 +33,7 @@ def _ctx(slug="llama-3.1-8b", tp=1, link=NVLINK, gpu="h100-sxm", dtype="bf16"):
 
 
 def _ctx_of(arch, tp=1, link=NVLINK, gpu="h100-sxm", dtype="bf16"):
-    g = _gpu(gpu)
+    g = catalog_gpu(gpu)
     mem = plan_memory(
         arch,
         dtype=dtype,
