@@ -135,6 +135,23 @@ RESIDUAL_LABELS = {
 }
 
 
+# The units of plan-comparison rows: stable ids in the API, words on the page.
+UNIT_LABELS = {
+    "blocks": _("blocks"),
+    "tokens": _("tokens"),
+    "requests": _("requests"),
+    "replicas": _("replicas"),
+    "tok/s": _("tok/s"),
+    "ms": _("ms"),
+}
+
+
+@register.filter
+def unit_label(unit: str) -> str:
+    """Return a comparison row's unit in the reader's language."""
+    return str(UNIT_LABELS.get(unit, unit))
+
+
 @register.filter
 def factor_label(name: str) -> str:
     return str(FACTOR_LABELS.get(name, name))

@@ -369,3 +369,19 @@ def test_a_missing_replica_is_shown_as_beyond_tolerance_not_over_the_slo(
     assert "deviation-out" in row  # 1 linked, 2 planned: a tolerance of 0 is broken
     assert "beyond" in row
     assert "over the SLO" not in row
+
+
+def test_the_comparison_units_are_words_of_the_readers_language(
+    two_replicas, viewer_client, settings
+):
+    import re
+
+    a, _ = two_replicas
+    viewer_client.cookies[settings.LANGUAGE_COOKIE_NAME] = "zh-hans"
+
+    html = viewer_client.get(a.get_absolute_url()).content.decode()
+
+    row = re.search(r'<tr data-quantity="kv_blocks".*?</tr>', html, re.S).group(0)
+    assert "<td>块</td>" in row
+    answer = viewer_client.get(f"/api/v1/monitoring/targets/{a.pk}/plan-comparison/").json()
+    assert {r["unit"] for r in answer["rows"]} >= {"blocks", "ms"}  # the API keeps the ids
