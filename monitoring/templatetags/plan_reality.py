@@ -55,15 +55,19 @@ def _summaries(targets: list[Target]) -> list[RealitySummary]:
 
 
 def _linked(condition: Q) -> list[Target]:
+    """Return the targets, each plan fetched once and shared by its targets (a join would copy
+    the plan's result JSON into every replica's row, and parse it once per replica)."""
     return list(
-        Target.objects.defer("token").filter(condition).select_related("plan").order_by("name")
+        Target.objects.defer("token").filter(condition).prefetch_related("plan").order_by("name")
     )
 
 
 @register.inclusion_tag("monitoring/partials/plan_reality.html")
 def plan_reality(plan: Any) -> dict[str, Any]:
     """Render plan vs reality for every server linked to `plan`."""
-    targets = _linked(Q(plan=plan))
+    targets = list(Target.objects.defer("token").filter(plan=plan).order_by("name"))
+    for target in targets:
+        target.plan = plan  # the page's own instance: its result is already read
     return {"summaries": _summaries(targets), "targets": targets, "subject": "plan"}
 
 

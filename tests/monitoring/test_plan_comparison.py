@@ -385,3 +385,22 @@ def test_the_comparison_units_are_words_of_the_readers_language(
     assert "<td>块</td>" in row
     answer = viewer_client.get(f"/api/v1/monitoring/targets/{a.pk}/plan-comparison/").json()
     assert {r["unit"] for r in answer["rows"]} >= {"blocks", "ms"}  # the API keeps the ids
+
+
+def test_the_planner_pages_read_the_plan_once_not_once_per_replica(
+    two_replicas, s1_plan, planner, viewer_client
+):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from planner.decisions.services import decision_create
+
+    decision = decision_create(user=planner, title="llama on a800", plan=s1_plan)
+    for url in (s1_plan.get_absolute_url(), decision.get_absolute_url()):
+        with CaptureQueriesContext(connection) as queries:
+            assert viewer_client.get(url).status_code == 200
+        sql = [q["sql"] for q in queries.captured_queries]
+        # The targets' query never carries the plan's result (no copy per replica) ...
+        assert not [q for q in sql if '"monitoring_target"' in q and '"result"' in q], url
+        # ... and the comparison still ran (its link to the full comparison is shown).
+        assert "/?scope=plan" in viewer_client.get(url).content.decode(), url
