@@ -65,33 +65,15 @@ class QuantScheme:
     kept_expert_layers: tuple[int, ...] = ()
     kept_shared_expert_layers: tuple[int, ...] = ()
     lm_head_quantized: bool = False
-    vision_quantized: bool = False
 
-    def quantized(self, kind: str, layer: int) -> bool:
-        """Return whether module `kind` of `layer` is stored in the quantized format."""
-        kept = {
+    def kept_layers(self, kind: str) -> tuple[int, ...]:
+        """Return the layers whose module `kind` (one of MODULE_KINDS) stays 16-bit."""
+        return {
             "attention": self.kept_attention_layers,
             "mlp": self.kept_mlp_layers,
             "experts": self.kept_expert_layers,
             "shared_experts": self.kept_shared_expert_layers,
         }[kind]
-        return layer not in kept
-
-    @property
-    def summary(self) -> str:
-        """Return e.g. 'fp8 (compressed-tensors), attention kept 16-bit in 126 layers'."""
-        parts = [f"{self.weight_dtype} ({self.method})"]
-        for kind, kept in (
-            ("attention", self.kept_attention_layers),
-            ("MLP", self.kept_mlp_layers),
-            ("experts", self.kept_expert_layers),
-            ("shared experts", self.kept_shared_expert_layers),
-        ):
-            if kept:
-                parts.append(f"{kind} kept 16-bit in {len(kept)} layers")
-        if self.lm_head_quantized:
-            parts.append("lm_head quantized")
-        return ", ".join(parts)
 
 
 def _whole(value: Any, field: str) -> int:
@@ -290,7 +272,6 @@ def parse_quantization(config: Mapping[str, Any], num_layers: int) -> QuantSchem
         kept_expert_layers=_kept_layers(patterns, "experts", num_layers),
         kept_shared_expert_layers=_kept_layers(patterns, "shared_experts", num_layers),
         lm_head_quantized=lm_head and not patterns.matches(["lm_head"]),
-        vision_quantized=False,
     )
 
 

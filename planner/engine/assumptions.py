@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from catalog.quantization import FORMAT_BYTES
+
 GIB = 1024**3
 
 DTYPE_BYTES: dict[str, float] = {
@@ -13,7 +15,7 @@ DTYPE_BYTES: dict[str, float] = {
     "fp16": 2.0,
     "fp8": 1.0,
     "int8": 1.0,
-    "mxfp4": 0.5 + 1 / 32,  # OCP MX: one 8-bit exponent per 32 weights
+    "mxfp4": FORMAT_BYTES["mxfp4"],
     "int4": 0.5,
 }
 

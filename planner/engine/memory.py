@@ -255,13 +255,7 @@ def stage_weight_bytes(
         """Return how many layers of the stage keep module `kind` 16-bit (checkpoint's list)."""
         if scheme is None:
             return 0
-        indices = {
-            "attention": scheme.kept_attention_layers,
-            "mlp": scheme.kept_mlp_layers,
-            "experts": scheme.kept_expert_layers,
-            "shared_experts": scheme.kept_shared_expert_layers,
-        }[kind]
-        inside = [i for i in indices if layer_start <= i < end]
+        inside = [i for i in scheme.kept_layers(kind) if layer_start <= i < end]
         if among is None:
             return len(inside)
         return len(set(inside) & set(among))
