@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -237,11 +236,6 @@ def serve_bounds(
         )
         for a in apps
     )
-
-
-def max_ongoing_requests(layout: BundleLayout) -> int:
-    """Return the per-replica concurrency Serve should route (the KV cache's capacity)."""
-    return max(1, math.floor(layout.max_concurrency_per_replica + 1e-9))
 
 
 def _host_rows(

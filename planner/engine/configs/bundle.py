@@ -18,7 +18,6 @@ from planner.engine.configs.allocate import (
     ServeApp,
     allocate,
     allocate_serve,
-    max_ongoing_requests,
 )
 from planner.engine.configs.allocation import (
     AllocationTable,
@@ -40,7 +39,7 @@ from planner.engine.configs.scripts import (
 )
 from planner.engine.configs.serve import SERVE_CONFIG_FILE, serve_config, serve_yaml
 from planner.engine.configs.serve_app import SERVE_APP_MODULE, serve_app_module
-from planner.engine.configs.vllm import model_ref, serve_args
+from planner.engine.configs.vllm import model_ref
 from planner.engine.spec import Node, PlanSpec
 
 _LAUNCH_FIRST = {
@@ -152,19 +151,7 @@ def build_serve_bundle(
     if not apps or len(set(names)) != len(names):
         raise ValueError(f"Serve application names must be unique: {names}")
     table = allocate_serve(apps, nodes, traffic_shape=traffic_shape)
-    config = serve_config(
-        apps,
-        table.serve,
-        http_port=SERVE_HTTP_PORT,
-        model_of={a.name: model_ref(a.spec, a.layout.weight_dtype) for a in apps},
-        # Inside a Serve replica vLLM runs its TP × PP workers as local processes on the GPUs
-        # Ray gave the replica; it must not try to join the Ray cluster itself.
-        args_of={
-            a.name: (*serve_args(a.spec, a.layout), "--distributed-executor-backend", "mp")
-            for a in apps
-        },
-        ongoing_of={a.name: max_ongoing_requests(a.layout) for a in apps},
-    )
+    config = serve_config(apps, table.serve, http_port=SERVE_HTTP_PORT)
     files = [
         BundleFile(name=SERVE_CONFIG_FILE, text=serve_yaml(config)),
         BundleFile(name=f"{SERVE_APP_MODULE}.py", text=serve_app_module()),

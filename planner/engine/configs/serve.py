@@ -2,41 +2,44 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from planner.engine.configs.serve_app import SERVE_APP_MODULE
+from planner.engine.configs.vllm import model_ref, serve_args
 
 if TYPE_CHECKING:
     from planner.engine.configs.allocate import ServeApp
     from planner.engine.configs.allocation import ServeReplicas
+    from planner.engine.configs.layout import BundleLayout
 
 SERVE_CONFIG_FILE = "serve.yaml"
 
 
 def serve_config(
-    apps: Sequence[ServeApp],
-    bounds: Sequence[ServeReplicas],
-    *,
-    http_port: int,
-    model_of: Mapping[str, str],
-    args_of: Mapping[str, Sequence[str]],
-    ongoing_of: Mapping[str, int],
+    apps: Sequence[ServeApp], bounds: Sequence[ServeReplicas], *, http_port: int
 ) -> dict[str, Any]:
     """Return the Serve config as a dict (validated by ray.serve.schema.ServeDeploySchema)."""
     by_name = {b.application: b for b in bounds}
     applications = []
     for app in apps:
         b = by_name[app.name]
-        per_replica = ongoing_of[app.name]
+        per_replica = max_ongoing_requests(app.layout)
+        # Inside a Serve replica vLLM runs its TP × PP workers as local processes on the GPUs
+        # Ray gave the replica; it must not try to join the Ray cluster itself.
+        vllm_args = [*serve_args(app.spec, app.layout), "--distributed-executor-backend", "mp"]
         applications.append(
             {
                 "name": app.name,
                 "route_prefix": app.route_prefix,
                 "import_path": f"{SERVE_APP_MODULE}:app",
-                "args": {"model": model_of[app.name], "vllm_args": list(args_of[app.name])},
+                "args": {
+                    "model": model_ref(app.spec, app.layout.weight_dtype),
+                    "vllm_args": vllm_args,
+                },
                 "deployments": [
                     {
                         "name": "VLLMDeployment",
@@ -59,6 +62,11 @@ def serve_config(
         "http_options": {"host": "0.0.0.0", "port": http_port},
         "applications": applications,
     }
+
+
+def max_ongoing_requests(layout: BundleLayout) -> int:
+    """Return the per-replica concurrency Serve should route (the KV cache's capacity)."""
+    return max(1, math.floor(layout.max_concurrency_per_replica + 1e-9))
 
 
 def serve_yaml(config: Mapping[str, Any]) -> str:
