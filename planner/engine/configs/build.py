@@ -11,6 +11,7 @@ import yaml
 from planner.engine.configs.allocation import BundleClash, Process, ProcessKind
 from planner.engine.configs.bundle import Bundle, build_bundle
 from planner.engine.configs.layout import BundleLayout, Variant
+from planner.engine.configs.scripts import env_words
 from planner.engine.configs.serve_app import SERVE_APP_MODULE
 from planner.engine.configs.vllm_flags import SOURCE, VLLM_VERSION
 from planner.engine.result import Candidate
@@ -89,5 +90,4 @@ def configs_of(bundle: Bundle) -> dict[str, Any]:
 
 def _command(p: Process) -> str:
     """Return the process's shell line (environment, then the quoted argv)."""
-    env = [f"{k}={shlex.quote(v)}" for k, v in p.env]
-    return " ".join([*env, shlex.join(p.argv)])
+    return " ".join(part for part in (env_words(p.env), shlex.join(p.argv)) if part)

@@ -13,16 +13,21 @@ if TYPE_CHECKING:
     from planner.engine.configs.layout import BundleLayout
 
 
+def _repo_name(spec: PlanSpec) -> str:
+    """Return the repository's last part as a name (`Qwen/Qwen2.5-72B` -> `qwen2.5-72b`)."""
+    return to_name(spec.hf_repo.rstrip("/").split("/")[-1])
+
+
 def model_ref(spec: PlanSpec, dtype: str) -> str:
     """Return the checkpoint to serve; a quantized one is expected under /models/ (README)."""
     if dtype in ("int8", "int4") and not (spec.pre_quantized and spec.weight_dtype == dtype):
-        return f"/models/{to_name(spec.hf_repo.rstrip('/').split('/')[-1])}-{dtype}"
+        return f"/models/{_repo_name(spec)}-{dtype}"
     return spec.hf_repo
 
 
 def served_model_name(spec: PlanSpec) -> str:
     """Return the name clients put in `model` (the catalog slug, else the repository's name)."""
-    return spec.model_slug or to_name(spec.hf_repo.rstrip("/").split("/")[-1])
+    return spec.model_slug or _repo_name(spec)
 
 
 def serve_args(spec: PlanSpec, layout: BundleLayout) -> tuple[str, ...]:
