@@ -174,7 +174,7 @@ class PlanViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
         try:
             archive, name = plan_archive(plan, candidate, request.query_params.get("variant", ""))
         except BundleUnavailable as exc:
-            return Response({"candidate" if candidate else "configs": [str(exc)]}, status=400)
+            return Response({exc.field: [str(exc)]}, status=400)
         response = HttpResponse(archive, content_type="application/zip")
         response["Content-Disposition"] = f'attachment; filename="{name}"'
         return response

@@ -33,7 +33,12 @@ BUNDLE_VARIANT_KEYS = ("single-mp", "A-mp", "B-mp", "B-ray", "C-ray")
 
 
 class BundleUnavailable(ValueError):
-    """No bundle can be built for this candidate; the message says why (shown to the user)."""
+    """No bundle can be built for this candidate; the message says why (shown to the user) and
+    `field` names the request parameter it is about (candidate, variant, or configs)."""
+
+    def __init__(self, message: str, *, field: str = "candidate") -> None:
+        super().__init__(message)
+        self.field = field
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -343,7 +348,8 @@ def plan_bundle(plan: Any, candidate_id: str, variant_key: str = "") -> dict[str
         if variant_key not in options:
             raise BundleUnavailable(
                 _("Variant %(variant)s does not apply to %(layout)s; choose one of %(choices)s.")
-                % {"variant": variant_key, "layout": layout.label, "choices": ", ".join(options)}
+                % {"variant": variant_key, "layout": layout.label, "choices": ", ".join(options)},
+                field="variant",
             )
         variant = options[variant_key]
     else:

@@ -74,7 +74,8 @@ def plan_archive(plan: Any, candidate_id: str = "", variant: str = "") -> tuple[
         refused = result.configs.get("refused") or []
         raise BundleUnavailable(
             _("This plan has no deployment bundle: %(why)s")
-            % {"why": "; ".join(refused) or _("nothing fits the offered GPUs")}
+            % {"why": "; ".join(refused) or _("nothing fits the offered GPUs")},
+            field="configs",
         )
     return config_archive(result, files), name
 

@@ -90,6 +90,12 @@ def test_unknown_candidate_or_variant_is_a_400_naming_it(s2b_plan, viewer_api, c
     api = viewer_api.get(f"{PLANS}{s2b_plan.public_id}/configs/", {"candidate": "nope"})
     assert api.status_code == 400
     assert "nope" in api.json()["candidate"][0]
+    best = s2b_plan.result["recommendation"]["candidate_id"]
+    api = viewer_api.get(
+        f"{PLANS}{s2b_plan.public_id}/configs/", {"candidate": best, "variant": "A-mp"}
+    )
+    assert api.status_code == 400
+    assert "A-mp" in api.json()["variant"][0]
     client.force_login(viewer)
     url = reverse("planner:plan-export", kwargs={"public_id": s2b_plan.public_id, "fmt": "zip"})
     best = s2b_plan.result["recommendation"]["candidate_id"]
