@@ -37,6 +37,7 @@ class ChartLines:
     ttft_slo_ms: float | None = None
     itl_plan_ms: float | None = None
     itl_slo_ms: float | None = None
+    gpu_memory_alert_pct: float | None = None  # the target's GPU memory alert rule
 
 
 def _lines(plan: float | None, slo: float | None, plan_name: Any) -> tuple[RefLine, ...]:
@@ -383,8 +384,12 @@ def ray_charts() -> list[Chart]:
     ]
 
 
-def gpu_charts() -> list[Chart]:
-    """Charts of one machine's GPU exporter, one trace (or heatmap row) per GPU."""
+def gpu_charts(lines: ChartLines | None = None) -> list[Chart]:
+    """Charts of one machine's GPU exporter, one trace (or heatmap row) per GPU.
+
+    The memory chart draws the threshold of the target's GPU memory alert rule, where it has one.
+    """
+    alert = (lines or ChartLines()).gpu_memory_alert_pct
     no_gpu = _(
         "No GPU reading in this range: the exporter answered without GPU series, or it was "
         "not polled successfully yet."
@@ -413,7 +418,7 @@ def gpu_charts() -> list[Chart]:
             {"gpu.memory_used_pct": _("GPU")},
             no_gpu,
             label="gpu",
-            lines=(RefLine(y=95.0, name=_("alert line"), kind="slo"),),
+            lines=() if alert is None else (RefLine(y=alert, name=_("alert line"), kind="slo"),),
         ),
         Chart(
             "chart-gpu-temperature",

@@ -223,7 +223,7 @@ REGISTRY: dict[str, Kind] = {
         ),
         Kind(
             name=TargetKind.GPU,
-            charts=lambda lines: charts.gpu_charts(),
+            charts=charts.gpu_charts,
             tiles=_gpu_tiles,
             default_rules=_gpu_rules,
             tile_template="monitoring/partials/tiles/gpu.html",

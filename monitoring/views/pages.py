@@ -6,7 +6,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, Q
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
@@ -188,10 +188,11 @@ def comparison_for_page(
         return None, window, str(exc)
 
 
-def chart_lines(comparison: PlanComparison | None) -> charts.ChartLines:
-    """Return the plan's and the SLO's lines for a vLLM target's charts."""
+def chart_lines(comparison: PlanComparison | None, rules: list[AlertRule]) -> charts.ChartLines:
+    """Return the plan's, the SLO's and the alert rules' lines for a target's charts."""
+    gpu_memory = _rule_threshold(rules, GPU_MEMORY_SERIES)
     if comparison is None:
-        return charts.ChartLines()
+        return charts.ChartLines(gpu_memory_alert_pct=gpu_memory)
     ttft, itl = comparison.row(Quantity.TTFT_P95), comparison.row(Quantity.ITL_P95)
     return charts.ChartLines(
         kv_plan_pct=_kv_plan_pct(comparison),
@@ -199,7 +200,18 @@ def chart_lines(comparison: PlanComparison | None) -> charts.ChartLines:
         ttft_slo_ms=comparison.ttft_slo_ms,
         itl_plan_ms=itl.planned if itl else None,
         itl_slo_ms=comparison.itl_slo_ms,
+        gpu_memory_alert_pct=gpu_memory,
     )
+
+
+GPU_MEMORY_SERIES = "gpu.memory_used_pct"
+
+
+def _rule_threshold(rules: list[AlertRule], series: str) -> float | None:
+    """Return the threshold of the enabled rule on `series`: the target's own, else the fleet's."""
+    enabled = [r for r in rules if r.enabled and r.series == series]
+    own = [r for r in enabled if r.target_id is not None]
+    return (own or enabled)[0].threshold if enabled else None
 
 
 def _target_context(request: HttpRequest, target: Target) -> dict[str, Any]:
@@ -214,8 +226,9 @@ def _target_context(request: HttpRequest, target: Target) -> dict[str, Any]:
         "refresh_ms": _refresh_ms(target),
         "ranges": selectors.RANGES,
         "events": selectors.recent_events(target=target, limit=20),
-        "rules": AlertRule.objects.filter(target=target).order_by("name")
-        | AlertRule.objects.filter(target__isnull=True),
+        "rules": list(
+            AlertRule.objects.filter(Q(target=target) | Q(target__isnull=True)).order_by("name")
+        ),
         "can_edit": is_planner(request.user),
         "comparison": comparison,
         "comparison_error": error,
@@ -230,7 +243,9 @@ class TargetDetailView(View):
             Target.objects.defer("token").select_related("plan", "decision"), pk=pk
         )
         context = _target_context(request, target)
-        context["charts"] = context["kind"].charts(chart_lines(context["comparison"]))
+        context["charts"] = context["kind"].charts(
+            chart_lines(context["comparison"], context["rules"])
+        )
         return render(request, "monitoring/target_detail.html", context)
 
 

@@ -209,3 +209,20 @@ def test_fleet_sums_of_several_keys_cost_the_queries_of_one(viewer_api, make_tar
     assert set(by_key["vllm.requests_waiting"]["v"]) == {6.0}  # 3 + 3, each bucket
     assert set(one["series"][0]["v"]) == set(by_key["vllm.requests_running"]["v"]) == {4.0}
     assert by_key["vllm.prompt_tokens_per_s"]["t"] == []
+
+
+def test_the_gpu_memory_chart_draws_the_targets_own_alert_threshold(viewer_client, make_target):
+    from monitoring.kinds import GPU_MEMORY_FULL_PCT
+
+    target = make_target(kind="gpu", base_url="http://127.0.0.1:9/gpu")
+    rule = AlertRule.objects.get(target=target, series="gpu.memory_used_pct")
+
+    def memory_lines() -> list[float]:
+        charts = viewer_client.get(target.get_absolute_url()).context["charts"]
+        return [line.y for line in next(c for c in charts if c.id == "chart-gpu-memory").lines]
+
+    assert memory_lines() == [GPU_MEMORY_FULL_PCT]  # the default rule
+    AlertRule.objects.filter(pk=rule.pk).update(threshold=88.0)
+    assert memory_lines() == [88.0]  # an edited rule moves the line
+    AlertRule.objects.filter(pk=rule.pk).update(enabled=False)
+    assert memory_lines() == []  # no rule, no line
