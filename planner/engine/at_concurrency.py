@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from planner.engine.assumptions import DEFAULT_ASSUMPTIONS, GIB, Assumptions
-from planner.engine.layouts import evaluate, group_nodes
+from planner.engine.layouts import evaluate, group_nodes, spec_assumptions
 from planner.engine.serving import predict
 from planner.engine.spec import Layout, PlanSpec
 
@@ -80,16 +80,12 @@ def _evaluate(
     group = next((g for g in group_nodes(spec.hardware.nodes) if g.gpu_slug == layout.gpu), None)
     if group is None:
         raise LayoutUnavailable(f"no {layout.gpu} nodes in the plan's hardware")
-    overlap = (
-        spec.network.overlap_factor if spec.network.overlap_factor is not None else a.overlap_factor
-    )
     cand = evaluate(
         spec,
         group,
         Layout(tp=layout.tp, pp=layout.pp, replicas=1),
         dtype=layout.weight_dtype,
-        a=a,
-        overlap=overlap,
+        a=spec_assumptions(spec, a),
         pinned=True,
     )
     if cand is None:

@@ -62,6 +62,13 @@ def group_nodes(nodes: Sequence[Node]) -> list[NodeGroup]:
     return out
 
 
+def spec_assumptions(spec: PlanSpec, a: Assumptions) -> Assumptions:
+    """Return `a` with the figures the spec measured itself (the communication overlap)."""
+    if spec.network.overlap_factor is None:
+        return a
+    return replace(a, overlap_factor=spec.network.overlap_factor)
+
+
 def _shape(tp: int, pp: int, g: int) -> tuple[str, int] | None:
     """Return (kind, nodes per replica) of TP×PP on nodes of g GPUs, or None if impossible."""
     gpus = tp * pp
@@ -93,7 +100,6 @@ def evaluate(
     *,
     dtype: str,
     a: Assumptions,
-    overlap: float,
     pinned: bool = False,
     fill_nodes: bool = True,
 ) -> Candidate | None:
@@ -195,7 +201,7 @@ def evaluate(
         max_num_seqs=mns,
         max_num_batched_tokens=mnbt,
         a=a,
-        overlap=overlap,
+        overlap=a.overlap_factor,
     )
     perf = estimate(ctx, wl, replicas=replicas, balancer_efficiency=a.balancer_efficiency)
     worst = mem.worst
@@ -261,7 +267,7 @@ def evaluate(
 
 
 def enumerate_candidates(
-    spec: PlanSpec, group: NodeGroup, *, dtype: str, a: Assumptions, overlap: float
+    spec: PlanSpec, group: NodeGroup, *, dtype: str, a: Assumptions
 ) -> list[Candidate]:
     """Return every sensible layout on this node group, evaluated."""
     arch = spec.architecture
@@ -282,7 +288,7 @@ def enumerate_candidates(
                 continue
             if kind == "cross-node-pp" and tp * pp % g:
                 continue
-            cand = evaluate(spec, group, Layout(tp=tp, pp=pp), dtype=dtype, a=a, overlap=overlap)
+            cand = evaluate(spec, group, Layout(tp=tp, pp=pp), dtype=dtype, a=a)
             if cand is None:
                 continue
             out.append(cand)
@@ -293,7 +299,6 @@ def enumerate_candidates(
                     Layout(tp=tp, pp=pp),
                     dtype=dtype,
                     a=a,
-                    overlap=overlap,
                     fill_nodes=False,
                 )
                 if single is not None:

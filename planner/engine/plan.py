@@ -15,6 +15,7 @@ from planner.engine.layouts import (
     evaluate,
     group_nodes,
     score_candidates,
+    spec_assumptions,
 )
 from planner.engine.memory import default_batched_tokens, kv_bytes_per_token
 from planner.engine.network import Link, domain_example, inter_node_link, intra_node_link
@@ -73,7 +74,7 @@ def _run(
     for group in groups:
         if only_gpu is not None and group.gpu_slug != only_gpu:
             continue
-        cands += enumerate_candidates(spec, group, dtype=dtype, a=a, overlap=a.overlap_factor)
+        cands += enumerate_candidates(spec, group, dtype=dtype, a=a)
     return score_candidates(spec, cands)
 
 
@@ -117,9 +118,7 @@ def _quant_option(dtype: str, cands: list[Candidate]) -> QuantizationOption:
 
 def plan(spec: PlanSpec, assumptions: Assumptions | None = None) -> PlanResult:
     """Return the recommendation, every candidate layout, signals, placement, configs, pitfalls."""
-    a = assumptions or DEFAULT_ASSUMPTIONS
-    if spec.network.overlap_factor is not None:
-        a = replace(a, overlap_factor=spec.network.overlap_factor)
+    a = spec_assumptions(spec, assumptions or DEFAULT_ASSUMPTIONS)
     requested = spec.weight_dtype
     groups = group_nodes(spec.hardware.nodes)
     by_dtype: dict[str, list[Candidate]] = {requested: _run(spec, requested, a, groups)}
@@ -171,9 +170,7 @@ def plan(spec: PlanSpec, assumptions: Assumptions | None = None) -> PlanResult:
     if spec.pinned is not None:
         # A pinned layout keeps the weight dtype the user asked for: it is never quantized
         # behind their back; when it does not fit at that dtype, the verdict says so and why.
-        pinned_c = evaluate(
-            spec, group, spec.pinned, dtype=requested, a=a, overlap=a.overlap_factor, pinned=True
-        )
+        pinned_c = evaluate(spec, group, spec.pinned, dtype=requested, a=a, pinned=True)
         if pinned_c is not None:
             scored = score_candidates(spec, [*cands, pinned_c])
             pinned = with_serving(spec, next(c for c in scored if c.pinned), a)

@@ -95,7 +95,6 @@ def test_replicas_never_lower_total_throughput(slug, tp, replicas, concurrency):
             Layout(tp=tp, pp=1, replicas=r),
             dtype="bf16",
             a=A,
-            overlap=0.0,
             pinned=True,
         )
 
