@@ -60,13 +60,12 @@ def allocate(
     spec: PlanSpec, layout: BundleLayout, nodes: Sequence[Node], variant: Variant
 ) -> AllocationTable:
     """Return the allocation table of one model deployed as `variant` (routes single, A, B)."""
+    if variant.route == "C":
+        raise ValueError("Route C is allocated by allocate_serve")
     by_name = _nodes_by_name(layout.host_names, nodes)
     procs: dict[str, list[Process]] = {h: [] for h in layout.host_names}
     model = model_ref(spec, layout.weight_dtype)
     common = serve_args(spec, layout)
-    api_endpoints = 0
-    if variant.route == "C":
-        raise ValueError("Route C is allocated by allocate_serve")
     if variant.backend == "ray":
         head = layout.hosts[0][0]
         _ray_nodes(procs, by_name, head, {h: layout.gpus_per_node for h in procs})
@@ -76,7 +75,6 @@ def allocate(
         slot = slot_of.get(first, 0)
         slot_of[first] = slot + 1
         port = API_PORT + slot
-        api_endpoints += 1
         if variant.backend == "ray":
             argv = ("vllm", "serve", model, *common, "--distributed-executor-backend", "ray")
             procs[first].append(
@@ -155,7 +153,7 @@ def allocate(
                     env=_cuda_env(gpus),
                 )
             )
-    if api_endpoints > 1:
+    if len(layout.hosts) > 1:  # one API server per replica: Nginx balances them
         balancer = layout.hosts[0][0]
         procs[balancer].append(
             Process(

@@ -24,6 +24,7 @@ from planner.engine.configs.allocation import (
     BundleClash,
     Clash,
     ClashKind,
+    Process,
     ProcessKind,
     script_clashes,
     table_clashes,
@@ -274,5 +275,5 @@ def _is_launch(kind: ProcessKind, gpus: tuple[int, ...]) -> bool:
     return not (kind is ProcessKind.VLLM and not gpus)
 
 
-def _names(processes: Sequence[Any]) -> tuple[str, ...]:
+def _names(processes: Sequence[Process]) -> tuple[str, ...]:
     return tuple(p.name for p in processes)
