@@ -219,24 +219,27 @@ _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9]|[A-Za-z0-9]")
 # Where a script connects to a host: a URL's host, the value of --address / --master-addr, or
 # HOST:PORT (IPv6 in brackets or bare). A plain word is not a use: a host called `dev`, `host` or
 # `docker` must not clash with `/dev/null`, `${1:-host}` or `docker run`.
-_ADDRESS_USE = re.compile(
-    r"(?:(?<=//)|(?<=@)|(?<=--address=)|(?<=--address )|(?<=--master-addr ))"
-    r"(?P<value>\[[0-9A-Fa-f:.]+\]|[0-9A-Za-z.:-]+)"
-    r"|(?<![0-9A-Za-z.:\[-])(?P<host>\[[0-9A-Fa-f:.]+\]|[0-9A-Za-z.:-]+?):[0-9]+(?![0-9A-Za-z.:-])"
-)
+_ADDRESS_RUN = re.compile(r"[0-9A-Za-z.:\[\]-]+")
+_CONNECT_PREFIXES = ("//", "@", "--address=", "--address ", "--master-addr ")
 _PORT_SUFFIX = re.compile(r":[0-9]+$")
 
 
 def _addresses_used(text: str, known: Mapping[str, object]) -> set[str]:
     """Return the host names and addresses of `known` that the script connects to."""
     used = set()
-    for m in _ADDRESS_USE.finditer(text):
-        raw = m.group("value") or m.group("host")
-        for ident in (raw, _PORT_SUFFIX.sub("", raw)):
-            ident = ident.removeprefix("[").removesuffix("]")
-            if ident in known:
-                used.add(ident)
-                break
+    for line in text.splitlines():
+        if ":" not in line and "@" not in line and "-addr" not in line and "--address" not in line:
+            continue  # most lines connect nowhere: skip them cheaply
+        for m in _ADDRESS_RUN.finditer(line):
+            run = m.group()
+            bare = _PORT_SUFFIX.sub("", run) if ":" in run else run
+            if bare == run and not line.endswith(_CONNECT_PREFIXES, 0, m.start()):
+                continue  # neither HOST:PORT nor after a URL scheme or an address flag
+            for ident in (run, bare):
+                ident = ident.removeprefix("[").removesuffix("]")
+                if ident in known:
+                    used.add(ident)
+                    break
     return used
 
 
