@@ -236,7 +236,13 @@ def maintain() -> None:
 )
 def deliver_webhook(self, *, event_id: int, transition: str) -> None:
     """POST an event transition as JSON to its rule's webhook; retry transport errors and 5xx."""
-    event = AlertEvent.objects.select_related("rule", "target").filter(pk=event_id).first()
+    # Never the target's token: one no key can read (rotated away) must not stop its alerts.
+    event = (
+        AlertEvent.objects.select_related("rule", "target")
+        .defer("target__token")
+        .filter(pk=event_id)
+        .first()
+    )
     if event is None or not event.rule.webhook_url:
         return
     url = event.rule.webhook_url

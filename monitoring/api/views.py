@@ -183,9 +183,9 @@ def target_state_payload(target: Target, *, user: Any = None) -> dict[str, Any]:
         "latest": target.latest,
         "info": info,
         "open_events": AlertEventSerializer(
-            AlertEvent.objects.filter(target=target, resolved_at__isnull=True).select_related(
-                "rule", "target"
-            ),
+            AlertEvent.objects.filter(target=target, resolved_at__isnull=True)
+            .select_related("rule", "target")
+            .defer("target__token"),
             many=True,
         ).data,
     }

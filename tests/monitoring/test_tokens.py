@@ -98,3 +98,51 @@ def test_the_token_is_sent_as_a_bearer_and_never_logged(make_target, http_server
     assert SECRET not in caplog.text
     target.refresh_from_db()
     assert SECRET not in target.last_error
+
+
+@pytest.fixture
+def unreadable_token_alerting(make_target, http_server):
+    """A target whose saved token no key can decrypt (keys rotated away), with an open alert
+    that has a webhook: exactly when its owners need the alert to get through."""
+    from datetime import UTC, datetime
+
+    from monitoring.alerting import alerts_evaluate
+    from monitoring.services import alert_rule_create, alert_rule_webhook_set
+
+    base, script = http_server
+    target = make_target(token=SECRET)
+    rule = alert_rule_create(
+        name="down", target=target, series="poll.up", threshold=0.5, comparison="lt"
+    )
+    alert_rule_webhook_set(rule=rule, url=f"{base}/hook")
+    (event, _), *_ = [
+        t
+        for t in alerts_evaluate(target=target, values={"poll.up": 0.0}, now=datetime.now(UTC))
+        if t[0].rule_id == rule.pk
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE monitoring_target SET token = %s WHERE id = %s",
+            ["gAAAAA-rotated-away", target.pk],
+        )
+    return target, event, script
+
+
+def test_an_unreadable_token_does_not_break_the_state_api(unreadable_token_alerting, viewer_api):
+    target, event, _ = unreadable_token_alerting
+
+    response = viewer_api.get(f"/api/v1/monitoring/targets/{target.pk}/state/")
+
+    assert response.status_code == 200
+    assert [e["id"] for e in response.json()["open_events"]] == [event.pk]
+
+
+@pytest.mark.enable_socket
+def test_an_unreadable_token_does_not_stop_the_alerts_webhook(unreadable_token_alerting):
+    from monitoring.tasks import deliver_webhook
+
+    _, event, script = unreadable_token_alerting
+
+    deliver_webhook.apply(kwargs={"event_id": event.pk, "transition": "opened"}, throw=True)
+
+    assert [path for path, _, _ in script.posts] == ["/hook"]
