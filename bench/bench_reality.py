@@ -2,7 +2,8 @@
 
 - one replica's prediction at an observed concurrency: steady state (what calibration calls) and
   with the simulated p95s (what every plan-comparison page and API call makes per target);
-- a calibration fit on 2 replicas × 7 concurrency levels of simulated S1 measurements.
+- a calibration fit on 2 replicas × 7 concurrency levels of simulated S1 measurements, on the
+  plan's 2 nodes and on a 1,000-node fleet.
 Repeat: `/work/main/.venv/bin/python bench/bench_reality.py`
 """
 
@@ -91,9 +92,11 @@ def main() -> None:
             f"predict one replica at {level:>2} running: {mean:6.1f} ms steady state, "
             f"{p95:6.1f} ms with simulated p95s"
         )
-    obs = observations(spec)
-    fit = cpu_ms(lambda: fit_calibration(obs), 3)
-    print(f"calibration fit, {len(obs)} observations   : {fit:6.0f} ms CPU")
+    for nodes in (2, 1000):
+        fleet = spec_from_dict({**S1, "hardware": {**S1["hardware"], "node_count": nodes}})
+        obs = observations(fleet)
+        fit = cpu_ms(lambda o=obs: fit_calibration(o), 3)
+        print(f"calibration fit, {len(obs)} observations, {nodes:>4} nodes: {fit:6.0f} ms CPU")
 
 
 if __name__ == "__main__":
