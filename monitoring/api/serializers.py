@@ -119,6 +119,8 @@ class AlertRuleSerializer(serializers.ModelSerializer):
             "created_at",
         ]
         read_only_fields = ["is_default", "created_at"]
+        # The rule's target is looked up without its token (one no key reads must not matter).
+        extra_kwargs = {"target": {"queryset": Target.objects.defer("token")}}
 
     @extend_schema_field(serializers.CharField(allow_null=True))
     def get_webhook_url(self, rule: AlertRule) -> str | None:

@@ -146,3 +146,18 @@ def test_an_unreadable_token_does_not_stop_the_alerts_webhook(unreadable_token_a
     deliver_webhook.apply(kwargs={"event_id": event.pk, "transition": "opened"}, throw=True)
 
     assert [path for path, _, _ in script.posts] == ["/hook"]
+
+
+def test_a_rule_can_be_added_to_a_target_whose_token_is_unreadable(
+    unreadable_token_alerting, planner_api
+):
+    target, _, _ = unreadable_token_alerting
+
+    response = planner_api.post(
+        "/api/v1/monitoring/alert-rules/",
+        {"name": "busy", "target": target.pk, "series": "vllm.requests_waiting", "threshold": 5},
+        format="json",
+    )
+
+    assert response.status_code == 201, response.content
+    assert response.json()["target"] == target.pk
