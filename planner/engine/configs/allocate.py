@@ -17,6 +17,7 @@ from planner.engine.configs.allocation import (
 from planner.engine.configs.layout import BundleLayout, Variant
 from planner.engine.configs.serve import SERVE_CONFIG_FILE
 from planner.engine.configs.vllm import model_ref, serve_args
+from planner.engine.result import Backend, Route
 from planner.engine.spec import Node, PlanSpec
 
 API_PORT = 8000  # each replica's OpenAI API; the next replica on a host takes the next port
@@ -60,13 +61,13 @@ def allocate(
     spec: PlanSpec, layout: BundleLayout, nodes: Sequence[Node], variant: Variant
 ) -> AllocationTable:
     """Return the allocation table of one model deployed as `variant` (routes single, A, B)."""
-    if variant.route == "C":
+    if variant.route == Route.C:
         raise ValueError("Route C is allocated by allocate_serve")
     by_name = _nodes_by_name(layout.host_names, nodes)
     procs: dict[str, list[Process]] = {h: [] for h in layout.host_names}
     model = model_ref(spec, layout.weight_dtype)
     common = serve_args(spec, layout)
-    if variant.backend == "ray":
+    if variant.backend == Backend.RAY:
         head = layout.hosts[0][0]
         _ray_nodes(procs, by_name, head, {h: layout.gpus_per_node for h in procs})
     slot_of: dict[str, int] = {}
@@ -75,7 +76,7 @@ def allocate(
         slot = slot_of.get(first, 0)
         slot_of[first] = slot + 1
         port = API_PORT + slot
-        if variant.backend == "ray":
+        if variant.backend == Backend.RAY:
             argv = ("vllm", "serve", model, *common, "--distributed-executor-backend", "ray")
             procs[first].append(
                 Process(
@@ -194,8 +195,8 @@ def allocate_serve(
     )
     usable = [by_name[h].usable_gpus for h in hosts]
     return AllocationTable(
-        route="C",
-        backend="ray",
+        route=Route.C,
+        backend=Backend.RAY,
         hosts=_host_rows(procs, by_name),
         serve=serve_bounds(apps, usable, traffic_shape=traffic_shape),
     )

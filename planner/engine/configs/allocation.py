@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from planner.engine.result import Backend, Route
+
 
 class ProcessKind(StrEnum):
     VLLM = "vllm"  # vllm serve with the OpenAI API (a replica, or node-rank 0)
@@ -65,8 +67,8 @@ class ServeReplicas:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AllocationTable:
-    route: str
-    backend: str
+    route: Route
+    backend: Backend
     hosts: tuple[HostAllocation, ...]
     serve: tuple[ServeReplicas, ...] = ()
 

@@ -14,19 +14,19 @@ from planner.engine.configs.layout import BundleLayout, Variant
 from planner.engine.configs.scripts import env_words
 from planner.engine.configs.serve_app import SERVE_APP_MODULE
 from planner.engine.configs.vllm_flags import SOURCE, VLLM_VERSION
-from planner.engine.result import Candidate
+from planner.engine.result import Backend, Candidate, Route
 from planner.engine.spec import Node, PlanSpec
 
 
 def build_configs(
-    spec: PlanSpec, best: Candidate, nodes: Sequence[Node], *, route: str, backend: str
+    spec: PlanSpec, best: Candidate, nodes: Sequence[Node], *, route: Route, backend: Backend
 ) -> dict[str, Any]:
     """Return the recommended bundle: its files, allocation table and steps, plus the commands
     by kind (`vllm_serve`, `ray_start`, `serve_config`) for the result page and the API."""
     base: dict[str, Any] = {"vllm_version": VLLM_VERSION, "vllm_flags_source": SOURCE}
     try:
         bundle = build_bundle(
-            spec, BundleLayout.from_candidate(best), nodes, Variant(route, backend)
+            spec, BundleLayout.from_candidate(best), nodes, Variant(Route(route), Backend(backend))
         )
     except BundleClash as exc:
         return {**base, **empty_configs(), "refused": [str(c) for c in exc.clashes]}

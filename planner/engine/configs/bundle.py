@@ -41,6 +41,7 @@ from planner.engine.configs.scripts import (
 from planner.engine.configs.serve import SERVE_CONFIG_FILE, serve_config, serve_yaml
 from planner.engine.configs.serve_app import SERVE_APP_MODULE, serve_app_module
 from planner.engine.configs.vllm import model_ref
+from planner.engine.result import Backend, Route
 from planner.engine.spec import Node, PlanSpec
 
 _LAUNCH_FIRST = {
@@ -75,8 +76,8 @@ class BundleFile:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Bundle:
-    route: str
-    backend: str
+    route: Route
+    backend: Backend
     models: tuple[str, ...]  # display names, one per model
     labels: tuple[str, ...]  # layouts, e.g. TP4×PP2×1
     image: str
@@ -118,7 +119,7 @@ def build_bundle(
     spec: PlanSpec, layout: BundleLayout, nodes: Sequence[Node], variant: Variant
 ) -> Bundle:
     """Return the bundle of one model deployed as `variant`; raise BundleClash when it clashes."""
-    if variant.route == "C":
+    if variant.route == Route.C:
         name = spec.model_slug or to_name(spec.model_name)
         app = ServeApp(spec=spec, layout=layout, name=name, route_prefix="/")
         return build_serve_bundle([app], nodes, traffic_shape=spec.workload.traffic_shape)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from planner.engine.result import Candidate, layout_label
+from planner.engine.result import Backend, Candidate, Route, layout_label
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -62,8 +62,8 @@ class BundleLayout:
 class Variant:
     """A route and executor backend a layout can be deployed with."""
 
-    route: str  # single | A | B | C
-    backend: str  # mp | ray
+    route: Route  # single | A | B | C
+    backend: Backend  # mp | ray
 
     @property
     def key(self) -> str:
@@ -73,9 +73,9 @@ class Variant:
 def variants(layout: BundleLayout) -> tuple[Variant, ...]:
     """Return every way this layout can be deployed, the plain one first."""
     if layout.spans_nodes:
-        return (Variant("B", "mp"), Variant("B", "ray"))
-    plain = Variant("single", "mp") if layout.replicas == 1 else Variant("A", "mp")
-    return (plain, Variant("C", "ray"))
+        return (Variant(Route.B, Backend.MP), Variant(Route.B, Backend.RAY))
+    plain = Variant(Route.SINGLE if layout.replicas == 1 else Route.A, Backend.MP)
+    return (plain, Variant(Route.C, Backend.RAY))
 
 
 def default_variant(
@@ -91,5 +91,5 @@ def default_variant(
     if recommended is not None and recommended in options:
         return recommended
     if layout.spans_nodes and pool_kind == "shared":
-        return Variant("B", "ray")
+        return Variant(Route.B, Backend.RAY)
     return options[0]
