@@ -1,8 +1,17 @@
-"""Admin for monitoring targets, alert rules and events (the token is never shown)."""
+"""Admin for monitoring targets, alert rules and events (the token is never shown or read)."""
 
 from django.contrib import admin
 
 from monitoring.models import TARGET_POLL_STATE_FIELDS, AlertEvent, AlertRule, Target
+
+
+class WithoutTargetTokens(admin.ModelAdmin):
+    """Target choices and rows without their token: one no key decrypts must not break a page."""
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.related_model is Target:
+            kwargs["queryset"] = Target.objects.defer("token")
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
 
 @admin.register(Target)
@@ -18,14 +27,20 @@ class TargetAdmin(admin.ModelAdmin):
 
 
 @admin.register(AlertRule)
-class AlertRuleAdmin(admin.ModelAdmin):
+class AlertRuleAdmin(WithoutTargetTokens):
     list_display = ("name", "target", "series", "comparison", "threshold", "duration_s", "enabled")
     list_filter = ("enabled", "is_default")
     search_fields = ("name", "series")
 
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("target").defer("target__token")
+
 
 @admin.register(AlertEvent)
-class AlertEventAdmin(admin.ModelAdmin):
+class AlertEventAdmin(WithoutTargetTokens):
     list_display = ("message", "target", "opened_at", "resolved_at")
     list_filter = ("resolved_at",)
     list_select_related = ("target", "rule")
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).defer("target__token")

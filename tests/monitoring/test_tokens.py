@@ -161,3 +161,19 @@ def test_a_rule_can_be_added_to_a_target_whose_token_is_unreadable(
 
     assert response.status_code == 201, response.content
     assert response.json()["target"] == target.pk
+
+
+def test_the_admin_pages_of_rules_and_events_survive_an_unreadable_token(
+    unreadable_token_alerting, admin_client_
+):
+    target, event, _ = unreadable_token_alerting
+
+    for url in (
+        "/admin/monitoring/target/",
+        f"/admin/monitoring/target/{target.pk}/change/",
+        "/admin/monitoring/alertevent/",
+        f"/admin/monitoring/alertevent/{event.pk}/change/",
+        "/admin/monitoring/alertrule/",
+        f"/admin/monitoring/alertrule/{event.rule_id}/change/",
+    ):
+        assert admin_client_.get(url).status_code == 200, url
