@@ -18,6 +18,7 @@ from planner.engine.configs.allocate import UnknownHost
 from planner.engine.configs.allocation import BundleClash
 from planner.engine.configs.bundle import build_bundle
 from planner.engine.configs.layout import (
+    ALL_VARIANTS,
     BundleLayout,
     Variant,
     default_variant,
@@ -29,7 +30,7 @@ from planner.engine.spec import SpecError, spec_from_dict
 from planner.selectors import plan_result
 
 # Every route-backend pair a bundle can be downloaded as (the choices of the variant select).
-BUNDLE_VARIANT_KEYS = ("single-mp", "A-mp", "B-mp", "B-ray", "C-ray")
+BUNDLE_VARIANT_KEYS = tuple(v.key for v in ALL_VARIANTS)
 
 
 class BundleUnavailable(ValueError):

@@ -70,6 +70,16 @@ class Variant:
         return f"{self.route}-{self.backend}"
 
 
+# Every route-backend pair a bundle can be built as; variants() picks those a layout allows.
+ALL_VARIANTS = (
+    Variant(Route.SINGLE, Backend.MP),
+    Variant(Route.A, Backend.MP),
+    Variant(Route.B, Backend.MP),
+    Variant(Route.B, Backend.RAY),
+    Variant(Route.C, Backend.RAY),
+)
+
+
 def variants(layout: BundleLayout) -> tuple[Variant, ...]:
     """Return every way this layout can be deployed, the plain one first."""
     if layout.spans_nodes:
