@@ -57,9 +57,12 @@ def config_archive(result: PlanResult, files: Mapping[str, str] | None = None) -
 def plan_archive(plan: Any, candidate_id: str = "", variant: str = "") -> tuple[bytes, str]:
     """Return (ZIP, file name) of a plan's bundle: the recommended one, or any candidate's.
 
-    Raise BundleUnavailable (a message for the user) when there is no bundle to give.
+    A variant without a candidate applies to the recommended candidate. Raise BundleUnavailable
+    (a message for the user) when there is no bundle to give.
     """
     result = plan_result(plan)
+    if variant and not candidate_id and result.recommendation.fits:
+        candidate_id = result.recommendation.candidate_id
     if candidate_id:
         files = plan_bundle(plan, candidate_id, variant)
         tag = re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{candidate_id}-{variant}".strip("-"))

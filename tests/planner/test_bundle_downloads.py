@@ -163,3 +163,15 @@ def test_each_script_header_is_translated_with_its_own_host_when_one_name_ends_a
             text.splitlines()[1]
             == f"# 由 ServePlan 为 {host} 生成。各节点之间的执行顺序见 README.md。"
         )
+
+
+def test_a_variant_without_a_candidate_applies_to_the_recommended_one(s2b_plan, viewer_api):
+    url = f"{PLANS}{s2b_plan.public_id}/configs/"
+    response = viewer_api.get(url, {"variant": "B-ray"})
+    assert response.status_code == 200, response.content
+    assert response["Content-Disposition"].endswith('-B-ray.zip"')
+    files = _files(response.content)
+    assert any("ray start" in text for name, text in files.items() if name.startswith("launch-"))
+    refused = viewer_api.get(url, {"variant": "A-mp"})
+    assert refused.status_code == 400
+    assert "A-mp" in refused.json()["variant"][0]
