@@ -230,7 +230,15 @@ def test_rendered_commands_keep_every_token_unchanged(tokens, gpus):
                 assert call.env["CUDA_VISIBLE_DEVICES"] == ",".join(map(str, gpus))
 
 
-@given(st.text(max_size=40))
+# Random text is accepted mostly when short ("0", "a"); identifier-shaped text, sometimes with a
+# newline, space or shell metacharacter at the end, tries the near misses ("gpu01\n").
+IDENTIFIER_LIKE = st.one_of(
+    st.text(max_size=40),
+    st.from_regex(r"[A-Za-z0-9._:/@+-]{1,40}(\n| |;|\$\(x\)|'|)", fullmatch=True),
+)
+
+
+@given(IDENTIFIER_LIKE)
 def test_every_accepted_identifier_is_one_plain_shell_word(value):
     for check in (
         identifiers.is_hostname,
