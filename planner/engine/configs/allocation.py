@@ -230,7 +230,7 @@ def _addresses_used(text: str, known: Mapping[str, object]) -> set[str]:
     """Return the host names and addresses of `known` that the script connects to."""
     used = set()
     for line in text.splitlines():
-        if ":" not in line and "@" not in line and "-addr" not in line and "--address" not in line:
+        if ":" not in line and "@" not in line and "-addr" not in line:  # --address, --master-addr
             continue  # most lines connect nowhere: skip them cheaply
         for m in _ADDRESS_RUN.finditer(line):
             run = m.group()
