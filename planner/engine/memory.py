@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
@@ -78,6 +79,11 @@ class StageMemory:
     kv_groups: int
 
 
+def limiting_stage(stages: Sequence[StageMemory]) -> StageMemory:
+    """Return the stage that holds the fewest max_model_len requests in its KV cache."""
+    return min(stages, key=lambda s: s.blocks / max(1, s.blocks_per_request))
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MemoryResult:
     stages: tuple[StageMemory, ...]
@@ -91,7 +97,7 @@ class MemoryResult:
     @property
     def worst(self) -> StageMemory:
         """Return the stage that limits the KV cache."""
-        return min(self.stages, key=lambda s: s.blocks / max(1, s.blocks_per_request))
+        return limiting_stage(self.stages)
 
 
 def partition_layers(num_layers: int, pp: int) -> list[int]:
@@ -485,7 +491,7 @@ def plan_memory(
             )
         )
         start += layers
-    worst = min(stages, key=lambda st: st.blocks / max(1, st.blocks_per_request))
+    worst = limiting_stage(stages)
     kv_tokens = min(st.kv_tokens for st in stages)
     max_conc = worst.blocks / max(1, worst.blocks_per_request)
     poorest = min(stages, key=lambda st: st.kv_budget_bytes)
