@@ -103,8 +103,8 @@ def simulate(
         for _ in range(n):
             if not pending or in_flight >= closed_concurrency:
                 return
-            a, i, o, c = pending.popleft()
-            waiting.append(Request(now if closed_concurrency is not None else a, i, o, c))
+            _, i, o, c = pending.popleft()
+            waiting.append(Request(now, i, o, c))  # a closed loop sends the next one now
             in_flight += 1
 
     if closed_concurrency is not None:
