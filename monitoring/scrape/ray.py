@@ -7,12 +7,13 @@ and every label we do not name are summed away.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from .derive import comparable, histogram_delta, histogram_mean, quantiles, rate
 from .errors import SourceError
@@ -371,6 +372,31 @@ def _unwrap(data: Any, what: str) -> Mapping[str, Any]:
     return inner
 
 
+_Reader = TypeVar("_Reader", bound=Callable[..., Any])
+
+
+def _dashboard_answer(what: str) -> Callable[[_Reader], _Reader]:
+    """Make a reader of a dashboard answer raise SourceError for any shape it did not expect.
+
+    The answer is the target's to write: valid JSON of another shape (a string where an object
+    was expected, "abc" for a port) must fail the poll as a source error, never escape as a
+    TypeError. The message names the endpoint, not the answer's content.
+    """
+
+    def wrap(reader: _Reader) -> _Reader:
+        @functools.wraps(reader)
+        def read(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return reader(*args, **kwargs)
+            except (AttributeError, IndexError, KeyError, TypeError, ValueError) as exc:
+                raise SourceError(f"{what}: unexpected answer ({type(exc).__name__})") from None
+
+        return cast(_Reader, read)
+
+    return wrap
+
+
+@_dashboard_answer("/api/prometheus/sd")
 def exporters_from_sd(body: str | bytes) -> list[str]:
     """Return the `host:port` exporters listed by `GET /api/prometheus/sd`."""
     data = _load(body, "/api/prometheus/sd")
@@ -400,6 +426,7 @@ class NodeInfo:
         return f"{host}:{self.metrics_export_port}"
 
 
+@_dashboard_answer("/nodes?view=summary")
 def nodes_from_summary(body: str | bytes) -> list[NodeInfo]:
     """Return the nodes of `GET /nodes?view=summary` (camel-cased keys, wrapped answer)."""
     data = _unwrap(_load(body, "/nodes?view=summary"), "/nodes?view=summary")
@@ -440,6 +467,7 @@ class PlacementGroupInfo:
         }
 
 
+@_dashboard_answer("/api/v0/placement_groups")
 def placement_groups(body: str | bytes) -> list[PlacementGroupInfo]:
     """Return the groups of `GET /api/v0/placement_groups?detail=1` (snake case, wrapped)."""
     what = "/api/v0/placement_groups"
@@ -469,6 +497,7 @@ def placement_groups(body: str | bytes) -> list[PlacementGroupInfo]:
     return groups
 
 
+@_dashboard_answer("/api/cluster_status")
 def reservations(status_body: str | bytes, groups: Sequence[PlacementGroupInfo]) -> list[Sample]:
     """Return GPUs/CPUs reserved by placement groups and actually in use, from cluster_status.
 
@@ -515,6 +544,7 @@ class PendingDemand:
     groups: int
 
 
+@_dashboard_answer("/api/cluster_status")
 def pending_strategies(status_body: str | bytes) -> list[PendingDemand]:
     """Return the pending group demands in `/api/cluster_status` with their strategies.
 

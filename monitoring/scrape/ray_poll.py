@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 
 from . import ray
-from .errors import LimitError, ScrapeError, SourceError
+from .errors import LimitError, ScrapeError
 from .fetch import FetchPolicy, check_url, fetch, is_metrics_endpoint
 from .result import PollError, ScrapeResult, poll_samples, previous_snapshot, unique
 from .series import Extracted, RawSnapshot, Sample, make_sample
@@ -201,6 +201,4 @@ def _dashboard_state(
         return ray.reservations(body, groups)
     except ScrapeError as exc:
         errors.append(PollError(exc.kind, str(exc), where))
-    except (TypeError, ValueError, AttributeError) as exc:
-        errors.append(PollError(SourceError.kind, f"unexpected cluster_status: {exc}", where))
     return []

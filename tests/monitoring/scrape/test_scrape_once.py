@@ -124,6 +124,16 @@ def test_ray_discovery_falls_back_to_nodes_summary(fake_server):
     assert [e.kind for e in result.errors] == ["http_status"]
 
 
+def test_a_dashboard_answering_json_of_another_shape_is_a_failed_poll_not_a_crash(fake_server):
+    fake_server.routes["/api/prometheus/sd"] = reply(200, b'[{"targets": 5}]')
+    fake_server.routes["/nodes"] = reply(200, b'{"result": true, "data": {"summary": ["x"]}}')
+
+    result = scrape_once(fake_server.base, "ray", policy=FAST)
+
+    assert not result.ok
+    assert {e.kind for e in result.errors} == {"source"}
+
+
 def test_ray_dashboard_down_is_a_failed_poll():
     result = scrape_once("http://127.0.0.1:9", "ray", policy=FAST)
 

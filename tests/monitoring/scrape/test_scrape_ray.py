@@ -182,6 +182,35 @@ def test_bad_dashboard_json_is_a_source_error(body):
         ray.nodes_from_summary(body)
 
 
+@pytest.mark.parametrize(
+    ("reader", "data"),
+    [
+        pytest.param(ray.nodes_from_summary, {"summary": ["hunter2"]}, id="node-not-an-object"),
+        pytest.param(ray.nodes_from_summary, {"summary": 5}, id="summary-not-a-list"),
+        pytest.param(
+            ray.nodes_from_summary,
+            {"summary": [{"raylet": {"metricsExportPort": "hunter2"}}]},
+            id="port-not-a-number",
+        ),
+        pytest.param(
+            ray.placement_groups,
+            {"result": {"result": [{"bundles": [{"unit_resources": {"GPU": "hunter2"}}]}]}},
+            id="resources-not-numbers",
+        ),
+        pytest.param(
+            ray.pending_strategies,
+            {"clusterStatus": {"loadMetricsReport": {"pgDemand": [[{"bundles": [[{}, "x"]]}]]}}},
+            id="bundle-count-not-a-number",
+        ),
+    ],
+)
+def test_dashboard_json_of_another_shape_is_a_source_error_that_quotes_nothing(reader, data):
+    with pytest.raises(SourceError) as info:
+        reader(json.dumps({"result": True, "data": data}))
+
+    assert "hunter2" not in str(info.value)
+
+
 def test_tasks_by_state_add_owner_and_executor_counts():
     result = from_text(fixture_text("ray", "head_exporter_metrics_1.txt"), "ray", ts=0)
     tasks = {dict(s.labels)["state"]: s.value for s in result.samples if s.key == "ray.tasks"}
