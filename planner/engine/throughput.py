@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from planner.engine.serving import ServingContext, steady_state
 from planner.engine.serving.context import pp_hop_ms, tp_comm_ms
-from planner.engine.serving.step import decode_step_ms, stage_ms, visible_context
+from planner.engine.serving.step import stage_ms, visible_context
 from planner.engine.spec import Workload
 
 
@@ -45,7 +45,7 @@ def estimate(
     batch = state.running / max(replicas, 1)
     context = workload.avg_input_tokens + workload.avg_output_tokens / 2
     micro = batch / pp
-    seen = visible_context(ctx, context)  # what decode_step_ms reads too
+    seen = visible_context(ctx, context)  # what the steady state's decode step reads too
     stage, comm = stage_ms(
         ctx,
         decode_seqs=micro,
@@ -53,7 +53,6 @@ def estimate(
         kv_read_tokens=micro * seen,
         attn_pairs=micro * seen,
     )
-    decode_step = decode_step_ms(ctx, batch, context)
     n_in = workload.avg_input_tokens
     prefill_comm = tp_comm_ms(ctx, n_in) * pp + (pp - 1) * pp_hop_ms(ctx, n_in)
     cap_load = float(ctx.max_num_seqs) * replicas
@@ -62,7 +61,7 @@ def estimate(
     ratio = (n_in + workload.avg_output_tokens) / workload.avg_output_tokens
     return Perf(
         batch_per_replica=batch,
-        decode_step_ms=decode_step,
+        decode_step_ms=state.decode_step_ms,
         decode_compute_ms=(stage - comm * (1 - ctx.overlap)) * pp,
         decode_comm_ms=comm * pp,
         decode_pp_comm_ms=(pp - 1) * pp_hop_ms(ctx, micro),

@@ -235,6 +235,7 @@ class SteadyState:
     tpot_ms: float
     e2e_ms: float
     output_tok_s: float
+    decode_step_ms: float  # a decode-only step of the running batch at the mean context
 
 
 def steady_state(
@@ -295,6 +296,7 @@ def steady_state(
         tpot_ms=tpot,
         e2e_ms=ttft + (n_out - 1) * tpot,
         output_tok_s=out,
+        decode_step_ms=t_dec,
     )
 
 
