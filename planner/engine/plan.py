@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 from catalog.architecture import parameter_breakdown
 from planner.engine.assumptions import DEFAULT_ASSUMPTIONS, Assumptions
@@ -174,17 +173,7 @@ def plan(spec: PlanSpec, assumptions: Assumptions | None = None) -> PlanResult:
         if pinned_c is not None:
             scored = score_candidates(spec, [*cands, pinned_c])
             pinned = with_serving(spec, next(c for c in scored if c.pinned), a)
-            verdict = (
-                f"does not fit at {requested} weights: {pinned.rejected_reason}"
-                if not pinned.fits and requested != chosen
-                else "does not fit: " + pinned.rejected_reason
-                if not pinned.fits
-                else (
-                    "fits but does not hold the target concurrency"
-                    if not pinned.serves_load
-                    else "fits"
-                )
-            )
+            verdict = _pinned_verdict(pinned, requested, chosen)
         else:
             verdict = "cannot be laid out on nodes of this size"
         reasons.append(
@@ -317,6 +306,17 @@ def with_pool_kind_of(spec: PlanSpec, used: list[Node]) -> PlanSpec:
     kinds = {n.pool_kind or spec.hardware.pool_kind for n in used}
     kind = "shared" if "shared" in kinds else "dedicated"
     return replace(spec, hardware=replace(spec.hardware, pool_kind=kind))
+
+
+def _pinned_verdict(pinned: Candidate, requested: str, chosen: str) -> str:
+    """Return what became of the user's pinned layout, judged at the dtype they asked for."""
+    if not pinned.fits:
+        if requested != chosen:
+            return f"does not fit at {requested} weights: {pinned.rejected_reason}"
+        return "does not fit: " + pinned.rejected_reason
+    if not pinned.serves_load:
+        return "fits but does not hold the target concurrency"
+    return "fits"
 
 
 def _route(spec: PlanSpec, best: Candidate, signals: list[Signal], nodes_used: int) -> Route:
@@ -483,7 +483,7 @@ def _reasons(
     backend: str,
     why_backend: str,
     balancer: str,
-    signals: list[Any],
+    signals: list[Signal],
     nodes_used: int,
     a: Assumptions,
 ) -> list[Message]:
