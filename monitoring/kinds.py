@@ -148,18 +148,22 @@ GPU_MEMORY_FULL_PCT = 95.0
 GPU_HOT_C = 85.0
 
 
+# The tile shows these per-machine series (`gpu.machine.<name>`), under the same names.
+GPU_TILE_VALUES = (
+    "gpus",
+    "gpus_busy",
+    "gpus_idle",
+    "gpus_stuck",
+    "gpus_throttled",
+    "utilization_pct",
+    "memory_used_mib",
+    "memory_total_mib",
+    "temperature_max_c",
+)
+
+
 def _gpu_tiles(get: Getter, fresh: bool) -> dict[str, float | None]:
-    return {
-        "gpus": get("gpu.machine.gpus"),
-        "gpus_busy": get("gpu.machine.gpus_busy"),
-        "gpus_idle": get("gpu.machine.gpus_idle"),
-        "gpus_stuck": get("gpu.machine.gpus_stuck"),
-        "gpus_throttled": get("gpu.machine.gpus_throttled"),
-        "utilization_pct": get("gpu.machine.utilization_pct"),
-        "memory_used_mib": get("gpu.machine.memory_used_mib"),
-        "memory_total_mib": get("gpu.machine.memory_total_mib"),
-        "temperature_max_c": get("gpu.machine.temperature_max_c"),
-    }
+    return {name: get(f"gpu.machine.{name}") for name in GPU_TILE_VALUES}
 
 
 def _gpu_rules(ctx: RuleContext) -> list[RuleSpec]:
