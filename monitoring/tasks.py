@@ -183,11 +183,7 @@ def poll_target(self, *, target_id: int, slot: int | None = None) -> None:
             report = poll(target, slot=slot, record_transport_errors=False, on_stored=evaluate)
             if report.transport_error and not report.stored:
                 backoff_s = 2**self.request.retries
-                left = _seconds_left(self.request.expires)
-                fits = backoff_s < target.poll_interval_s / 2 and (
-                    left is None or backoff_s < left - 1
-                )
-                if self.request.retries < self.max_retries and fits:
+                if _may_retry(self, target, slot, backoff_s):
                     raise self.retry(countdown=backoff_s)
                 record_failure(target, report, slot=slot, on_stored=evaluate)
             _count_poll(target, outcome="ok" if report.ok else report.error_kind, started=started)
@@ -201,9 +197,25 @@ def poll_target(self, *, target_id: int, slot: int | None = None) -> None:
             )
             _count_poll(target, outcome="timeout", started=started)
         except OperationalError as exc:  # e.g. SQLite "database is locked": storage transport
-            if self.request.retries < self.max_retries:
-                raise self.retry(countdown=2**self.request.retries, exc=exc) from None
+            backoff_s = 2**self.request.retries
+            if _may_retry(self, target, slot, backoff_s):
+                raise self.retry(countdown=backoff_s, exc=exc) from None
             raise
+
+
+def _may_retry(task: Any, target: Target, slot: int | None, backoff_s: float) -> bool:
+    """Return whether one more attempt fits in this poll's slot.
+
+    A retry must land in the first half of the slot's interval and before the message expires,
+    so a late attempt is never stored right beside the next slot's poll.
+    """
+    if task.request.retries >= task.max_retries:
+        return False
+    late_s = 0.0 if slot is None else max(0.0, time.time() - slot)
+    left = _seconds_left(task.request.expires)
+    return late_s + backoff_s < target.poll_interval_s / 2 and (
+        left is None or backoff_s < left - 1
+    )
 
 
 def _count_poll(target: Target, *, outcome: str, started: float) -> None:

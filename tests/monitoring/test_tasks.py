@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import time
 from datetime import timedelta
 from unittest import mock
 
@@ -121,13 +122,30 @@ def test_a_dead_target_is_retried_within_its_slot_then_counted_once(make_target,
     target = make_target(base_url=f"http://127.0.0.1:{port}", poll_interval_s=60)
 
     with mock.patch("monitoring.tasks.poll", wraps=tasks.poll) as polled:
-        tasks.poll_target.apply(kwargs={"target_id": target.pk, "slot": 1})
+        tasks.poll_target.apply(kwargs={"target_id": target.pk, "slot": int(time.time())})
 
     assert polled.call_count == 1 + tasks.MAX_TRANSPORT_RETRIES
     target.refresh_from_db()
     assert target.last_status == PollStatus.ERROR
     assert target.last_error_kind == "connect"
     assert target.consecutive_failures == 1
+
+
+@pytest.mark.enable_socket
+def test_a_poll_already_half_an_interval_late_is_not_retried(make_target, settings):
+    """A retry would be stored right beside the next slot's poll: the failure is stored now."""
+    settings.MONITORING_TOTAL_TIMEOUT_S = 0.5
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    target = make_target(base_url=f"http://127.0.0.1:{port}", poll_interval_s=10)
+
+    with mock.patch("monitoring.tasks.poll", wraps=tasks.poll) as polled:
+        tasks.poll_target.apply(kwargs={"target_id": target.pk, "slot": int(time.time()) - 5})
+
+    assert polled.call_count == 1
+    target.refresh_from_db()
+    assert target.last_error_kind == "connect"
 
 
 @pytest.mark.enable_socket
