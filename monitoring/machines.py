@@ -203,7 +203,7 @@ def plan_allocation(servers: Iterable[Target] | None = None) -> dict[str, dict[s
             Target.objects.filter(plan__isnull=False)
             .exclude(kind=TargetKind.GPU)
             .select_related("plan")
-            .defer("plan__spec", "plan__engine_input")
+            .defer("token", "plan__spec", "plan__engine_input")
             .order_by("name")
         )
     table = allocation.allocate(

@@ -62,8 +62,10 @@ def validate_entry(value: str) -> str:
     """Return the entry normalised (lower case, CIDR in its network form), or raise naming it.
 
     An address or network (`10.0.0.5`, `10.0.0.0/24`, `fd12::/64`), a host name (`gpu1.lab`) or
-    a domain suffix (`.gpu.internal`). A network that holds a cloud metadata address is refused
-    as a mistake (those stay unreachable anyway), and so is `0.0.0.0/0`-style everything.
+    a domain suffix (`.gpu.internal`). A network that lies in a link-local, metadata or reserved
+    range is refused as a mistake, and so is `0.0.0.0/0`-style everything. A wider network that
+    merely contains such an address (`100.64.0.0/10`, Tailscale's, holds Alibaba's metadata
+    address) is accepted: those addresses stay unreachable at connect time whatever is listed.
     """
     from inventory.validators import validate_hostname
 
