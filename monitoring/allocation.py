@@ -15,10 +15,10 @@ from planner.engine.result import Candidate, PlanResult
 
 
 def recommended(result: PlanResult) -> Candidate | None:
-    """Return the candidate a plan result recommends (the pinned one when the plan pins)."""
-    if result.pinned is not None and result.pinned.hosts:
-        return result.pinned
-    return result.best
+    """Return the layout a plan deploys: the recommended one, as its default bundle and the
+    plan-vs-reality comparison take it (a pinned layout is only evaluated beside it), or None
+    when nothing fits."""
+    return result.best if result.recommendation.fits else None
 
 
 def gpus_per_host(candidate: Candidate) -> list[tuple[str, int]]:

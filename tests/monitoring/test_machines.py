@@ -92,7 +92,7 @@ def test_missing_gpus_and_unknown_hosts_are_shown(make_target):
 
 def test_the_plan_allocation_names_the_server_on_each_gpu():
     result = {
-        "recommendation": {"candidate_id": "c2"},
+        "recommendation": {"candidate_id": "c2", "route": "A"},
         "candidates": [
             {"id": "c1", "hosts": [["x"]], "gpus_per_replica": 8, "nodes_per_replica": 1},
             {
@@ -104,7 +104,7 @@ def test_the_plan_allocation_names_the_server_on_each_gpu():
         ],
     }
     spread = {
-        "recommendation": {"candidate_id": "c"},
+        "recommendation": {"candidate_id": "c", "route": "B"},
         "candidates": [
             {
                 "id": "c",
@@ -334,3 +334,20 @@ def test_gpu_utilisation_is_decision_evidence_for_the_server_on_those_machines(m
     assert measured["gpu_utilization"].value == pytest.approx(expected, abs=0.01)
     assert gpu.name in measured["gpu_utilization"].note
     assert "gpu_utilization" in {m.kind for m in measure_window(gpu, start, timezone.now())}
+
+
+def test_the_allocation_follows_the_deployed_layout_not_a_pinned_one_nor_nothing_fits():
+    deployed = {"id": "rec", "hosts": [["h1"]], "gpus_per_replica": 2, "nodes_per_replica": 1}
+    pinned = {"id": "pin", "hosts": [["h2"]], "gpus_per_replica": 8, "nodes_per_replica": 1}
+    with_pin = {
+        "recommendation": {"candidate_id": "rec", "route": "single"},
+        "candidates": [deployed],
+        "pinned": pinned,
+    }
+    nothing = {"recommendation": {"candidate_id": "rec", "route": "none"}, "candidates": [deployed]}
+
+    table = allocation.allocate(
+        [("pinned-plan", PlanResult.from_dict(with_pin)), ("none", PlanResult.from_dict(nothing))]
+    )
+
+    assert table == {"h1": {"0": "pinned-plan", "1": "pinned-plan"}}
