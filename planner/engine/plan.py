@@ -21,6 +21,13 @@ from planner.engine.network import Link, domain_example, inter_node_link, intra_
 from planner.engine.pitfalls import check_pitfalls
 from planner.engine.placement import plan_placement
 from planner.engine.profiling import profiling_rules
+from planner.engine.reasons import (
+    QUANT_LADDER,
+    Deployment,
+    Ranking,
+    explain,
+    quantize_for_fewer_nodes,
+)
 from planner.engine.result import (
     Backend,
     Balancer,
@@ -40,16 +47,6 @@ from planner.engine.serving import predict
 from planner.engine.signals import evaluate_signals, wants_route_c
 from planner.engine.spec import Node, PlanSpec
 from planner.engine.texts import Message, message
-
-QUANT_LADDER = {
-    "fp32": ("bf16", "fp8", "int4"),
-    "bf16": ("fp8", "int4"),
-    "fp16": ("fp8", "int4"),
-    "fp8": ("int4",),
-    "int8": ("int4",),
-    "int4": (),
-    "mxfp4": (),
-}
 
 
 def _hosts_text(names: set[str]) -> str:
@@ -150,19 +147,18 @@ def plan(spec: PlanSpec, assumptions: Assumptions | None = None) -> PlanResult:
     reasons = [memory_rules_message(spec, best, a)]
     if small_reason is not None:
         reasons.append(small_reason)
-    reasons += _quantize_for_fewer_nodes(spec, best, chosen, by_dtype)
-    reasons += _reasons(
+    reasons += quantize_for_fewer_nodes(spec, best, chosen, by_dtype)
+    reasons += explain(
         spec,
-        cands,
-        best,
-        chosen,
-        by_dtype,
-        route,
-        backend,
-        why_backend,
-        balancer,
-        signals,
-        len(used_nodes),
+        Ranking(best=best, candidates=cands, chosen_dtype=chosen, by_dtype=by_dtype),
+        Deployment(
+            route=route,
+            backend=backend,
+            why_backend=why_backend,
+            balancer=balancer,
+            signals=signals,
+            nodes_used=len(used_nodes),
+        ),
         a,
     )
     pinned = None
@@ -437,315 +433,3 @@ def prefer_small_replicas(
         larger_replicas=best.replicas,
         **params,
     )
-
-
-def _quantize_for_fewer_nodes(
-    spec: PlanSpec, best: Candidate, chosen: str, by_dtype: dict[str, list[Candidate]]
-) -> list[Message]:
-    """Return "quantize first" when a quantized form fits one replica in fewer nodes."""
-    if not best.fits or not best.spans_nodes:
-        return []
-    for dtype in QUANT_LADDER[chosen]:
-        fewer = [
-            c
-            for c in by_dtype.get(dtype, [])
-            if c.fits and c.nodes_per_replica < best.nodes_per_replica
-        ]
-        if not fewer:
-            continue
-        pick = max(fewer, key=lambda c: (c.serves_load, -c.nodes_per_replica, c.score))
-        nic = next((n.data_nic for n in spec.hardware.nodes if n.hostname in best.hosts[0]), None)
-        return [
-            message(
-                "quantize_fewer_nodes",
-                dtype=dtype,
-                nodes=pick.nodes_per_replica,
-                requested_dtype=chosen,
-                requested_nodes=best.nodes_per_replica,
-                link_gbps=nic.speed_gbps if nic else 0,
-                weights_gib=_r(pick.memory.weights_gib),
-                gpus=pick.gpus_per_replica,
-                requested_weights_gib=_r(best.memory.weights_gib),
-                requested_gpus=best.gpus_per_replica,
-                kv_tokens=pick.kv_tokens_per_replica,
-            )
-        ]
-    return []
-
-
-def _reasons(
-    spec: PlanSpec,
-    cands: list[Candidate],
-    best: Candidate,
-    chosen: str,
-    by_dtype: dict[str, list[Candidate]],
-    route: str,
-    backend: str,
-    why_backend: str,
-    balancer: str,
-    signals: list[Signal],
-    nodes_used: int,
-    a: Assumptions,
-) -> list[Message]:
-    wl = spec.workload
-    out: list[Message] = []
-    first_node = next(n for n in spec.hardware.nodes if n.gpu.slug == best.gpu)
-    nic = first_node.data_nic
-    if len(spec.hardware.nodes) > 1:
-        out.append(
-            message(
-                "node_selection",
-                nodes_used=nodes_used,
-                nodes_offered=len(spec.hardware.nodes),
-                gpu=best.gpu,
-                link_gbps=nic.speed_gbps if nic else 0,
-                link_kind=nic.kind if nic else "none",
-                concurrency=wl.concurrency,
-            )
-        )
-    if chosen != spec.weight_dtype:
-        req = by_dtype[spec.weight_dtype][0]
-        out.append(
-            message(
-                "quantize_first",
-                requested_dtype=spec.weight_dtype,
-                requested_weights_gib=_r(req.memory.weights_gib),
-                dtype=chosen,
-                weights_gib=_r(best.memory.weights_gib),
-                kv_tokens=best.kv_tokens_per_replica,
-            )
-        )
-        for dtype, cs in by_dtype.items():
-            if dtype in (chosen, spec.weight_dtype):
-                continue
-            top = max(cs, key=lambda c: c.kv_tokens_per_replica)
-            if top.kv_tokens_per_replica < 4 * spec.max_model_len:
-                out.append(
-                    message(
-                        "quantized_barely",
-                        dtype=dtype,
-                        weights_gib=_r(top.memory.weights_gib),
-                        kv_tokens=top.kv_tokens_per_replica,
-                        max_concurrency=_r(top.max_concurrency_per_replica, 2),
-                        max_model_len=spec.max_model_len,
-                    )
-                )
-    if not best.fits:
-        out.append(message("nothing_fits", max_model_len=spec.max_model_len))
-        return out
-    if best.kind == "single-gpu" and best.replicas == 1:
-        out.append(
-            message(
-                "fits_one_gpu",
-                weights_gib=_r(best.memory.weights_gib),
-                kv_tokens=best.kv_tokens_per_replica,
-            )
-        )
-    elif not best.spans_nodes:
-        out.append(
-            message(
-                "fits_one_node",
-                tp=best.tp,
-                weights_gib=_r(best.memory.weights_gib),
-                max_concurrency=_r(best.max_concurrency_per_replica),
-                max_model_len=spec.max_model_len,
-            )
-        )
-    if best.replicas > 1:
-        one = next(
-            (
-                c
-                for c in cands
-                if c.tp == best.tp
-                and c.pp == best.pp
-                and c.replicas == 1
-                and c.weight_dtype == best.weight_dtype
-            ),
-            None,
-        )
-        ratio = best.capacity_output_tok_s / one.capacity_output_tok_s if one and one.fits else 0
-        wl_ratio = (
-            best.output_throughput_tok_s / one.output_throughput_tok_s if one and one.fits else 0
-        )
-        out.append(
-            message(
-                "replicas_behind_balancer",
-                replicas=best.replicas,
-                tp=best.tp,
-                pp=best.pp,
-                balancer=balancer,
-                balancer_config="least_conn, max_fails=2 fail_timeout=5s, streaming unbuffered"
-                if balancer == "nginx"
-                else "Serve proxy on every node",
-                capacity_ratio=_r(ratio, 2),
-                workload_ratio=_r(wl_ratio, 2),
-                concurrency=wl.concurrency,
-            )
-        )
-    others = [c for c in cands if c.fits and (c.tp, c.pp) != (best.tp, best.pp)]
-    if others:
-        runner = others[0]
-        if not runner.serves_load:
-            note = f"; it cannot hold {wl.concurrency} sequences of {spec.max_model_len} tokens"
-        elif runner.spans_nodes and not best.spans_nodes:
-            note = "; its replicas span nodes"
-        elif runner.output_throughput_tok_s < best.output_throughput_tok_s:
-            note = "; decode is bound by HBM reads of the weights, so fewer, larger replicas "
-            note += "keep bigger batches"
-        else:
-            note = ""
-        out.append(
-            message(
-                "layout_choice",
-                tp=best.tp,
-                pp=best.pp,
-                replicas=best.replicas,
-                throughput_tok_s=_r(best.output_throughput_tok_s, 0),
-                concurrency=wl.concurrency,
-                itl_ms=_r(best.itl_ms),
-                runner_up_tok_s=_r(runner.output_throughput_tok_s, 0),
-                runner_up=runner.label,
-                runner_up_score=runner.score,
-                runner_up_note=note,
-            )
-        )
-    cross = [c for c in cands if c.kind == "cross-node-tp" and c.fits]
-    if cross and best.kind != "cross-node-tp":
-        worst = max(cross, key=lambda c: c.comm_per_decode_step_ms)
-        link = next(n.data_nic for n in spec.hardware.nodes if n.hostname in worst.hosts[0])
-        out.append(
-            message(
-                "cross_node_worse",
-                layout=f"TP{worst.tp}",
-                comm_ms=_r(worst.comm_per_decode_step_ms),
-                link_gbps=link.speed_gbps if link else 1,
-                compute_ms=_r(worst.decode_compute_ms, 2),
-                slowdown=_r(worst.decode_step_ms / max(best.decode_step_ms, 1e-9), 1),
-                best=best.label,
-            )
-        )
-    if best.spans_nodes:
-        single = [c for c in cands if c.nodes_per_replica == 1 and c.replicas == 1]
-        single_conc = max((c.max_concurrency_per_replica for c in single if c.fits), default=0.0)
-        nics = [n.data_nic for n in spec.hardware.nodes if n.hostname in best.hosts[0]]
-        speed = min((x.speed_gbps for x in nics if x), default=1.0)
-        kind = next((x.kind for x in nics if x), "ethernet")
-        out.append(
-            message(
-                "must_span_nodes",
-                single_node_concurrency=_r(single_conc),
-                max_model_len=spec.max_model_len,
-                concurrency=wl.concurrency,
-                nodes=best.nodes_per_replica,
-                gpus=best.gpus_per_replica,
-                span_concurrency=_r(best.max_concurrency_per_replica),
-            )
-        )
-        if best.kind == "cross-node-pp":
-            tp_cross = [c for c in cands if c.kind == "cross-node-tp"]
-            if tp_cross:
-                out.append(
-                    message(
-                        "pp_over_cross_tp",
-                        tp=best.tp,
-                        pp=best.pp,
-                        cross_tp=tp_cross[0].tp,
-                        pp_comm_ms=_r(best.pp_comm_per_decode_step_ms, 2),
-                        tp_comm_ms=_r(tp_cross[0].comm_per_decode_step_ms, 1),
-                    )
-                )
-        eff = (
-            speed
-            / 8
-            * {"infiniband": a.infiniband_efficiency, "roce": a.roce_efficiency}.get(
-                kind, a.ethernet_efficiency
-            )
-        )
-        verdict = (
-            "below 10 GbE: quantize or pick a smaller model before spanning nodes"
-            if speed < 10
-            else "works with care; keep TP inside nodes and PP across them"
-            if speed < 100
-            else "comfortable for PP, workable for cross-node TP"
-        )
-        out.append(
-            message(
-                "network_check",
-                link_gbps=speed,
-                link_kind=kind,
-                effective_gbs=_r(eff, 2),
-                verdict=verdict,
-            )
-        )
-    if spec.max_model_len >= 32768:
-        gpu = first_node.gpu
-        mnbt = spec.max_num_batched_tokens or default_batched_tokens(
-            gpu.driver_visible_gib, gpu.slug, a
-        )
-        single = [
-            c
-            for c in cands
-            if c.nodes_per_replica == 1 and c.replicas == 1 and c.fits and c.gpus_per_replica > 1
-        ]
-        if single and mnbt < spec.max_model_len:
-            top = max(single, key=lambda c: c.max_concurrency_per_replica)
-            out.append(
-                message(
-                    "v1_chunked_prefill",
-                    max_model_len=spec.max_model_len,
-                    max_num_batched_tokens=mnbt,
-                    layout=top.label,
-                    max_concurrency=_r(top.max_concurrency_per_replica),
-                )
-            )
-    hits_for = [s for s in signals if s.direction == "for_ray" and s.hit]
-    hits_against = [s for s in signals if s.direction == "against_ray" and s.hit]
-    if route == "C":
-        out.append(
-            message(
-                "ray_route_c",
-                hits=len(hits_for),
-                signals=", ".join(s.id for s in hits_for),
-                gpus_per_replica=best.gpus_per_replica,
-            )
-        )
-    elif hits_for:
-        out.append(
-            message(
-                "ray_consider",
-                hits=len(hits_for),
-                signals=", ".join(s.id for s in hits_for),
-                hits_against=len(hits_against),
-            )
-        )
-    else:
-        out.append(
-            message("ray_not_needed", hits_for=len(hits_for), hits_against=len(hits_against))
-        )
-    out.append(message("executor_backend", backend=backend, why=why_backend))
-    if not best.serves_load:
-        out.append(
-            message(
-                "load_not_served",
-                max_concurrency_total=_r(best.max_concurrency_total),
-                max_model_len=spec.max_model_len,
-                concurrency=wl.concurrency,
-            )
-        )
-    # SLOs are p95 targets: judged on the simulated p95 when the candidate was simulated.
-    ttft = best.serving.ttft_p95_ms if best.serving else best.ttft_ms
-    itl = best.serving.itl_p95_ms if best.serving else best.itl_ms
-    if wl.ttft_slo_ms is not None and ttft > wl.ttft_slo_ms:
-        out.append(message("slo_missed", metric="TTFT", value_ms=_r(ttft), slo_ms=wl.ttft_slo_ms))
-    if wl.itl_slo_ms is not None and itl > wl.itl_slo_ms:
-        out.append(
-            message(
-                "slo_missed",
-                metric="inter-token latency",
-                value_ms=_r(itl),
-                slo_ms=wl.itl_slo_ms,
-            )
-        )
-    if wl.shared_prefixes:
-        out.append(message("sglang_prefix"))
-    return out
