@@ -30,19 +30,20 @@ def table(rows: list[CaseErrors], title: str, key: Callable[[CaseErrors], str]) 
     groups: dict[str, list[CaseErrors]] = defaultdict(list)
     for row in rows:
         groups[key(row)].append(row)
+    width = max(len(title), *(len(name) for name in groups)) + 1
     print(
-        f"\n{title:<42} {'weights MAE (n)':>15} {'KV tokens MAE (n)':>17} {'max conc. MAE (n)':>17}"
+        f"\n{title:<{width}} {'weights MAE (n)':>15} {'KV tokens MAE (n)':>17}"
+        f" {'max conc. MAE (n)':>17}"
     )
     for name in sorted(groups):
         group = groups[name]
         cells = [_mae(getattr(r, m) for r in group) for m in METRICS]
-        print(f"{name:<42} {cells[0]:>15} {cells[1]:>17} {cells[2]:>17}")
+        print(f"{name:<{width}} {cells[0]:>15} {cells[1]:>17} {cells[2]:>17}")
 
 
-def main() -> None:
-    rows = [case_errors(c) for c in cases()]
-    table(rows, "all cases", lambda r: "all")
-    table(rows, "split", lambda r: r.case["split"])
+def report(rows: list[CaseErrors], heading: str) -> None:
+    """Print the MAE tables of `rows` by TP/PP, family, dtype and vLLM version."""
+    print(f"\n===== {heading}: {len(rows)} cases =====")
     table(rows, "tensor parallel", lambda r: f"TP{r.case['tp']} PP{r.case['pp']}")
     table(rows, "family", lambda r: r.case["family"])
     table(
@@ -51,6 +52,14 @@ def main() -> None:
         lambda r: f"{r.case['weight_dtype']} / kv {r.case['kv_cache_dtype']}",
     )
     table(rows, "vLLM version", lambda r: r.case["vllm_version"])
+
+
+def main() -> None:
+    rows = [case_errors(c) for c in cases()]
+    table(rows, "all cases", lambda r: "all")
+    table(rows, "split", lambda r: r.case["split"])
+    report([r for r in rows if r.case["split"] == "validation"], "validation set")
+    report(rows, "all cases")
     print("\nworst KV-token cases:")
     worst = sorted(
         (r for r in rows if r.kv_tokens is not None), key=lambda r: -abs(r.kv_tokens or 0)

@@ -84,6 +84,7 @@ class Architecture:
     rotary_cache_positions: int = 0
     # Multimodal: vision tower + projector parameters (16-bit), LM tokens of one image.
     vision_params: int = 0
+    vision_replicated: bool = False  # every TP rank holds the whole tower (vLLM's Pixtral-HF)
     mm_tokens_per_item: int = 0
     # What the checkpoint quantized, module by module (None: a 16-bit checkpoint).
     quantization: QuantScheme | None = field(default=None, compare=True)
@@ -141,6 +142,7 @@ CONFIG_ONLY_FIELDS = frozenset(
         "window_kind",
         "rotary_cache_positions",
         "vision_params",
+        "vision_replicated",
         "mm_tokens_per_item",
         "quantization",
     }

@@ -139,6 +139,12 @@ WRAPPERS: dict[str, str] = {
     "qwen2_5_vl": "qwen2",
     "paligemma": "gemma",
 }
+# Mistral's own repos ship params.json beside config.json, and vLLM then loads them in Mistral
+# format (PixtralForConditionalGeneration), whose vision encoder is not sharded by TP: every
+# rank holds all of it (Mistral-Small 3.1: 22.8 GiB per GPU at TP 2, 11.86 at TP 4, vLLM 0.19).
+# Re-uploaded checkpoints (the quantized ones) are HF format only: Mistral3ForConditionalGeneration
+# shards the tower (the w8a8 checkpoint: 24.07 GiB at TP 1, 12.11 at TP 2).
+REPLICATED_VISION = frozenset({"mistral3"})
 # Families vLLM serves that this planner cannot size yet: refused by name.
 _UNSIZED = {
     "mamba": "state-space layers",
@@ -525,6 +531,7 @@ def parse_hf_config(config: Mapping[str, Any]) -> Architecture:
         "window_kind": window_kind,
         "rotary_cache_positions": rotary_positions,
         "vision_params": vision,
+        "vision_replicated": wrapper in REPLICATED_VISION and scheme is None,
         "mm_tokens_per_item": mm_tokens,
         **moe,
     }

@@ -37,8 +37,9 @@ class Assumptions:
     encoder_cache_copies: float = 3.0  # image embeddings × encoder budget held in the profile run
     sampler_logit_copies: float = 3.0  # fp32 logits, probabilities, scaled copy (FlashInfer)
     flashinfer_sampler: bool | None = None  # None: as the vLLM version does (profiling.py)
-    sampler_logit_copies_native: float = 3.6  # PyTorch top-k/top-p sort (fitted, vLLM 0.19)
+    sampler_logit_copies_native: float = 3.6  # PyTorch top-k/top-p from 0.17 (fitted, 0.19)
     sampler_logit_copies_native_early: float = 7.0  # V1 before 0.11 (values + int64 indices)
+    sampler_logit_copies_native_full_sort: float = 9.5  # 0.11 to 0.16 (fitted, 0.15 sweep)
     sampler_fixed_gib: float = 0.12  # sampler buffers that do not scale with the vocabulary
     cuda_graph_base_gib: float = 0.3  # vLLM's CUDA-graph estimate: first capture
     cuda_graph_per_layer_gib: float = 0.018  # + per decoder layer of the stage (0.19 estimates)

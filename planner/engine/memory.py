@@ -21,7 +21,7 @@ from catalog.architecture import Architecture, mlp_params
 from catalog.quantization import QuantScheme, coarse_dtype
 from planner.engine.assumptions import DTYPE_BYTES, GIB, Assumptions
 from planner.engine.configs.vllm_flags import VLLM_VERSION
-from planner.engine.profiling import ProfilingRules, profiling_rules
+from planner.engine.profiling import NativeSampler, ProfilingRules, profiling_rules
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -302,7 +302,7 @@ def stage_weight_bytes(
     vocab_rows = _padded_vocab(arch.vocab_size, tp) * h
     if first:
         total += vocab_rows * ab + arch.position_embeddings * h * ab
-        total += arch.vision_params / tp * ab
+        total += arch.vision_params / (1 if arch.vision_replicated else tp) * ab
     if last:
         total += h * ab
         if not (arch.tie_word_embeddings and single_stage):
@@ -438,8 +438,12 @@ def plan_memory(
     if a.subtract_cuda_graph_memory is not None:
         subtract = a.subtract_cuda_graph_memory
     flashinfer = rules.flashinfer_sampler if a.flashinfer_sampler is None else a.flashinfer_sampler
-    if rules.early_v1_sampler:
-        a = replace(a, sampler_logit_copies_native=a.sampler_logit_copies_native_early)
+    native_copies = {
+        NativeSampler.EARLY_V1: a.sampler_logit_copies_native_early,
+        NativeSampler.FULL_SORT: a.sampler_logit_copies_native_full_sort,
+        NativeSampler.LEAN: a.sampler_logit_copies_native,
+    }[rules.native_sampler]
+    a = replace(a, sampler_logit_copies_native=native_copies)
     block = a.block_size_tokens
     stages: list[StageMemory] = []
     start = 0

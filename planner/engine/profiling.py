@@ -10,9 +10,12 @@ the releases. The engine plans with the rules of the version the spec names:
 * V1 before 0.11: chunked prefill, a dummy sampler run (FlashInfer's top-k/top-p where
   installed, else a PyTorch sort with ~7 fp32 copies of the logits); non-torch memory measured
   from start-up (0.1 GiB on one GPU in 0.10 logs).
-* V1 from 0.11: non-torch memory is the increase during the profile run (0.25 GiB on one
-  GPU, 2.1 GiB at TP ≥ 2 with the custom all-reduce, 0.07 GiB with pipeline stages only:
-  vLLM 0.19 logs); the FlashInfer sampler is opt-in ("available but disabled by default").
+* V1 from 0.11: non-torch memory is the increase during the profile run; the FlashInfer
+  sampler is opt-in ("available but disabled by default"). Up to 0.16 the dummy sampler run
+  sorts the full fp32 logits of max_num_seqs rows (about 9.5 copies of them: 5.64 GiB of
+  activation for Qwen3-14B on 0.15 and 0.16, 2.23 GiB on 0.17 and 0.18, llm-d-planner's version
+  sweep); non-torch memory is 0.13 GiB on one GPU up to 0.17 and 0.25 GiB from 0.18 (2.1 GiB
+  at TP ≥ 2 with the custom all-reduce, 0.07 GiB with pipeline stages only: vLLM 0.19 logs).
 * From 0.21: the CUDA-graph memory estimate is subtracted before the KV budget
   ("CUDA graph memory profiling is enabled (default since v0.21.0)" in 0.27 logs;
   `VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`). 0.19 estimated and logged it, but did not
@@ -23,14 +26,25 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from enum import StrEnum
 
 V1_DEFAULT_SINCE = (0, 8, 0)
 DELTA_NON_TORCH_SINCE = (0, 11, 0)
+LEAN_SAMPLER_SINCE = (0, 17, 0)
+LARGER_NON_TORCH_SINCE = (0, 18, 0)
 CUDA_GRAPH_ESTIMATE_SINCE = (0, 21, 0)
 
 
 class VersionError(ValueError):
     """A vllm_version string that is not a release number like '0.19.0'."""
+
+
+class NativeSampler(StrEnum):
+    """How the dummy sampler run of a V1 version holds the logits without FlashInfer."""
+
+    EARLY_V1 = "early_v1"  # before 0.11: PyTorch sort, values + int64 indices
+    FULL_SORT = "full_sort"  # 0.11 to 0.16: sort of the full fp32 logits
+    LEAN = "lean"  # from 0.17
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -46,7 +60,7 @@ class ProfilingRules:
     non_torch_nccl_only_gib: float  # extra per GPU at TP ≥ 2 when only NCCL runs
     non_torch_pipeline_only_gib: float  # whole non-torch figure with PP ≥ 2 and TP 1
     flashinfer_sampler: bool  # the dummy sampler run uses FlashInfer's top-k/top-p
-    early_v1_sampler: bool  # PyTorch top-k/top-p sort of V1 before 0.11 (more logit copies)
+    native_sampler: NativeSampler  # what the PyTorch top-k/top-p path of the version keeps
 
     @property
     def description(self) -> str:
@@ -88,18 +102,24 @@ def profiling_rules(version: str) -> ProfilingRules:
             non_torch_nccl_only_gib=0.4,
             non_torch_pipeline_only_gib=context,
             flashinfer_sampler=False,
-            early_v1_sampler=False,
+            native_sampler=NativeSampler.EARLY_V1,
         )
     delta = v >= DELTA_NON_TORCH_SINCE
+    if not delta:
+        sampler, single_gpu = NativeSampler.EARLY_V1, 0.1
+    elif v < LEAN_SAMPLER_SINCE:
+        sampler, single_gpu = NativeSampler.FULL_SORT, 0.13
+    else:
+        sampler, single_gpu = NativeSampler.LEAN, 0.25 if v >= LARGER_NON_TORCH_SINCE else 0.13
     return ProfilingRules(
         version=version,
         engine="V1",
         full_length_prefill=False,
         subtract_cuda_graphs=v >= CUDA_GRAPH_ESTIMATE_SINCE,
-        non_torch_single_gpu_gib=0.25 if delta else 0.1,
+        non_torch_single_gpu_gib=single_gpu,
         non_torch_custom_all_reduce_gib=1.85,
         non_torch_nccl_only_gib=0.35,
         non_torch_pipeline_only_gib=0.07 if delta else 0.35,
         flashinfer_sampler=not delta,
-        early_v1_sampler=not delta,
+        native_sampler=sampler,
     )

@@ -60,6 +60,7 @@ DIMENSIONLESS = {
     "sampler_logit_copies",
     "sampler_logit_copies_native",
     "sampler_logit_copies_native_early",
+    "sampler_logit_copies_native_full_sort",
     "encoder_cache_copies",
     "small_replica_min_share",
     "share_pct",
