@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from planner.engine.assumptions import GIB, Assumptions
-from planner.engine.memory import default_batched_tokens, default_max_num_seqs, plan_memory
+from planner.engine.memory import (
+    MemoryResult,
+    default_batched_tokens,
+    default_max_num_seqs,
+    plan_memory,
+)
 from planner.engine.network import Link, inter_node_link, intra_node_link, nic_key
 from planner.engine.result import Candidate, MemoryBreakdown
 from planner.engine.serving import build_context
-from planner.engine.spec import Layout, Node, PlanSpec, valid_tp_sizes
+from planner.engine.spec import Layout, Node, PlanSpec, Workload, valid_tp_sizes
 from planner.engine.throughput import estimate
 
 _INTRA_RANK = {"nvswitch": 0, "nvlink": 1, "pcie": 2}
@@ -104,93 +109,29 @@ def evaluate(
     fill_nodes: bool = True,
 ) -> Candidate | None:
     """Return the evaluated candidate for `layout`; replicas are chosen unless pinned."""
-    arch = spec.architecture
-    g = group.gpus_per_node
     tp, pp = layout.tp, layout.pp
-    shape = _shape(tp, pp, g)
+    shape = _shape(tp, pp, group.gpus_per_node)
     if shape is None:
         return None
     kind, nodes_per_replica = shape
     gpu = group.nodes[0].gpu
-    visible = gpu.driver_visible_gib
-    mnbt = spec.max_num_batched_tokens or default_batched_tokens(visible, gpu.slug, a)
-    mns = spec.max_num_seqs or default_max_num_seqs(visible, gpu.slug, a)
-    mem = plan_memory(
-        arch,
-        dtype=dtype,
-        kv_cache_dtype=spec.kv_cache_dtype,
-        tp=tp,
-        pp=pp,
-        visible_gib=visible,
-        gpu_slug=gpu.slug,
-        utilization=spec.gpu_memory_utilization,
-        max_model_len=spec.max_model_len,
-        max_num_batched_tokens=spec.max_num_batched_tokens,
-        max_num_seqs=spec.max_num_seqs,
-        a=a,
-        vllm_version=spec.vllm_version,
-        custom_all_reduce=custom_all_reduce_applies(group.nodes[0], tp, kind),
-    )
-    per_node_need = min(tp * pp, g)
-    # Lazily walk the best-first nodes that can host this layout: a 10,000-machine fleet is
-    # never copied per candidate.
-    eligible = (
-        (n, u) for n, u in zip(group.nodes, group.usable, strict=True) if u >= per_node_need
-    )
-    # Replicas: as many as the load needs, at least two when two nodes can host them (§3).
-    wl = spec.workload
-    needed = 1
-    if mem.max_concurrency > 0:
-        needed = max(1, math.ceil(wl.concurrency / max(mem.max_concurrency, 1e-9)))
-    hosts: list[tuple[str, ...]] = []
-    used: list[Node] = []
+    mem = _replica_memory(spec, group, tp, pp, kind, dtype=dtype, a=a)
+    wanted = layout.replicas if pinned else _replicas_needed(spec.workload, mem)
     if kind in ("single-gpu", "intra-node"):
-        if pinned or not fill_nodes:
-            target = layout.replicas if pinned else 1
-            for node, u in eligible:
-                take = min(u // (tp * pp), target - len(hosts))
-                hosts.extend((node.hostname,) for _ in range(take))
-                used.append(node)
-                if len(hosts) >= target:
-                    break
-        else:
-            for i, (node, u) in enumerate(eligible):
-                if len(hosts) >= needed and i >= 2:
-                    break
-                hosts.extend((node.hostname,) for _ in range(u // (tp * pp)))
-                used.append(node)
+        hosts, used = _place_in_nodes(
+            group, tp * pp, wanted if pinned else 1, fill=not pinned and fill_nodes, needed=wanted
+        )
     else:
-        target = layout.replicas if pinned else needed
-        chunk: list[Node] = []
-        for node, _ in eligible:
-            chunk.append(node)
-            if len(chunk) == nodes_per_replica:
-                hosts.append(tuple(n.hostname for n in chunk))
-                used.extend(chunk)
-                chunk = []
-                if len(hosts) >= target:
-                    break
+        hosts, used = _place_across_nodes(group, tp * pp, nodes_per_replica, wanted)
     replicas = len(hosts)
     placeable = replicas >= (layout.replicas if pinned else 1)
     if replicas == 0:
         replicas = max(layout.replicas if pinned else 1, 1)
     used = used or list(group.nodes[:1])
-    tp_link: Link
-    pp_link: Link
-    intra = intra_node_link(used[0], a, spec.network)
-    inter = (
-        inter_node_link(used, a, spec.network, keys=[group.nic_keys[n.hostname] for n in used])
-        if len(used) > 1
-        else intra
-    )
-    if kind == "cross-node-tp":
-        tp_link, pp_link = inter, inter
-    elif kind == "cross-node-pp":
-        tp_link, pp_link = intra, inter
-    else:
-        tp_link, pp_link = intra, intra
+    tp_link, pp_link = _links(spec, group, used, kind, a)
+    visible = gpu.driver_visible_gib
     ctx = build_context(
-        arch,
+        spec.architecture,
         gpu,
         mem,
         tp=tp,
@@ -198,13 +139,14 @@ def evaluate(
         tp_link=tp_link,
         pp_link=pp_link,
         dtype=dtype,
-        max_num_seqs=mns,
-        max_num_batched_tokens=mnbt,
+        max_num_seqs=spec.max_num_seqs or default_max_num_seqs(visible, gpu.slug, a),
+        max_num_batched_tokens=spec.max_num_batched_tokens
+        or default_batched_tokens(visible, gpu.slug, a),
         a=a,
         overlap=a.overlap_factor,
     )
+    wl = spec.workload
     perf = estimate(ctx, wl, replicas=replicas, balancer_efficiency=a.balancer_efficiency)
-    worst = mem.worst
     reason = mem.reason
     if not placeable:
         reason = (
@@ -214,21 +156,6 @@ def evaluate(
     fits = mem.fits and placeable
     total_conc = mem.max_concurrency * replicas
     serves = fits and total_conc + 1e-9 >= wl.concurrency
-    breakdown = MemoryBreakdown(
-        visible_gib=worst.visible_bytes / GIB,
-        requested_gib=worst.requested_bytes / GIB,
-        weights_gib=max(s.weights_bytes for s in mem.stages) / GIB,
-        activation_peak_gib=worst.activation_bytes / GIB,
-        non_torch_gib=worst.non_torch_bytes / GIB,
-        cuda_graph_gib=worst.cuda_graph_bytes / GIB,
-        kv_budget_gib=max(worst.kv_budget_bytes, 0.0) / GIB,
-        free_gib=(worst.visible_bytes - worst.requested_bytes) / GIB,
-        kv_bytes_per_token=worst.kv_bytes_per_token,
-        stage_weights_gib=tuple(s.weights_bytes / GIB for s in mem.stages),
-        stage_layers=tuple(s.layers for s in mem.stages),
-        kv_groups=worst.kv_groups,
-        blocks_per_request=worst.blocks_per_request,
-    )
     return Candidate(
         id=f"{group.gpu_slug}:tp{tp}-pp{pp}-r{replicas}:{dtype}" + (":pinned" if pinned else ""),
         tp=tp,
@@ -240,7 +167,7 @@ def evaluate(
         weight_dtype=dtype,
         gpu=group.gpu_slug,
         hosts=tuple(hosts),
-        memory=breakdown,
+        memory=_breakdown(mem),
         kv_tokens_per_replica=mem.kv_tokens,
         max_concurrency_per_replica=mem.max_concurrency,
         max_concurrency_total=total_conc,
@@ -263,6 +190,124 @@ def evaluate(
         score=0.0,
         pinned=pinned,
         serving_context=perf.context,
+    )
+
+
+def _replica_memory(
+    spec: PlanSpec, group: NodeGroup, tp: int, pp: int, kind: str, *, dtype: str, a: Assumptions
+) -> MemoryResult:
+    """Return the memory plan of one replica's GPUs (weights, activations, KV cache)."""
+    gpu = group.nodes[0].gpu
+    return plan_memory(
+        spec.architecture,
+        dtype=dtype,
+        kv_cache_dtype=spec.kv_cache_dtype,
+        tp=tp,
+        pp=pp,
+        visible_gib=gpu.driver_visible_gib,
+        gpu_slug=gpu.slug,
+        utilization=spec.gpu_memory_utilization,
+        max_model_len=spec.max_model_len,
+        max_num_batched_tokens=spec.max_num_batched_tokens,
+        max_num_seqs=spec.max_num_seqs,
+        a=a,
+        vllm_version=spec.vllm_version,
+        custom_all_reduce=custom_all_reduce_applies(group.nodes[0], tp, kind),
+    )
+
+
+def _replicas_needed(wl: Workload, mem: MemoryResult) -> int:
+    """Return how many replicas hold the target concurrency (one when none fits)."""
+    if mem.max_concurrency <= 0:
+        return 1
+    return max(1, math.ceil(wl.concurrency / max(mem.max_concurrency, 1e-9)))
+
+
+def _eligible(group: NodeGroup, per_node_need: int) -> Iterator[tuple[Node, int]]:
+    """Lazily walk the best-first nodes with room for `per_node_need` GPUs and their usable GPUs.
+
+    A 10,000-machine fleet is never copied per candidate.
+    """
+    return ((n, u) for n, u in zip(group.nodes, group.usable, strict=True) if u >= per_node_need)
+
+
+def _place_in_nodes(
+    group: NodeGroup, gpus: int, target: int, *, fill: bool, needed: int
+) -> tuple[list[tuple[str, ...]], list[Node]]:
+    """Return the hosts of replicas that live inside one node, and the nodes used.
+
+    Filling packs every node with replicas until the load is held, on two nodes at least when
+    two can host them (DOMAIN.md §3); otherwise `target` replicas are placed.
+    """
+    hosts: list[tuple[str, ...]] = []
+    used: list[Node] = []
+    for i, (node, u) in enumerate(_eligible(group, gpus)):
+        if fill:
+            if len(hosts) >= needed and i >= 2:
+                break
+            hosts.extend((node.hostname,) for _ in range(u // gpus))
+            used.append(node)
+            continue
+        take = min(u // gpus, target - len(hosts))
+        hosts.extend((node.hostname,) for _ in range(take))
+        used.append(node)
+        if len(hosts) >= target:
+            break
+    return hosts, used
+
+
+def _place_across_nodes(
+    group: NodeGroup, gpus: int, nodes_per_replica: int, target: int
+) -> tuple[list[tuple[str, ...]], list[Node]]:
+    """Return the hosts of up to `target` replicas spanning `nodes_per_replica` nodes each."""
+    hosts: list[tuple[str, ...]] = []
+    used: list[Node] = []
+    chunk: list[Node] = []
+    for node, _ in _eligible(group, min(gpus, group.gpus_per_node)):
+        chunk.append(node)
+        if len(chunk) == nodes_per_replica:
+            hosts.append(tuple(n.hostname for n in chunk))
+            used.extend(chunk)
+            chunk = []
+            if len(hosts) >= target:
+                break
+    return hosts, used
+
+
+def _links(
+    spec: PlanSpec, group: NodeGroup, used: list[Node], kind: str, a: Assumptions
+) -> tuple[Link, Link]:
+    """Return the links the TP and the PP traffic of a replica cross."""
+    intra = intra_node_link(used[0], a, spec.network)
+    inter = (
+        inter_node_link(used, a, spec.network, keys=[group.nic_keys[n.hostname] for n in used])
+        if len(used) > 1
+        else intra
+    )
+    if kind == "cross-node-tp":
+        return inter, inter
+    if kind == "cross-node-pp":
+        return intra, inter
+    return intra, intra
+
+
+def _breakdown(mem: MemoryResult) -> MemoryBreakdown:
+    """Return the memory figures of the replica's fullest GPU, in GiB."""
+    worst = mem.worst
+    return MemoryBreakdown(
+        visible_gib=worst.visible_bytes / GIB,
+        requested_gib=worst.requested_bytes / GIB,
+        weights_gib=max(s.weights_bytes for s in mem.stages) / GIB,
+        activation_peak_gib=worst.activation_bytes / GIB,
+        non_torch_gib=worst.non_torch_bytes / GIB,
+        cuda_graph_gib=worst.cuda_graph_bytes / GIB,
+        kv_budget_gib=max(worst.kv_budget_bytes, 0.0) / GIB,
+        free_gib=(worst.visible_bytes - worst.requested_bytes) / GIB,
+        kv_bytes_per_token=worst.kv_bytes_per_token,
+        stage_weights_gib=tuple(s.weights_bytes / GIB for s in mem.stages),
+        stage_layers=tuple(s.layers for s in mem.stages),
+        kv_groups=worst.kv_groups,
+        blocks_per_request=worst.blocks_per_request,
     )
 
 

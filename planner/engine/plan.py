@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from catalog.architecture import parameter_breakdown
 from planner.engine.assumptions import DEFAULT_ASSUMPTIONS, Assumptions
@@ -37,6 +38,7 @@ from planner.engine.result import (
     ModelSummary,
     NetworkSummary,
     NodeSelection,
+    Placement,
     PlanResult,
     QuantizationOption,
     Recommendation,
@@ -112,32 +114,191 @@ def _quant_option(dtype: str, cands: list[Candidate]) -> QuantizationOption:
     )
 
 
+def _candidates_by_dtype(
+    spec: PlanSpec, a: Assumptions, groups: list[NodeGroup]
+) -> tuple[dict[str, list[Candidate]], str]:
+    """Return the candidates per weight dtype tried, and the dtype chosen.
+
+    The requested dtype is tried first; when nothing fits, the quantization ladder is walked
+    down until a dtype fits (or the ladder ends: the requested dtype stays chosen).
+    """
+    requested = spec.weight_dtype
+    by_dtype: dict[str, list[Candidate]] = {requested: _run(spec, requested, a, groups)}
+    if any(c.fits for c in by_dtype[requested]):
+        return by_dtype, requested
+    for dtype in QUANT_LADDER[requested]:
+        by_dtype[dtype] = _run(spec, dtype, a, groups)
+        if any(c.fits for c in by_dtype[dtype]):
+            return by_dtype, dtype
+    return by_dtype, requested
+
+
+def _fill_quantization_options(
+    spec: PlanSpec,
+    a: Assumptions,
+    groups: list[NodeGroup],
+    by_dtype: dict[str, list[Candidate]],
+    best: Candidate,
+) -> None:
+    """Evaluate the ladder's dtypes not tried yet, on the chosen GPU type only (they are shown)."""
+    for dtype in QUANT_LADDER[spec.weight_dtype]:
+        if dtype not in by_dtype:
+            by_dtype[dtype] = _run(spec, dtype, a, groups, only_gpu=best.gpu)
+
+
+def _nodes_of(group: NodeGroup, cand: Candidate) -> list[Node]:
+    """Return the nodes of `group` that host a replica of `cand`, best first."""
+    names = {h for hosts in cand.hosts for h in hosts}
+    return [n for n in group.nodes if n.hostname in names]
+
+
+def _evaluate_pinned(
+    spec: PlanSpec,
+    group: NodeGroup,
+    cands: list[Candidate],
+    best: Candidate,
+    chosen: str,
+    a: Assumptions,
+) -> tuple[Candidate | None, Message]:
+    """Return the user's pinned layout evaluated beside the candidates, and the reason about it.
+
+    A pinned layout keeps the weight dtype the user asked for: it is never quantized behind
+    their back; when it does not fit at that dtype, the verdict says so and why.
+    """
+    assert spec.pinned is not None
+    requested = spec.weight_dtype
+    pinned = None
+    pinned_c = evaluate(spec, group, spec.pinned, dtype=requested, a=a, pinned=True)
+    if pinned_c is not None:
+        scored = score_candidates(spec, [*cands, pinned_c])
+        pinned = with_serving(spec, next(c for c in scored if c.pinned), a)
+        verdict = _pinned_verdict(pinned, requested, chosen)
+    else:
+        verdict = "cannot be laid out on nodes of this size"
+    return pinned, message(
+        "pinned_layout",
+        tp=spec.pinned.tp,
+        pp=spec.pinned.pp,
+        replicas=spec.pinned.replicas,
+        verdict=verdict,
+        throughput_tok_s=_r(pinned.output_throughput_tok_s if pinned else 0.0, 0),
+        best_tok_s=_r(best.output_throughput_tok_s, 0),
+        score=pinned.score if pinned else 0.0,
+        best_score=best.score,
+    )
+
+
+def _placement(
+    spec: PlanSpec,
+    group: NodeGroup,
+    best: Candidate,
+    used_nodes: list[Node],
+    pinned: Candidate | None,
+    backend: Backend,
+) -> Placement:
+    """Return the placement of the recommendation, with the pinned layout's beside it."""
+    placement = plan_placement(
+        best,
+        used_nodes or list(group.nodes[:2]),
+        required=backend == Backend.RAY or spec.hardware.pool_kind == "shared",
+    )
+    if pinned is None:
+        return placement
+    pinned_nodes = _nodes_of(group, pinned)
+    return replace(
+        placement,
+        pinned=plan_placement(
+            pinned,
+            pinned_nodes or list(group.nodes[: pinned.nodes_per_replica]),
+            required=spec.hardware.pool_kind == "shared",
+        ),
+    )
+
+
+def _configs(
+    spec: PlanSpec, best: Candidate, group: NodeGroup, route: Route, backend: Backend
+) -> dict[str, Any]:
+    """Return the deployment files of the route; none when nothing fits."""
+    if route == Route.NONE:
+        return {"vllm_version": VLLM_VERSION, **empty_configs()}
+    return build_configs(spec, best, group.nodes, route=route, backend=backend)
+
+
+def _summary(
+    spec: PlanSpec,
+    best: Candidate,
+    chosen: str,
+    route: Route,
+    backend: Backend,
+    balancer: Balancer,
+) -> str:
+    """Return the recommendation in one paragraph."""
+    if route == Route.NONE:
+        return (
+            f"Nothing fits: {spec.model_name} at max_model_len {spec.max_model_len} does not "
+            f"start on the offered {best.gpu} nodes, even quantized to {chosen}. Add GPUs, "
+            "shorten max_model_len or pick a smaller model."
+        )
+    wl = spec.workload
+    used_names = {h for hosts in best.hosts for h in hosts}
+    return (
+        f"Route {route}: serve {spec.model_name} with {chosen} weights as "
+        f"TP{best.tp}×PP{best.pp} × {best.replicas} replica(s) on {best.gpu} "
+        f"({_hosts_text(used_names)}). Each "
+        f"replica holds {best.kv_tokens_per_replica} KV tokens, "
+        f"{_r(best.max_concurrency_per_replica)} sequences of {spec.max_model_len} tokens; "
+        f"≈{_r(best.output_throughput_tok_s, 0)} output tok/s at {wl.concurrency} concurrent "
+        f"(TTFT ≈ {_r(best.ttft_ms, 0)} ms, inter-token ≈ {_r(best.itl_ms)} ms). Executor "
+        f"{backend}, balancer {balancer}."
+    )
+
+
+def _network_summary(
+    spec: PlanSpec, group: NodeGroup, nodes_used: int, a: Assumptions
+) -> NetworkSummary:
+    """Return the links inside and between the chosen GPU type's nodes, and the §2 example."""
+    intra = intra_node_link(group.nodes[0], a, spec.network)
+    inter = inter_node_link(list(group.nodes[: max(2, nodes_used)]), a, spec.network)
+    return NetworkSummary(
+        intra_node=_link_summary(intra),
+        inter_node=_link_summary(inter),
+        overlap_factor=a.overlap_factor,
+        domain_example_ms=domain_example(a),
+    )
+
+
+def _model_summary(spec: PlanSpec, chosen: str) -> ModelSummary:
+    """Return the model's size and the weight dtype asked for and chosen."""
+    arch = spec.architecture
+    pb = parameter_breakdown(arch)
+    return ModelSummary(
+        name=spec.model_name,
+        hf_repo=spec.hf_repo,
+        slug=spec.model_slug,
+        total_params=pb.total,
+        active_params=pb.active,
+        requested_weight_dtype=spec.weight_dtype,
+        weight_dtype=chosen,
+        kv_bytes_per_token_full_model=kv_bytes_per_token(
+            arch, 1, arch.num_layers, spec.kv_cache_dtype
+        ),
+        max_model_len=spec.max_model_len,
+    )
+
+
 def plan(spec: PlanSpec, assumptions: Assumptions | None = None) -> PlanResult:
     """Return the recommendation, every candidate layout, signals, placement, configs, pitfalls."""
     a = spec_assumptions(spec, assumptions or DEFAULT_ASSUMPTIONS)
     requested = spec.weight_dtype
     groups = group_nodes(spec.hardware.nodes)
-    by_dtype: dict[str, list[Candidate]] = {requested: _run(spec, requested, a, groups)}
-    chosen = requested
-    if not any(c.fits for c in by_dtype[requested]):
-        for dtype in QUANT_LADDER[requested]:
-            by_dtype[dtype] = _run(spec, dtype, a, groups)
-            if any(c.fits for c in by_dtype[dtype]):
-                chosen = dtype
-                break
+    by_dtype, chosen = _candidates_by_dtype(spec, a, groups)
     cands, small_reason = prefer_small_replicas(spec, by_dtype[chosen], a)
     cands[:SIMULATED_CANDIDATES] = [with_serving(spec, c, a) for c in cands[:SIMULATED_CANDIDATES]]
     best = cands[0]
-    for dtype in QUANT_LADDER[requested]:
-        if dtype not in by_dtype:
-            # Quantization options are shown for the chosen GPU type only.
-            by_dtype[dtype] = _run(spec, dtype, a, groups, only_gpu=best.gpu)
-    nodes = spec.hardware.nodes
+    _fill_quantization_options(spec, a, groups, by_dtype, best)
     group = next(g for g in groups if g.gpu_slug == best.gpu)
-    used_names = {h for hosts in best.hosts for h in hosts}
-    used_nodes = [n for n in group.nodes if n.hostname in used_names]
+    used_nodes = _nodes_of(group, best)
     spec = with_pool_kind_of(spec, used_nodes)
-    wl = spec.workload
 
     signals = evaluate_signals(spec, best, len(used_nodes))
     route = _route(spec, best, signals, len(used_nodes))
@@ -163,73 +324,9 @@ def plan(spec: PlanSpec, assumptions: Assumptions | None = None) -> PlanResult:
     )
     pinned = None
     if spec.pinned is not None:
-        # A pinned layout keeps the weight dtype the user asked for: it is never quantized
-        # behind their back; when it does not fit at that dtype, the verdict says so and why.
-        pinned_c = evaluate(spec, group, spec.pinned, dtype=requested, a=a, pinned=True)
-        if pinned_c is not None:
-            scored = score_candidates(spec, [*cands, pinned_c])
-            pinned = with_serving(spec, next(c for c in scored if c.pinned), a)
-            verdict = _pinned_verdict(pinned, requested, chosen)
-        else:
-            verdict = "cannot be laid out on nodes of this size"
-        reasons.append(
-            message(
-                "pinned_layout",
-                tp=spec.pinned.tp,
-                pp=spec.pinned.pp,
-                replicas=spec.pinned.replicas,
-                verdict=verdict,
-                throughput_tok_s=_r(pinned.output_throughput_tok_s if pinned else 0.0, 0),
-                best_tok_s=_r(best.output_throughput_tok_s, 0),
-                score=pinned.score if pinned else 0.0,
-                best_score=best.score,
-            )
-        )
+        pinned, pinned_reason = _evaluate_pinned(spec, group, cands, best, chosen, a)
+        reasons.append(pinned_reason)
 
-    placement = plan_placement(
-        best,
-        used_nodes or list(group.nodes[:2]),
-        required=backend == Backend.RAY or spec.hardware.pool_kind == "shared",
-    )
-    if pinned is not None:
-        pinned_names = {h for hosts in pinned.hosts for h in hosts}
-        pinned_nodes = [n for n in group.nodes if n.hostname in pinned_names]
-        placement = replace(
-            placement,
-            pinned=plan_placement(
-                pinned,
-                pinned_nodes or list(group.nodes[: pinned.nodes_per_replica]),
-                required=spec.hardware.pool_kind == "shared",
-            ),
-        )
-    configs = (
-        {"vllm_version": VLLM_VERSION, **empty_configs()}
-        if route == Route.NONE
-        else build_configs(spec, best, group.nodes, route=route, backend=backend)
-    )
-    pitfalls = check_pitfalls(
-        spec,
-        best,
-        used_nodes or list(group.nodes[:1]),
-        route=route,
-        backend=backend,
-        comm_ms=best.comm_per_decode_step_ms,
-        a=a,
-    )
-    summary = (
-        f"Nothing fits: {spec.model_name} at max_model_len {spec.max_model_len} does not start on "
-        f"the offered {best.gpu} nodes, even quantized to {chosen}. Add GPUs, shorten "
-        "max_model_len or pick a smaller model."
-        if route == Route.NONE
-        else f"Route {route}: serve {spec.model_name} with {chosen} weights as "
-        f"TP{best.tp}×PP{best.pp} × {best.replicas} replica(s) on {best.gpu} "
-        f"({_hosts_text(used_names)}). Each "
-        f"replica holds {best.kv_tokens_per_replica} KV tokens, "
-        f"{_r(best.max_concurrency_per_replica)} sequences of {spec.max_model_len} tokens; "
-        f"≈{_r(best.output_throughput_tok_s, 0)} output tok/s at {wl.concurrency} concurrent "
-        f"(TTFT ≈ {_r(best.ttft_ms, 0)} ms, inter-token ≈ {_r(best.itl_ms)} ms). Executor "
-        f"{backend}, balancer {balancer}."
-    )
     rec = Recommendation(
         route=route,
         tp=best.tp,
@@ -240,14 +337,9 @@ def plan(spec: PlanSpec, assumptions: Assumptions | None = None) -> PlanResult:
         executor_backend=backend,
         balancer=balancer,
         candidate_id=best.id,
-        summary=summary,
+        summary=_summary(spec, best, chosen, route, backend, balancer),
         reasons=tuple(reasons),
     )
-    arch = spec.architecture
-    pb = parameter_breakdown(arch)
-    first = group.nodes[0]
-    intra = intra_node_link(first, a, spec.network)
-    inter = inter_node_link(list(group.nodes[: max(2, len(used_nodes))]), a, spec.network)
     return PlanResult(
         recommendation=rec,
         candidates=tuple(cands),
@@ -256,34 +348,27 @@ def plan(spec: PlanSpec, assumptions: Assumptions | None = None) -> PlanResult:
             _quant_option(d, by_dtype[d]) for d in (requested, *QUANT_LADDER[requested])
         ),
         signals=tuple(signals),
-        placement=placement,
-        configs=configs,
-        pitfalls=tuple(pitfalls),
+        placement=_placement(spec, group, best, used_nodes, pinned, backend),
+        configs=_configs(spec, best, group, route, backend),
+        pitfalls=tuple(
+            check_pitfalls(
+                spec,
+                best,
+                used_nodes or list(group.nodes[:1]),
+                route=route,
+                backend=backend,
+                comm_ms=best.comm_per_decode_step_ms,
+                a=a,
+            )
+        ),
         assumptions=a.to_dict(),
-        network=NetworkSummary(
-            intra_node=_link_summary(intra),
-            inter_node=_link_summary(inter),
-            overlap_factor=a.overlap_factor,
-            domain_example_ms=domain_example(a),
-        ),
-        model=ModelSummary(
-            name=spec.model_name,
-            hf_repo=spec.hf_repo,
-            slug=spec.model_slug,
-            total_params=pb.total,
-            active_params=pb.active,
-            requested_weight_dtype=requested,
-            weight_dtype=chosen,
-            kv_bytes_per_token_full_model=kv_bytes_per_token(
-                arch, 1, arch.num_layers, spec.kv_cache_dtype
-            ),
-            max_model_len=spec.max_model_len,
-        ),
+        network=_network_summary(spec, group, len(used_nodes), a),
+        model=_model_summary(spec, chosen),
         node_selection=NodeSelection(
             gpu=best.gpu,
-            nodes_offered=len(nodes),
+            nodes_offered=len(spec.hardware.nodes),
             nodes_used=len(used_nodes),
-            hosts=tuple(sorted(used_names)),
+            hosts=tuple(sorted({h for hosts in best.hosts for h in hosts})),
         ),
         memory_rules=memory_rules_applied(spec.vllm_version),
     )

@@ -618,6 +618,48 @@ def spec_from_dict(d: Mapping[str, Any]) -> PlanSpec:
         raise SpecError({"spec": "must be a JSON object"})
     r = _Reader()
     name, repo, slug, arch = _model(r, d)
+    weight_dtype, pre_quantized = _weights(r, d, arch)
+    version = _vllm_version(r, d)
+    kv_dtype = r.choice(d, "kv_cache_dtype", "kv_cache_dtype", KV_DTYPES, "auto")
+    rope, max_len = _context_length(r, d, arch)
+    util = r.number(
+        d, "gpu_memory_utilization", "gpu_memory_utilization", gt=0.0, le=1.0, default=0.9
+    )
+    mnbt = r.integer(d, "max_num_batched_tokens", "max_num_batched_tokens", 16, 1_048_576, None)
+    mns = r.integer(d, "max_num_seqs", "max_num_seqs", 1, 65536, None)
+    workload = _workload(r, r.mapping(d, "workload", "workload"))
+    hardware = _hardware(r, r.mapping(d, "hardware", "hardware"))
+    ops = _operations(r, r.mapping(d, "operations", "operations"))
+    pinned = _pinned_layout(r, d.get("pinned_layout"), arch, hardware.nodes)
+    network = _network_overrides(r, r.mapping(d, "network", "network"))
+    image = _vllm_image(r, d)
+    if r.errors or arch is None:
+        raise SpecError(r.errors or {"model": "required"})
+    return PlanSpec(
+        model_name=name,
+        hf_repo=repo,
+        model_slug=slug,
+        architecture=arch,
+        weight_dtype=weight_dtype,
+        pre_quantized=pre_quantized,
+        kv_cache_dtype=kv_dtype,
+        max_model_len=max_len or 8192,
+        gpu_memory_utilization=util or 0.9,
+        max_num_batched_tokens=mnbt,
+        max_num_seqs=mns,
+        workload=workload,
+        hardware=hardware,
+        operations=ops,
+        pinned=pinned,
+        network=network,
+        vllm_image=image,
+        rope_scaling_factor=rope,
+        vllm_version=version,
+    )
+
+
+def _weights(r: _Reader, d: Mapping[str, Any], arch: Architecture | None) -> tuple[str, bool]:
+    """Return the weight dtype (the checkpoint's own by default) and whether it is stored so."""
     default_dtype = "bf16"
     if arch is not None:
         default_dtype = arch.checkpoint_quantization or arch.default_dtype
@@ -638,6 +680,11 @@ def spec_from_dict(d: Mapping[str, Any]) -> PlanSpec:
             f"(config.json quantization_config.quant_method {weight_dtype!r}); vLLM does not "
             "quantize to it at load time"
         )
+    return weight_dtype, pre_quantized
+
+
+def _vllm_version(r: _Reader, d: Mapping[str, Any]) -> str:
+    """Return the vLLM release the plan targets (the bundled one by default)."""
     version = d.get("vllm_version") or VLLM_VERSION
     try:
         parse_version(str(version))
@@ -646,7 +693,13 @@ def spec_from_dict(d: Mapping[str, Any]) -> PlanSpec:
             f"must be a vLLM release number such as {VLLM_VERSION}, got {version!r}"
         )
         version = VLLM_VERSION
-    kv_dtype = r.choice(d, "kv_cache_dtype", "kv_cache_dtype", KV_DTYPES, "auto")
+    return str(version)
+
+
+def _context_length(
+    r: _Reader, d: Mapping[str, Any], arch: Architecture | None
+) -> tuple[float, int | None]:
+    """Return (rope scaling factor, max_model_len), the length bounded by the model's context."""
     rope = r.number(d, "rope_scaling_factor", "rope_scaling_factor", gt=0.99, le=64, default=1.0)
     limit = int(arch.max_position_embeddings * (rope or 1.0)) if arch else 10_000_000
     max_len = r.integer(d, "max_model_len", "max_model_len", 16, limit, min(limit, 8192))
@@ -655,14 +708,12 @@ def spec_from_dict(d: Mapping[str, Any]) -> PlanSpec:
             f" (the model's max_position_embeddings × rope_scaling_factor {rope or 1.0:g}; "
             "set rope_scaling_factor to extend the context with YaRN)"
         )
-    util = r.number(
-        d, "gpu_memory_utilization", "gpu_memory_utilization", gt=0.0, le=1.0, default=0.9
-    )
-    mnbt = r.integer(d, "max_num_batched_tokens", "max_num_batched_tokens", 16, 1_048_576, None)
-    mns = r.integer(d, "max_num_seqs", "max_num_seqs", 1, 65536, None)
+    return rope or 1.0, max_len
 
-    w = r.mapping(d, "workload", "workload")
-    workload = Workload(
+
+def _workload(r: _Reader, w: Mapping[str, Any]) -> Workload:
+    """Return the workload: concurrency, request lengths, traffic, SLOs and arrival shape."""
+    return Workload(
         concurrency=r.integer(w, "concurrency", "workload.concurrency", 1, 1_000_000, 16) or 16,
         avg_input_tokens=r.integer(
             w, "avg_input_tokens", "workload.avg_input_tokens", 1, 10_000_000, 1024
@@ -681,58 +732,68 @@ def spec_from_dict(d: Mapping[str, Any]) -> PlanSpec:
         shared_prefixes=r.boolean(w, "shared_prefixes", "workload.shared_prefixes"),
         **_arrival(r, w),
     )
-    hw = r.mapping(d, "hardware", "hardware")
+
+
+def _hardware(r: _Reader, hw: Mapping[str, Any]) -> Hardware:
+    """Return the offered nodes and the pool kind; at least one usable GPU is required."""
     pool_kind = r.choice(hw, "pool_kind", "hardware.pool_kind", POOL_KINDS, "dedicated")
     nodes = _nodes(r, hw) if hw else ()
     if not hw:
         r.errors["hardware"] = "required: {'nodes': [...]} or {'node_count', 'gpus_per_node', ...}"
     elif nodes and sum(n.usable_gpus for n in nodes) == 0:
         r.errors["hardware.nodes"] = "no usable GPU: every node has 0 free GPUs"
+    return Hardware(nodes=nodes, pool_kind=pool_kind)
 
-    o = r.mapping(d, "operations", "operations")
-    ops = Operations(
-        **{
-            f: r.boolean(o, f, f"operations.{f}")
-            for f in (
-                "models_change_often",
-                "multi_model_pool",
-                "self_healing_slo",
-                "ray_in_use",
-                "team_ray_experience",
-                "gateway_available",
-                "avoid_manual_nccl",
+
+_OPERATIONS = (
+    "models_change_often",
+    "multi_model_pool",
+    "self_healing_slo",
+    "ray_in_use",
+    "team_ray_experience",
+    "gateway_available",
+    "avoid_manual_nccl",
+)
+
+
+def _operations(r: _Reader, o: Mapping[str, Any]) -> Operations:
+    """Return the team's operating facts (each a boolean, false unless stated)."""
+    return Operations(**{f: r.boolean(o, f, f"operations.{f}") for f in _OPERATIONS})
+
+
+def _pinned_layout(
+    r: _Reader, p: Any, arch: Architecture | None, nodes: tuple[Node, ...]
+) -> Layout | None:
+    """Return the layout the user pinned, checked against the model and the offered GPUs."""
+    if p is None:
+        return None
+    if not isinstance(p, Mapping):
+        r.errors["pinned_layout"] = "must be an object {tp, pp, replicas}"
+        return None
+    tp = r.integer(p, "tp", "pinned_layout.tp", 1, 1024, 1) or 1
+    pp = r.integer(p, "pp", "pinned_layout.pp", 1, 64, 1) or 1
+    reps = r.integer(p, "replicas", "pinned_layout.replicas", 1, 100000, 1) or 1
+    if arch is not None:
+        if arch.num_attention_heads % tp:
+            r.errors["pinned_layout.tp"] = (
+                f"must divide the {arch.num_attention_heads} attention heads; allowed: "
+                + ", ".join(str(t) for t in valid_tp_sizes(arch, 1024))
             )
-        }
-    )
-    pinned = None
-    p = d.get("pinned_layout")
-    if p is not None:
-        if not isinstance(p, Mapping):
-            r.errors["pinned_layout"] = "must be an object {tp, pp, replicas}"
-        else:
-            tp = r.integer(p, "tp", "pinned_layout.tp", 1, 1024, 1) or 1
-            pp = r.integer(p, "pp", "pinned_layout.pp", 1, 64, 1) or 1
-            reps = r.integer(p, "replicas", "pinned_layout.replicas", 1, 100000, 1) or 1
-            if arch is not None:
-                if arch.num_attention_heads % tp:
-                    r.errors["pinned_layout.tp"] = (
-                        f"must divide the {arch.num_attention_heads} attention heads; allowed: "
-                        + ", ".join(str(t) for t in valid_tp_sizes(arch, 1024))
-                    )
-                elif not arch.is_mla and arch.num_kv_heads % tp and tp % arch.num_kv_heads:
-                    r.errors["pinned_layout.tp"] = (
-                        f"TP {tp} must divide or be a multiple of the {arch.num_kv_heads} KV heads"
-                    )
-                if pp > arch.num_layers:
-                    r.errors["pinned_layout.pp"] = f"must be between 1 and {arch.num_layers}"
-            total = sum(n.usable_gpus for n in nodes)
-            if nodes and tp * pp * reps > total:
-                r.errors["pinned_layout"] = (
-                    f"needs {tp * pp * reps} GPUs, the hardware offers {total}"
-                )
-            pinned = Layout(tp=tp, pp=pp, replicas=reps)
-    n = r.mapping(d, "network", "network")
-    network = NetworkOverrides(
+        elif not arch.is_mla and arch.num_kv_heads % tp and tp % arch.num_kv_heads:
+            r.errors["pinned_layout.tp"] = (
+                f"TP {tp} must divide or be a multiple of the {arch.num_kv_heads} KV heads"
+            )
+        if pp > arch.num_layers:
+            r.errors["pinned_layout.pp"] = f"must be between 1 and {arch.num_layers}"
+    total = sum(n.usable_gpus for n in nodes)
+    if nodes and tp * pp * reps > total:
+        r.errors["pinned_layout"] = f"needs {tp * pp * reps} GPUs, the hardware offers {total}"
+    return Layout(tp=tp, pp=pp, replicas=reps)
+
+
+def _network_overrides(r: _Reader, n: Mapping[str, Any]) -> NetworkOverrides:
+    """Return the link figures the user measured, replacing the catalog's."""
+    return NetworkOverrides(
         cross_node_bandwidth_gbs=r.number(
             n,
             "cross_node_bandwidth_gbs",
@@ -756,34 +817,16 @@ def spec_from_dict(d: Mapping[str, Any]) -> PlanSpec:
             n, "overlap_factor", "network.overlap_factor", gt=-1e-9, le=0.95, default=None
         ),
     )
+
+
+def _vllm_image(r: _Reader, d: Mapping[str, Any]) -> str:
+    """Return the Docker image of vLLM the scripts run."""
     image = str(d.get("vllm_image") or "vllm/vllm-openai:v0.32.0")
     if not identifiers.is_image_ref(image):
         r.errors["vllm_image"] = (
             f"{image!r} is not a Docker image reference (e.g. vllm/vllm-openai:v0.32.0)"
         )
-    if r.errors or arch is None:
-        raise SpecError(r.errors or {"model": "required"})
-    return PlanSpec(
-        model_name=name,
-        hf_repo=repo,
-        model_slug=slug,
-        architecture=arch,
-        weight_dtype=weight_dtype,
-        pre_quantized=pre_quantized,
-        kv_cache_dtype=kv_dtype,
-        max_model_len=max_len or 8192,
-        gpu_memory_utilization=util or 0.9,
-        max_num_batched_tokens=mnbt,
-        max_num_seqs=mns,
-        workload=workload,
-        hardware=Hardware(nodes=nodes, pool_kind=pool_kind),
-        operations=ops,
-        pinned=pinned,
-        network=network,
-        vllm_image=image,
-        rope_scaling_factor=rope or 1.0,
-        vllm_version=str(version),
-    )
+    return image
 
 
 def valid_tp_sizes(arch: Architecture, max_tp: int) -> list[int]:
