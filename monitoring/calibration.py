@@ -17,9 +17,10 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext as _
 
+from monitoring import stores
 from monitoring.models import PlanScope, Target, TargetKind
 from monitoring.observed import OBSERVED_KEYS, RUNNING, observation
-from monitoring.window import Points, window_series
+from monitoring.series import Points
 from planner.engine.calibration import CalibrationFit, NotEnoughData, Observation, fit_calibration
 from planner.engine.spec import PlanSpec
 from planner.models import CalibrationProfile
@@ -84,7 +85,8 @@ def _bins(polls: list[tuple[float, float, float]]) -> list[list[tuple[float, flo
 def _observations(
     target: Target, values: PlanValues, spec: PlanSpec, start: datetime, end: datetime
 ) -> list[Observation]:
-    series = window_series(target, (*OBSERVED_KEYS, ITL_P50, TTFT_P50), start, end)
+    keys = (*OBSERVED_KEYS, ITL_P50, TTFT_P50)
+    series = stores.current().window(stores.ref(target), keys, start, end)
     seen = observation(target, series)
     share = values.replicas if target.plan_scope == PlanScope.PLAN else 1
     out = []

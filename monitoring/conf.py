@@ -32,6 +32,8 @@ DEFAULTS: dict[str, object] = {
     "MONITORING_LABEL_NAME_LENGTH_LIMIT": 256,
     "MONITORING_LABEL_VALUE_LENGTH_LIMIT": 2048,
     "MONITORING_MAX_EXPORTERS": 64,
+    # The series store: "embedded" or "prometheus" (monitoring.stores).
+    "MONITORING_SERIES_STORE": "embedded",
     # Retention.
     "MONITORING_RAW_RETENTION_H": 48,
     "MONITORING_ROLLUP_RETENTION_D": 30,

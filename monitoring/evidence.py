@@ -16,9 +16,10 @@ from typing import Any
 
 from django.db import transaction
 
+from monitoring import stores
 from monitoring.models import Target, TargetKind
 from monitoring.observed import ITL_P95, REQUESTS, TTFT_P95
-from monitoring.window import p95, window_series
+from monitoring.window import p95
 from planner.decisions.models import EvidenceSource
 from planner.decisions.selectors import evidence_items
 
@@ -74,7 +75,8 @@ def measure_window(target: Target, start: datetime, end: datetime) -> list[Measu
     """Return TTFT p95, inter-token p95 (ms) and completion rate (%) over the window, rounded."""
     out: list[Measured] = []
     where = f"target {target.name} (id {target.pk}), window {_window_text(start, end)}"
-    series = window_series(target, (TTFT_P95, ITL_P95, COMPLETION_RATIO, REQUESTS), start, end)
+    keys = (TTFT_P95, ITL_P95, COMPLETION_RATIO, REQUESTS)
+    series = stores.current().window(stores.ref(target), keys, start, end)
     for kind, key in (("ttft_p95", TTFT_P95), ("itl_p95", ITL_P95)):
         values = [v for _, v in series[key]]
         if values:
@@ -126,7 +128,9 @@ def _gpu_utilization(target: Target, start: datetime, end: datetime, where: str)
     total = weight = 0.0
     names = []
     for gpu_target in gpu_targets_for(target):
-        gpu_series = window_series(gpu_target, (GPUS, GPU_UTILIZATION), start, end)
+        gpu_series = stores.current().window(
+            stores.ref(gpu_target), (GPUS, GPU_UTILIZATION), start, end
+        )
         gpus = dict(gpu_series[GPUS])
         utils = gpu_series[GPU_UTILIZATION]
         for ts, value in utils:

@@ -9,8 +9,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from monitoring import stores
 from monitoring.models import Target
-from monitoring.window import Points, p95, window_series
+from monitoring.series import Points
+from monitoring.window import p95
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -111,7 +113,8 @@ def _p95_ms(points: Points) -> float | None:
 
 def observe(target: Target, start: datetime, end: datetime) -> TargetObservation:
     """Return what `target` did between `start` and `end`."""
-    return observation(target, window_series(target, OBSERVED_KEYS, start, end))
+    series = stores.current().window(stores.ref(target), OBSERVED_KEYS, start, end)
+    return observation(target, series)
 
 
 def observation(target: Target, series: Mapping[str, Points]) -> TargetObservation:

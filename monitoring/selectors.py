@@ -13,11 +13,12 @@ from django.db.models import Count, F, Func, IntegerField, Min, Q, QuerySet, Sum
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from monitoring import cluster_nodes, conf, kinds, pacing
+from monitoring import cluster_nodes, conf, kinds, pacing, stores
 from monitoring.error_text import public_error
 from monitoring.models import AlertEvent, PollStatus, Rollup, Sample, Target
 from monitoring.retention import rolled_up_to
 from monitoring.scrape.series import parse_series_id, series_id
+from monitoring.series import SeriesMatch
 
 RANGES: dict[str, timedelta] = {
     "15m": timedelta(minutes=15),
@@ -121,10 +122,8 @@ def polling_health(*, now: datetime | None = None) -> PollingHealth:
     worst = max(overdue, key=lambda o: o.overdue_s, default=None)
     # By target, series and time: the sample key's index serves it (a scan of the last hour of
     # every sample by `ts` would not do on a busy fleet's overview).
-    enabled = list(Target.objects.filter(enabled=True).values_list("pk", flat=True))
-    missed = Sample.objects.filter(
-        target_id__in=enabled, series="poll.missed", ts__gte=now - timedelta(hours=1)
-    ).aggregate(n=Sum("value"))["n"]
+    enabled = stores.refs(Target.objects.filter(enabled=True))
+    missed = stores.current().total(enabled, "poll.missed", now - timedelta(hours=1), now)
     return PollingHealth(
         lag_s=round(worst.overdue_s, 1) if worst else 0.0,
         late_targets=sum(1 for o in overdue if o.overdue_s > o.interval_s),
@@ -216,10 +215,8 @@ def fleet_overview(*, now: datetime | None = None) -> Fleet:
 # --- series ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class SeriesRequest:
-    key: str
-    labels: str | None  # None: every label set of the key
+# A key with one label set, or every label set (labels None).
+SeriesRequest = SeriesMatch
 
 
 def parse_series_requests(items: Iterable[str]) -> list[SeriesRequest]:
@@ -449,11 +446,17 @@ class TimeBucket(Func):
 
 
 def fleet_series(
-    *, keys: Sequence[str], start: datetime, end: datetime, max_points: int | None = None
+    *,
+    keys: Sequence[str],
+    start: datetime,
+    end: datetime,
+    max_points: int | None = None,
+    target_ids: Sequence[int] | None = None,
 ) -> dict[str, Any]:
-    """Return, per unlabelled key, its sum over all targets per time bucket (one series query
-    for every key: the overview asks for several at once, every few seconds)."""
-    ids = list(Target.objects.values_list("pk", flat=True))
+    """Return, per unlabelled key, its sum over the targets (all by default) per time bucket
+    (one series query for every key: the overview asks for several at once, every few
+    seconds)."""
+    ids = list(Target.objects.values_list("pk", flat=True)) if target_ids is None else target_ids
     data = series_query(
         target_ids=ids,
         requests=[SeriesRequest(key, "") for key in keys],
@@ -483,13 +486,13 @@ def fleet_series(
 # --- one target's current state ---------------------------------------------------------------
 
 
-def latest_samples(target: Target, keys: Iterable[str]) -> list[tuple[str, dict[str, str], float]]:
-    """Return (key, labels, value) of the last successful poll for the given keys."""
-    if target.last_success_at is None:
-        return []
-    rows = Sample.objects.filter(
-        target=target, series__in=list(keys), ts=target.last_success_at
-    ).values_list("series", "labels", "value")
+def latest_samples_at(
+    target_id: int, ts: datetime, keys: Iterable[str]
+) -> list[tuple[str, dict[str, str], float]]:
+    """Return (key, labels, value) of the target's samples of the given keys stored at `ts`."""
+    rows = Sample.objects.filter(target_id=target_id, series__in=list(keys), ts=ts).values_list(
+        "series", "labels", "value"
+    )
     return [
         (key, parse_series_id("x" + labels)[1] if labels else {}, value)
         for key, labels, value in rows
@@ -515,10 +518,11 @@ RAY_SERVE_KEYS = (
 
 def ray_state(target: Target) -> dict[str, Any]:
     """Return the Ray page's current state: node x GPU grids, nodes, Serve apps, pending groups."""
-    rows = latest_samples(target, (*RAY_NODE_KEYS, *RAY_SERVE_KEYS))
+    rows = stores.current().latest(stores.ref(target), (*RAY_NODE_KEYS, *RAY_SERVE_KEYS))
     nodes: dict[str, dict[str, Any]] = defaultdict(lambda: {"gpus": {}})
     apps: dict[str, dict[str, Any]] = defaultdict(lambda: {"deployments": {}})
-    for key, labels, value in rows:
+    for row in rows:
+        key, labels, value = row.key, row.labels_dict, row.value
         if key.startswith("ray.node."):
             node = nodes[labels.get("node", "")]
             short = key.removeprefix("ray.node.")

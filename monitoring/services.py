@@ -15,7 +15,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from core import opsmetrics
-from monitoring import conf, kinds, pacing
+from monitoring import conf, kinds, pacing, stores
 from monitoring.kinds import RuleContext, RuleSpec
 from monitoring.models import (
     AlertRule,
@@ -23,7 +23,6 @@ from monitoring.models import (
     Comparison,
     PlanScope,
     PollStatus,
-    Sample,
     Target,
     TargetKind,
     TargetSnapshot,
@@ -32,6 +31,7 @@ from monitoring.scrape import keys
 from monitoring.scrape.errors import ScrapeError
 from monitoring.scrape.fetch import check_url, guard
 from monitoring.scrape.series import series_id
+from monitoring.series import WriteBatch, WriteSample
 
 logger = logging.getLogger(__name__)
 
@@ -379,12 +379,15 @@ def _missed_before(target: Target, ts: datetime) -> int:
     return pacing.missed_polls(gap_s, target.poll_interval_s, target.spacing_factor)
 
 
-def _count_missed(target: Target, missed: int, ts: datetime, rows: list[Sample]) -> None:
+def _count_missed(target: Target, missed: int, rows: list[WriteSample]) -> None:
     if missed:
-        rows.append(
-            Sample(target_id=target.pk, series="poll.missed", labels="", ts=ts, value=missed)
-        )
+        rows.append(WriteSample("poll.missed", (), float(missed)))
         opsmetrics.increment("serveplan_polls_missed", {"kind": target.kind}, amount=missed)
+
+
+def _write(target: Target, ts: datetime, rows: list[WriteSample]) -> None:
+    """Hand one poll's samples to the series store (in the poll's transaction)."""
+    stores.current().write(WriteBatch(target=stores.ref(target), ts=ts, samples=tuple(rows)))
 
 
 def _poll_values(target: Target, outcome: PollOutcome, failures: int) -> dict[str, float]:
@@ -402,20 +405,18 @@ def poll_record_success(
     Return the number of sample rows offered for insertion (0 when the slot was already stored).
     """
     latest: dict[str, float] = {}
-    rows: list[Sample] = []
+    rows: list[WriteSample] = []
     seen: set[tuple[str, str]] = set()
     for sample in outcome.samples:
         labels = series_id("", sample.labels)
         if (sample.key, labels) in seen:
             continue  # the same series twice in one poll: keep the first
         seen.add((sample.key, labels))
-        rows.append(
-            Sample(target_id=target.pk, series=sample.key, labels=labels, ts=ts, value=sample.value)
-        )
+        rows.append(WriteSample(sample.key, sample.labels, sample.value))
         if not labels or sample.key in LATEST_LABELLED:
             latest[sample.key + labels] = sample.value
     for key, value in _poll_values(target, outcome, 0).items():
-        rows.append(Sample(target_id=target.pk, series=key, labels="", ts=ts, value=value))
+        rows.append(WriteSample(key, (), float(value)))
         latest[key] = value
     info = dict(outcome.info)
     if outcome.warnings:
@@ -435,8 +436,8 @@ def poll_record_success(
     with transaction.atomic():
         if not _claim(target.pk, slot, missed_polls=F("missed_polls") + missed, **update):
             return 0
-        _count_missed(target, missed, ts, rows)
-        Sample.objects.bulk_create(rows, ignore_conflicts=True, batch_size=500)
+        _count_missed(target, missed, rows)
+        _write(target, ts, rows)
         if outcome.snapshot is not None:
             TargetSnapshot.objects.update_or_create(
                 target_id=target.pk, defaults={"taken_at": ts, "data": dict(outcome.snapshot)}
@@ -476,21 +477,15 @@ def poll_record_failure(
     latest.update({"poll.up": 0.0, "poll.consecutive_failures": float(failures)})
     update["latest"] = latest
     rows = [
-        Sample(target_id=target.pk, series="poll.up", labels="", ts=ts, value=0.0),
-        Sample(
-            target_id=target.pk,
-            series="poll.consecutive_failures",
-            labels="",
-            ts=ts,
-            value=float(failures),
-        ),
+        WriteSample("poll.up", (), 0.0),
+        WriteSample("poll.consecutive_failures", (), float(failures)),
     ]
     missed = _missed_before(target, ts)
     with transaction.atomic():
         if not _claim(target.pk, slot, missed_polls=F("missed_polls") + missed, **update):
             return False
-        _count_missed(target, missed, ts, rows)
-        Sample.objects.bulk_create(rows, ignore_conflicts=True)
+        _count_missed(target, missed, rows)
+        _write(target, ts, rows)
     for name, value in update.items():
         setattr(target, name, value)
     target.missed_polls += missed

@@ -13,11 +13,10 @@ from django.db.models import Q
 
 from monitoring.models import Rollup, Sample, Target
 from monitoring.retention import rolled_up_to
+from monitoring.series import Points
 
-Points = list[tuple[datetime, float]]
 
-
-def _rolled_up_keys(target: Target, keys: list[str], start: datetime) -> list[str]:
+def _rolled_up_keys(target: Target | int, keys: list[str], start: datetime) -> list[str]:
     """Return the keys whose raw samples no longer reach back to `start` (read from rollups)."""
     rolled = []
     for key in keys:
@@ -33,9 +32,10 @@ def _rolled_up_keys(target: Target, keys: list[str], start: datetime) -> list[st
 
 
 def window_series(
-    target: Target, keys: Iterable[str], start: datetime, end: datetime
+    target: Target | int, keys: Iterable[str], start: datetime, end: datetime
 ) -> dict[str, Points]:
-    """Return (time, value) of each unlabelled series in the window, finite values only.
+    """Return (time, value) of each unlabelled series of a target (or its id) in the window,
+    finite values only.
 
     One query for the raw samples of every key (two more, plus one per key, when the window
     reaches back before the rollup cursor): a dashboard reads its keys together, not one by one.

@@ -159,6 +159,9 @@ SIMULATOR_PORT = env.int("SIMULATOR_PORT", default=9400)
 MONITORING_URL_ALLOWLIST = env.list("MONITORING_URL_ALLOWLIST", default=[])
 MONITORING_RAW_RETENTION_H = env.int("MONITORING_RAW_RETENTION_H", default=48)
 MONITORING_ROLLUP_RETENTION_D = env.int("MONITORING_ROLLUP_RETENTION_D", default=30)
+# Where samples live: "embedded" (this database) or "prometheus" (a Prometheus-compatible
+# server: remote write to MONITORING_REMOTE_WRITE_URL, PromQL reads from MONITORING_PROMETHEUS_URL).
+MONITORING_SERIES_STORE = env.str("MONITORING_SERIES_STORE", default="embedded")
 
 # Plan evaluations (evaluate, save, re-run) each user may run; "" switches the limit off.
 PLAN_EVALUATION_RATE = env.str("PLAN_EVALUATION_RATE", default="30/min")

@@ -19,7 +19,7 @@ from rest_framework.views import APIView
 
 from core.permissions import AdminOnly
 from core.roles import is_admin
-from monitoring import kinds, selectors, services
+from monitoring import conf, kinds, selectors, services, stores
 from monitoring.api.serializers import (
     AlertEventSerializer,
     AlertRuleSerializer,
@@ -114,14 +114,14 @@ class TargetViewSet(viewsets.ModelViewSet):
         query = SeriesQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         start, end = selectors.resolve_range(query.validated_data["range"])
-        data = selectors.series_query(
-            target_ids=[target.pk],
-            requests=selectors.parse_series_requests(query.validated_data["series"]),
-            start=start,
-            end=end,
-            max_points=query.validated_data.get("max_points"),
+        data = stores.current().range(
+            [stores.ref(target)],
+            selectors.parse_series_requests(query.validated_data["series"]),
+            start,
+            end,
+            _max_points(query.validated_data),
         )
-        return Response(data)
+        return Response(data.to_json())
 
     @extend_schema(
         parameters=[PlanComparisonQuerySerializer],
@@ -193,6 +193,10 @@ def target_state_payload(target: Target, *, user: Any = None) -> dict[str, Any]:
     if state is not None:
         payload[target.kind] = state
     return payload
+
+
+def _max_points(params: dict[str, Any]) -> int:
+    return params.get("max_points") or int(conf.get("MONITORING_MAX_POINTS_PER_SERIES"))
 
 
 class AlertRuleViewSet(viewsets.ModelViewSet):
@@ -279,6 +283,5 @@ class FleetSeriesView(APIView):
     def _compute(params: dict[str, Any]) -> dict[str, Any]:
         start, end = selectors.resolve_range(params["range"])
         keys = list(dict.fromkeys(params["series"][:10]))
-        return selectors.fleet_series(
-            keys=keys, start=start, end=end, max_points=params.get("max_points")
-        )
+        targets = stores.refs(Target.objects.all())
+        return stores.current().fleet_sum(targets, keys, start, end, _max_points(params)).to_json()

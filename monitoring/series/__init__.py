@@ -1,0 +1,29 @@
+"""The series-store interface (pure: no Django) and what crosses it. See store.SeriesStore."""
+
+from .model import (
+    LatestValue,
+    Points,
+    RangeResult,
+    SeriesMatch,
+    SeriesPoints,
+    Source,
+    TargetRef,
+    WriteBatch,
+    WriteReport,
+    WriteSample,
+)
+from .store import SeriesStore
+
+__all__ = [
+    "LatestValue",
+    "Points",
+    "RangeResult",
+    "SeriesMatch",
+    "SeriesPoints",
+    "SeriesStore",
+    "Source",
+    "TargetRef",
+    "WriteBatch",
+    "WriteReport",
+    "WriteSample",
+]

@@ -1,0 +1,161 @@
+"""Value objects that cross the series-store interface (no Django: any backend, any caller).
+
+Times are aware datetimes on the way in; points come back as unix milliseconds (range reads, for
+charts) or datetimes (window reads, for evidence and plan vs reality, which join series on equal
+timestamps).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from monitoring.scrape.series import Labels, freeze_labels, series_id
+
+Points = list[tuple[datetime, float]]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TargetRef:
+    """What a store needs to know of a target.
+
+    `selector` is set for a read-only target: a PromQL selector (`{job="vllm",instance="a:8000"}`)
+    whose series an existing Prometheus already scrapes; ServePlan polls nothing for it.
+    """
+
+    id: int
+    name: str
+    kind: str
+    interval_s: int
+    selector: str = ""
+    last_success_at: datetime | None = None
+
+    @property
+    def read_only(self) -> bool:
+        return bool(self.selector)
+
+
+@dataclass(frozen=True, slots=True)
+class SeriesMatch:
+    """A series key, with one canonical label set (`{a="1"}`, "" for none) or None for all."""
+
+    key: str
+    labels: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WriteSample:
+    key: str
+    labels: Labels
+    value: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WriteBatch:
+    """Every sample of one poll of one target, all at the poll's time."""
+
+    target: TargetRef
+    ts: datetime
+    samples: tuple[WriteSample, ...]
+
+    def __len__(self) -> int:
+        return len(self.samples)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SeriesPoints:
+    """One series over a range: bucket times (ms, mid-bucket) and values (None: a gap)."""
+
+    target_id: int | None  # None: a fleet-wide sum
+    key: str
+    labels: Labels
+    times_ms: tuple[int, ...]
+    values: tuple[float | None, ...]
+
+    @property
+    def id(self) -> str:
+        return series_id(self.key, self.labels)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "target": self.target_id,
+            "key": self.key,
+            "labels": dict(self.labels),
+            "id": self.id,
+            "t": list(self.times_ms),
+            "v": list(self.values),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> SeriesPoints:
+        return cls(
+            target_id=data["target"],
+            key=data["key"],
+            labels=freeze_labels(data.get("labels") or {}),
+            times_ms=tuple(data["t"]),
+            values=tuple(data["v"]),
+        )
+
+
+class Source:
+    """Where a range read came from (the API's `source`)."""
+
+    RAW = "raw"
+    ROLLUP = "rollup"
+    PROMETHEUS = "prometheus"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RangeResult:
+    """Series between `start_ms` and `end_ms`, downsampled to buckets of `bucket_s` seconds."""
+
+    start_ms: int
+    end_ms: int
+    bucket_s: float
+    source: str
+    series: tuple[SeriesPoints, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """The series API's answer (monitoring.api: SeriesResponseSerializer)."""
+        return {
+            "start": self.start_ms,
+            "end": self.end_ms,
+            "bucket_s": self.bucket_s,
+            "source": self.source,
+            "series": [s.to_json() for s in self.series],
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RangeResult:
+        return cls(
+            start_ms=data["start"],
+            end_ms=data["end"],
+            bucket_s=float(data.get("bucket_s", 1.0)),
+            source=data["source"],
+            series=tuple(SeriesPoints.from_json(s) for s in data["series"]),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class LatestValue:
+    """A series' value at the target's last successful poll."""
+
+    key: str
+    labels: Labels
+    value: float
+
+    @property
+    def labels_dict(self) -> dict[str, str]:
+        return dict(self.labels)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WriteReport:
+    """What a store did with the batches handed to it so far (remote write: see buffer)."""
+
+    written: int = 0  # samples the server accepted
+    pending: int = 0  # samples waiting for the server
+    dropped: int = 0  # samples lost (buffer full, or refused by the server)
+    errors: Sequence[str] = field(default_factory=tuple)

@@ -1,0 +1,105 @@
+"""The embedded series store: the Sample and Rollup tables of ServePlan's own database.
+
+It delegates to the queries that read those tables (monitoring.selectors, monitoring.window):
+making them fast is their business; this module only adapts them to the interface.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+
+from django.db.models import Sum
+
+from monitoring import selectors, window
+from monitoring.models import Sample
+from monitoring.scrape.series import freeze_labels, series_id
+from monitoring.series import (
+    LatestValue,
+    Points,
+    RangeResult,
+    SeriesMatch,
+    TargetRef,
+    WriteBatch,
+    WriteReport,
+)
+
+
+class EmbeddedStore:
+    name = "embedded"
+
+    def write(self, batch: WriteBatch) -> None:
+        """Insert the batch's rows in the caller's transaction (a redelivered poll: no-op)."""
+        rows = [
+            Sample(
+                target_id=batch.target.id,
+                series=s.key,
+                labels=series_id("", s.labels),
+                ts=batch.ts,
+                value=s.value,
+            )
+            for s in batch.samples
+        ]
+        Sample.objects.bulk_create(rows, ignore_conflicts=True, batch_size=500)
+
+    def write_report(self) -> WriteReport:
+        return WriteReport()  # written in the poll's own transaction: nothing is ever pending
+
+    def range(
+        self,
+        targets: Sequence[TargetRef],
+        series: Sequence[SeriesMatch],
+        start: datetime,
+        end: datetime,
+        max_points: int,
+    ) -> RangeResult:
+        return RangeResult.from_json(
+            selectors.series_query(
+                target_ids=[t.id for t in targets],
+                requests=series,
+                start=start,
+                end=end,
+                max_points=max_points,
+            )
+        )
+
+    def fleet_sum(
+        self,
+        targets: Sequence[TargetRef],
+        keys: Sequence[str],
+        start: datetime,
+        end: datetime,
+        max_points: int,
+    ) -> RangeResult:
+        return RangeResult.from_json(
+            selectors.fleet_series(
+                target_ids=[t.id for t in targets],
+                keys=keys,
+                start=start,
+                end=end,
+                max_points=max_points,
+            )
+        )
+
+    def latest(self, target: TargetRef, keys: Iterable[str]) -> list[LatestValue]:
+        if target.last_success_at is None:
+            return []
+        return [
+            LatestValue(key, freeze_labels(labels), value)
+            for key, labels, value in selectors.latest_samples_at(
+                target.id, target.last_success_at, keys
+            )
+        ]
+
+    def window(
+        self, target: TargetRef, keys: Iterable[str], start: datetime, end: datetime
+    ) -> dict[str, Points]:
+        return window.window_series(target.id, keys, start, end)
+
+    def total(
+        self, targets: Sequence[TargetRef], key: str, start: datetime, end: datetime
+    ) -> float:
+        value = Sample.objects.filter(
+            target_id__in=[t.id for t in targets], series=key, ts__gte=start, ts__lte=end
+        ).aggregate(n=Sum("value"))["n"]
+        return float(value or 0.0)
