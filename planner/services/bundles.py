@@ -298,11 +298,14 @@ def _recommended(result: PlanResult) -> tuple[str, Variant | None]:
 
 
 def candidate_bundles(result: PlanResult, pool_kind: str) -> list[CandidateBundles]:
-    """Return every candidate of a result that has hosts, with its downloadable variants."""
+    """Return every candidate of a result that fits and has hosts, with its downloadable variants.
+
+    A layout that does not fit would not start: it is offered no bundle.
+    """
     rec_id, rec_variant = _recommended(result)
     out = []
     for row in _candidate_rows(result):
-        if not row.hosts:
+        if not row.hosts or not row.fits:
             continue
         layout = BundleLayout.from_candidate(row)
         default = default_variant(
@@ -336,6 +339,11 @@ def plan_bundle(plan: Any, candidate_id: str, variant_key: str = "") -> dict[str
     row = next((c for c in _candidate_rows(result) if c.id == candidate_id), None)
     if row is None:
         raise BundleUnavailable(_("Unknown candidate %(id)s.") % {"id": candidate_id})
+    if not row.fits:
+        raise BundleUnavailable(
+            _("%(layout)s does not fit the offered GPUs: it has no deployment bundle.")
+            % {"layout": row.label}
+        )
     try:
         spec = spec_from_dict(plan.engine_input)
     except SpecError as exc:
