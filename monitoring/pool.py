@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from django.conf import settings
 from django.core.cache import cache
 
-from monitoring import conf
 from monitoring.models import Target
 
 _KEY = "monitoring:suspect-poll-slot:{}"
@@ -33,7 +33,7 @@ def poll_slot(target: Target, *, hold_s: float) -> Iterator[bool]:
     if not is_suspect(target):
         yield True
         return
-    slots = int(conf.get("MONITORING_SUSPECT_POLL_SLOTS"))
+    slots = settings.MONITORING_SUSPECT_POLL_SLOTS
     for index in range(slots):
         key = _KEY.format(index)
         if cache.add(key, target.pk, timeout=max(1, int(hold_s) + 1)):

@@ -12,10 +12,10 @@ from __future__ import annotations
 import ipaddress
 
 from django.apps import apps
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext as _
 
-from monitoring import conf
 from monitoring.scrape.addresses import forbidden_range
 from monitoring.scrape.fetch import Allowlist
 
@@ -51,9 +51,9 @@ def allowlist() -> Allowlist:
     entries = [
         *inventory_hosts(),
         *entry.objects.values_list("name", flat=True),
-        *conf.get("MONITORING_URL_ALLOWLIST"),
+        *settings.MONITORING_URL_ALLOWLIST,
     ]
-    if conf.get("MONITORING_ALLOW_LOOPBACK"):
+    if settings.MONITORING_ALLOW_LOOPBACK:
         entries.extend(LOOPBACK)
     return Allowlist.parse(entries)
 

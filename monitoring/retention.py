@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from monitoring import conf
 from monitoring.models import Rollup, RollupCursor, Sample
 
 CURSOR = "samples"
@@ -77,11 +77,11 @@ def rollup_run(*, now: datetime | None = None) -> int:
             return 0
         cursor = RollupCursor.objects.create(name=CURSOR, rolled_up_to=floor_minute(first))
     start = cursor.rolled_up_to
-    oldest_raw = now - timedelta(hours=float(conf.get("MONITORING_RAW_RETENTION_H")))
+    oldest_raw = now - timedelta(hours=settings.MONITORING_RAW_RETENTION_H)
     if start < floor_minute(oldest_raw):
         start = floor_minute(oldest_raw)  # raw older than retention is gone (or going)
-    max_minutes = int(conf.get("MONITORING_ROLLUP_MAX_MINUTES_PER_RUN"))
-    max_rows = int(conf.get("MONITORING_ROLLUP_MAX_ROWS_PER_RUN"))
+    max_minutes = settings.MONITORING_ROLLUP_MAX_MINUTES_PER_RUN
+    max_rows = settings.MONITORING_ROLLUP_MAX_ROWS_PER_RUN
     minutes = 0
     rows = 0
     while start < end_limit and minutes < max_minutes and rows < max_rows:
@@ -125,9 +125,9 @@ def retention_run(*, now: datetime | None = None) -> RetentionResult:
     """Delete raw samples past their retention (never before they are rolled up) and old
     rollups, in batches of MONITORING_RETENTION_BATCH_ROWS rows."""
     now = now or timezone.now()
-    batch = int(conf.get("MONITORING_RETENTION_BATCH_ROWS"))
-    budget = int(conf.get("MONITORING_RETENTION_MAX_BATCHES"))
-    raw_cutoff = now - timedelta(hours=float(conf.get("MONITORING_RAW_RETENTION_H")))
+    batch = settings.MONITORING_RETENTION_BATCH_ROWS
+    budget = settings.MONITORING_RETENTION_MAX_BATCHES
+    raw_cutoff = now - timedelta(hours=settings.MONITORING_RAW_RETENTION_H)
     cursor = rolled_up_to()
     if cursor is None:  # nothing rolled up yet (rollup_run creates the cursor first)
         samples, samples_done = 0, True
@@ -135,7 +135,7 @@ def retention_run(*, now: datetime | None = None) -> RetentionResult:
         samples, samples_done = _delete_batches(
             Sample.objects.filter(ts__lt=min(raw_cutoff, cursor)), batch, budget
         )
-    rollup_cutoff = now - timedelta(days=float(conf.get("MONITORING_ROLLUP_RETENTION_D")))
+    rollup_cutoff = now - timedelta(days=settings.MONITORING_ROLLUP_RETENTION_D)
     rollups, rollups_done = _delete_batches(
         Rollup.objects.filter(minute__lt=rollup_cutoff), batch, budget
     )

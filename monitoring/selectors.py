@@ -8,12 +8,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import connection
 from django.db.models import Count, F, Func, IntegerField, Min, Q, QuerySet, Sum
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from monitoring import cluster_nodes, conf, kinds, pacing, stores
+from monitoring import cluster_nodes, kinds, pacing, stores
 from monitoring.error_text import public_error
 from monitoring.models import AlertEvent, PollStatus, Rollup, Sample, Target
 from monitoring.retention import rolled_up_to
@@ -129,7 +130,7 @@ def polling_health(*, now: datetime | None = None) -> PollingHealth:
         late_targets=sum(1 for o in overdue if o.overdue_s > o.interval_s),
         missed_last_hour=int(missed or 0),
         most_late=worst.name if worst else "",
-        degraded_after_s=float(conf.get("MONITORING_LAG_DEGRADED_S")),
+        degraded_after_s=settings.MONITORING_LAG_DEGRADED_S,
     )
 
 
@@ -306,7 +307,7 @@ def series_query(
     rollups, plus raw samples after the last rolled-up minute. Each series is downsampled to at
     most `max_points` points by averaging time buckets. Works the same on SQLite and PostgreSQL.
     """
-    max_points = max_points or int(conf.get("MONITORING_MAX_POINTS_PER_SERIES"))
+    max_points = max_points or settings.MONITORING_MAX_POINTS_PER_SERIES
     keys = sorted({r.key for r in requests})
     if not keys or not target_ids:
         return {"start": _ms(start), "end": _ms(end), "source": "raw", "series": []}
@@ -317,7 +318,7 @@ def series_query(
     def wanted(key: str, labels: str) -> bool:
         return key in whole or (key, labels) in exact
 
-    raw_limit = timedelta(hours=float(conf.get("MONITORING_RAW_QUERY_MAX_H")))
+    raw_limit = timedelta(hours=settings.MONITORING_RAW_QUERY_MAX_H)
     bucket_s = _bucket_s(start, end, max_points)
     start_s = start.timestamp()
     queries = []

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import F, Q
@@ -90,7 +91,7 @@ def target_create(
         name=name,
         kind=kind,
         base_url=base_url.rstrip("/"),
-        poll_interval_s=poll_interval_s or int(conf.get("MONITORING_DEFAULT_POLL_INTERVAL_S")),
+        poll_interval_s=poll_interval_s or settings.MONITORING_DEFAULT_POLL_INTERVAL_S,
         enabled=enabled,
         plan=plan,
         plan_scope=plan_scope,
@@ -211,9 +212,7 @@ def gpu_targets_register(*, machines: Iterable[Any] | None = None) -> GpuRegistr
 
 def ttft_rule_sync(*, target: Target) -> None:
     """Set the default TTFT p95 rule's threshold from the linked decision (or the default)."""
-    ttft = decision_ttft_threshold_s(target) or float(
-        conf.get("MONITORING_DEFAULT_TTFT_P95_THRESHOLD_S")
-    )
+    ttft = decision_ttft_threshold_s(target) or settings.MONITORING_DEFAULT_TTFT_P95_THRESHOLD_S
     AlertRule.objects.filter(target=target, is_default=True, series="vllm.ttft_seconds.p95").update(
         threshold=ttft, name=f"TTFT p95 above {ttft:g} s"
     )
@@ -241,7 +240,7 @@ def default_rule_specs(kind: str, *, ttft_threshold_s: float | None = None) -> l
 
     The TTFT p95 rule uses the linked decision's threshold when there is one.
     """
-    ttft = ttft_threshold_s or float(conf.get("MONITORING_DEFAULT_TTFT_P95_THRESHOLD_S"))
+    ttft = ttft_threshold_s or settings.MONITORING_DEFAULT_TTFT_P95_THRESHOLD_S
     return kinds.get(kind).default_rules(RuleContext(ttft_threshold_s=ttft))
 
 

@@ -20,6 +20,7 @@ from typing import Any
 import httpx
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings
 from django.db import OperationalError
 from django.utils import timezone
 
@@ -265,7 +266,7 @@ def deliver_webhook(self, *, event_id: int, transition: str) -> None:
         logger.warning("webhook of rule %s refused: %s", event.rule_id, exc)
         return
     parsed = httpx.URL(url)
-    timeout = float(conf.get("MONITORING_WEBHOOK_TIMEOUT_S"))
+    timeout = settings.MONITORING_WEBHOOK_TIMEOUT_S
     body = json.dumps(event_payload(event, transition), separators=(",", ":")).encode()
     headers = {
         "Host": parsed.netloc.decode("ascii"),

@@ -151,17 +151,51 @@ SECURE_CSP = {
     "form-action": [CSP.SELF],
 }
 
-# Monitoring (defaults and the other knobs: monitoring/conf.py).
+# Monitoring (docs/monitoring.md lists them; monitoring/conf.py derives each poll's limits).
 # Seconds one computation of the fleet-wide sums serves every user's dashboard.
 MONITORING_FLEET_SERIES_CACHE_S = env.int("MONITORING_FLEET_SERIES_CACHE_S", default=5)
 # Base port of the built-in metrics simulator (`make run` picks a free one when unset).
 SIMULATOR_PORT = env.int("SIMULATOR_PORT", default=9400)
+# Poll interval of a new target in seconds (its bounds are the model's: monitoring.models).
+MONITORING_DEFAULT_POLL_INTERVAL_S = env.int("MONITORING_DEFAULT_POLL_INTERVAL_S", default=15)
+# Fetch limits of one poll (the total never exceeds 0.8 of the poll interval).
+MONITORING_CONNECT_TIMEOUT_S = env.float("MONITORING_CONNECT_TIMEOUT_S", default=3.0)
+MONITORING_TOTAL_TIMEOUT_S = env.float("MONITORING_TOTAL_TIMEOUT_S", default=10.0)
+MONITORING_MAX_RESPONSE_BYTES = env.int("MONITORING_MAX_RESPONSE_BYTES", default=10 * 1024 * 1024)
+# CIDRs and host names reachable besides the inventory's machines and the admin's allowlist
+# (monitoring.reach); cloud metadata addresses are refused whatever is listed.
 MONITORING_URL_ALLOWLIST = env.list("MONITORING_URL_ALLOWLIST", default=[])
-MONITORING_RAW_RETENTION_H = env.int("MONITORING_RAW_RETENTION_H", default=48)
-MONITORING_ROLLUP_RETENTION_D = env.int("MONITORING_ROLLUP_RETENTION_D", default=30)
+# Loopback reachable: local and test settings only (the simulator listens there).
+MONITORING_ALLOW_LOOPBACK = False
+# Per-target scrape limits (Prometheus' names; 0 switches one off) and discovery's cap.
+MONITORING_SAMPLE_LIMIT = env.int("MONITORING_SAMPLE_LIMIT", default=50_000)
+MONITORING_LABEL_LIMIT = env.int("MONITORING_LABEL_LIMIT", default=64)
+MONITORING_LABEL_NAME_LENGTH_LIMIT = env.int("MONITORING_LABEL_NAME_LENGTH_LIMIT", default=256)
+MONITORING_LABEL_VALUE_LENGTH_LIMIT = env.int("MONITORING_LABEL_VALUE_LENGTH_LIMIT", default=2048)
+MONITORING_MAX_EXPORTERS = env.int("MONITORING_MAX_EXPORTERS", default=64)
 # Where samples live: "embedded" (this database) or "prometheus" (a Prometheus-compatible
 # server: remote write to MONITORING_REMOTE_WRITE_URL, PromQL reads from MONITORING_PROMETHEUS_URL).
 MONITORING_SERIES_STORE = env.str("MONITORING_SERIES_STORE", default="embedded")
+# Retention, and how much one rollup or clean-up run may do.
+MONITORING_RAW_RETENTION_H = env.int("MONITORING_RAW_RETENTION_H", default=48)
+MONITORING_ROLLUP_RETENTION_D = env.int("MONITORING_ROLLUP_RETENTION_D", default=30)
+MONITORING_RETENTION_BATCH_ROWS = env.int("MONITORING_RETENTION_BATCH_ROWS", default=5_000)
+MONITORING_RETENTION_MAX_BATCHES = env.int("MONITORING_RETENTION_MAX_BATCHES", default=20)
+MONITORING_ROLLUP_MAX_MINUTES_PER_RUN = env.int("MONITORING_ROLLUP_MAX_MINUTES_PER_RUN", default=30)
+MONITORING_ROLLUP_MAX_ROWS_PER_RUN = env.int("MONITORING_ROLLUP_MAX_ROWS_PER_RUN", default=500_000)
+# Ranges up to this many hours are answered from raw samples, longer ones from rollups.
+MONITORING_RAW_QUERY_MAX_H = env.int("MONITORING_RAW_QUERY_MAX_H", default=6)
+MONITORING_MAX_POINTS_PER_SERIES = env.int("MONITORING_MAX_POINTS_PER_SERIES", default=1000)
+# Default TTFT p95 threshold of a new alert rule (a linked decision's threshold wins).
+MONITORING_DEFAULT_TTFT_P95_THRESHOLD_S = env.float(
+    "MONITORING_DEFAULT_TTFT_P95_THRESHOLD_S", default=2.0
+)
+# Polls of suspect targets (hung, over limits) running at once, across all workers.
+MONITORING_SUSPECT_POLL_SLOTS = env.int("MONITORING_SUSPECT_POLL_SLOTS", default=1)
+# /healthz says "degraded" when the most overdue target waits longer than this.
+MONITORING_LAG_DEGRADED_S = env.float("MONITORING_LAG_DEGRADED_S", default=60.0)
+# Timeout of one webhook delivery.
+MONITORING_WEBHOOK_TIMEOUT_S = env.float("MONITORING_WEBHOOK_TIMEOUT_S", default=5.0)
 
 # Plan evaluations (evaluate, save, re-run) each user may run; "" switches the limit off.
 PLAN_EVALUATION_RATE = env.str("PLAN_EVALUATION_RATE", default="30/min")

@@ -19,7 +19,7 @@ from rest_framework.views import APIView
 
 from core.permissions import AdminOnly
 from core.roles import is_admin
-from monitoring import conf, kinds, selectors, services, stores
+from monitoring import kinds, selectors, services, stores
 from monitoring.api.serializers import (
     AlertEventSerializer,
     AlertRuleSerializer,
@@ -196,7 +196,7 @@ def target_state_payload(target: Target, *, user: Any = None) -> dict[str, Any]:
 
 
 def _max_points(params: dict[str, Any]) -> int:
-    return params.get("max_points") or int(conf.get("MONITORING_MAX_POINTS_PER_SERIES"))
+    return params.get("max_points") or settings.MONITORING_MAX_POINTS_PER_SERIES
 
 
 class AlertRuleViewSet(viewsets.ModelViewSet):

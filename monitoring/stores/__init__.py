@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from monitoring import conf
 from monitoring.series import SeriesStore, TargetRef
 
 EMBEDDED = "embedded"
@@ -20,7 +20,7 @@ _cache: dict[tuple[Any, ...], SeriesStore] = {}
 
 
 def _settings_key() -> tuple[Any, ...]:
-    return (conf.get("MONITORING_SERIES_STORE"),)
+    return (settings.MONITORING_SERIES_STORE,)
 
 
 def current() -> SeriesStore:
