@@ -14,8 +14,10 @@ the releases. The engine plans with the rules of the version the spec names:
   sampler is opt-in ("available but disabled by default"). Up to 0.16 the dummy sampler run
   sorts the full fp32 logits of max_num_seqs rows (about 9.5 copies of them: 5.64 GiB of
   activation for Qwen3-14B on 0.15 and 0.16, 2.23 GiB on 0.17 and 0.18, llm-d-planner's version
-  sweep); non-torch memory is 0.13 GiB on one GPU up to 0.17 and 0.25 GiB from 0.18 (2.1 GiB
-  at TP ≥ 2 with the custom all-reduce, 0.07 GiB with pipeline stages only: vLLM 0.19 logs).
+  sweep); non-torch memory is 0.13 GiB on one GPU up to 0.17 (0.55 GiB at TP 2 with the
+  custom all-reduce: llm-d-planner's January 2026 runs of the then latest image) and 0.25 GiB
+  from 0.18 (2.1 GiB at TP ≥ 2 with the custom all-reduce, 0.07 GiB with pipeline stages only:
+  vLLM 0.19 logs). The TP figure is assumed to change with the single-GPU one, at 0.18.
 * From 0.21: the CUDA-graph memory estimate is subtracted before the KV budget
   ("CUDA graph memory profiling is enabled (default since v0.21.0)" in 0.27 logs;
   `VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`). 0.19 estimated and logged it, but did not
@@ -105,19 +107,21 @@ def profiling_rules(version: str) -> ProfilingRules:
             native_sampler=NativeSampler.EARLY_V1,
         )
     delta = v >= DELTA_NON_TORCH_SINCE
+    sampler = NativeSampler.LEAN
     if not delta:
-        sampler, single_gpu = NativeSampler.EARLY_V1, 0.1
+        sampler = NativeSampler.EARLY_V1
     elif v < LEAN_SAMPLER_SINCE:
-        sampler, single_gpu = NativeSampler.FULL_SORT, 0.13
-    else:
-        sampler, single_gpu = NativeSampler.LEAN, 0.25 if v >= LARGER_NON_TORCH_SINCE else 0.13
+        sampler = NativeSampler.FULL_SORT
+    single_gpu, all_reduce = 0.1, 1.85
+    if delta:
+        single_gpu, all_reduce = (0.25, 1.85) if v >= LARGER_NON_TORCH_SINCE else (0.13, 0.42)
     return ProfilingRules(
         version=version,
         engine="V1",
         full_length_prefill=False,
         subtract_cuda_graphs=v >= CUDA_GRAPH_ESTIMATE_SINCE,
         non_torch_single_gpu_gib=single_gpu,
-        non_torch_custom_all_reduce_gib=1.85,
+        non_torch_custom_all_reduce_gib=all_reduce,
         non_torch_nccl_only_gib=0.35,
         non_torch_pipeline_only_gib=0.07 if delta else 0.35,
         flashinfer_sampler=not delta,

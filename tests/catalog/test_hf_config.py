@@ -184,14 +184,26 @@ _INT_KEYS = (
 )
 
 
+_VISION_INT_KEYS = ("hidden_size", "depth", "num_hidden_layers", "intermediate_size", "patch_size")
+_QUANT_INT_KEYS = ("bits", "group_size", "w_bit", "q_group_size")
+
+
+def _size(draw):
+    return draw(st.one_of(st.none(), st.integers(-4, 70_000), st.sampled_from([1.5, "x", True])))
+
+
 @st.composite
 def mutated_configs(draw):
     config = copy.deepcopy(CONFIGS[draw(st.sampled_from(sorted(CONFIGS)))])
     target = config["text_config"] if isinstance(config.get("text_config"), dict) else config
     for key in draw(st.lists(st.sampled_from(_INT_KEYS), max_size=4, unique=True)):
-        target[key] = draw(
-            st.one_of(st.none(), st.integers(-4, 70_000), st.sampled_from([1.5, "x", True]))
-        )
+        target[key] = _size(draw)
+    # Vision towers and quantization_config are read too: their sizes can be wrong as well.
+    blocks = (("vision_config", _VISION_INT_KEYS), ("quantization_config", _QUANT_INT_KEYS))
+    for block, keys in blocks:
+        if isinstance(config.get(block), dict):
+            for key in draw(st.lists(st.sampled_from(keys), max_size=2, unique=True)):
+                config[block][key] = _size(draw)
     if draw(st.booleans()):
         target["num_hidden_layers"] = draw(st.integers(1, 130))
         target.pop("layer_types", None)
@@ -213,13 +225,16 @@ def test_any_accepted_config_gives_finite_positive_memory(config, data):
         assert all(refusal.errors.values())
         return
     tp = data.draw(st.sampled_from(valid_tp_sizes(arch, 8) or [1]))
+    pp = data.draw(st.sampled_from([p for p in (1, 2, 4) if p <= arch.num_layers]))
     dtype = arch.checkpoint_quantization or data.draw(st.sampled_from(["bf16", "fp8", "int4"]))
+    # Every profiling era: V0, V1 before 0.11, the full-sort sampler, 0.19, CUDA graphs subtracted.
+    version = data.draw(st.sampled_from(["0.6.4", "0.8.5", "0.15.0", "0.19.0", "0.27.1"]))
     mem = plan_memory(
         arch,
         dtype=dtype,
-        kv_cache_dtype="auto",
+        kv_cache_dtype=data.draw(st.sampled_from(["auto", "fp8"])),
         tp=tp,
-        pp=1,
+        pp=pp,
         visible_gib=79.19,
         gpu_slug="h100-sxm",
         utilization=0.9,
@@ -227,6 +242,7 @@ def test_any_accepted_config_gives_finite_positive_memory(config, data):
         max_num_batched_tokens=None,
         max_num_seqs=None,
         a=Assumptions(),
+        vllm_version=version,
     )
     stage = mem.worst
     for value in (stage.weights_bytes, stage.activation_bytes, stage.non_torch_bytes):
