@@ -8,7 +8,8 @@
    runs in four processes of its own.
 
 Runs on a throw-away database: SQLite by default, PostgreSQL when DATABASE_URL points to one
-(a temporary `serveplan_bench_monitoring` database is created and dropped).
+(a temporary `serveplan_bench_monitoring_<pid>` database is created and dropped: benches run
+side by side on one server do not share it).
 """
 
 from __future__ import annotations
@@ -50,7 +51,9 @@ def setup() -> None:
     if connection.vendor != "sqlite":
         global ORIGINAL_DB_NAME
         ORIGINAL_DB_NAME = connection.settings_dict["NAME"]
-        connection.settings_dict.setdefault("TEST", {})["NAME"] = "serveplan_bench_monitoring"
+        connection.settings_dict.setdefault("TEST", {})["NAME"] = (
+            f"serveplan_bench_monitoring_{os.getpid()}"
+        )
         connection.creation.create_test_db(verbosity=0, autoclobber=True)
     else:
         call_command("migrate", verbosity=0)

@@ -9,11 +9,11 @@ targets linked to plans, or else from the exporter's Kubernetes labels.
 from __future__ import annotations
 
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 from django.utils import timezone
@@ -94,8 +94,10 @@ class GpuCell:
         }
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class MachineRow:
+    """One machine of the view with its GPU cells (given at creation: the counts are kept)."""
+
     machine: Machine | None
     target: Target | None
     link: str  # explicit | hostname | "" (no GPU target)
@@ -113,24 +115,28 @@ class MachineRow:
     def inventory_gpus(self) -> int | None:
         return self.machine.gpu_count if self.machine is not None else None
 
-    @property
+    @cached_property
     def reported_gpus(self) -> int:
         return len({g.id.split("/", 1)[0] for g in self.gpus})
 
+    @cached_property
+    def _states(self) -> Counter[GpuState]:
+        return Counter(g.state for g in self.gpus)
+
     def count(self, state: GpuState) -> int:
-        return sum(1 for g in self.gpus if g.state == state)
+        return self._states[state]
 
     @property
     def busy(self) -> int:
-        return self.count(GpuState.BUSY)
+        return self._states[GpuState.BUSY]
 
     @property
     def free(self) -> int:
-        return self.count(GpuState.FREE)
+        return self._states[GpuState.FREE]
 
     @property
     def idle(self) -> int:
-        return sum(1 for g in self.gpus if g.state.idle)
+        return sum(n for state, n in self._states.items() if state.idle)
 
     @property
     def missing(self) -> int:
@@ -151,8 +157,16 @@ class MachinesOverview:
 
 
 def gpu_cells(target: Target) -> list[GpuCell]:
-    """Return the GPUs of a GPU target's last successful poll (from `latest`, no query)."""
-    return cells_from(target.latest or {}, (target.info or {}).get("gpus", {}))
+    """Return the GPUs of a GPU target's last successful poll.
+
+    From the readings its poll keeps in `info` (one small document, no query); a target last
+    polled before those were kept falls back to its `latest` values.
+    """
+    info = target.info or {}
+    readings = info.get("readings")
+    if readings is None:
+        return cells_from(target.latest or {}, info.get("gpus", {}))
+    return _cells(readings, info.get("gpus", {}))
 
 
 def cells_from(latest: Mapping[str, float], facts: Mapping[str, Any]) -> list[GpuCell]:
@@ -163,6 +177,10 @@ def cells_from(latest: Mapping[str, float], facts: Mapping[str, Any]) -> list[Gp
             continue
         field_name, gid = _gpu_series(sid)
         by_gpu[gid][field_name] = value
+    return _cells(by_gpu, facts)
+
+
+def _cells(by_gpu: Mapping[str, dict[str, float]], facts: Mapping[str, Any]) -> list[GpuCell]:
     cells = []
     for gid in sorted(by_gpu, key=_gpu_order):
         fact = facts.get(gid, {})
@@ -212,6 +230,20 @@ def plan_allocation(servers: Iterable[Target] | None = None) -> dict[str, dict[s
     return {short_hostname(host): gpus for host, gpus in table.items()}
 
 
+# What the view reads of machines and GPU targets (target_state, the cards, gpu_cells).
+MACHINE_FIELDS = ("pk", "hostname", "gpu_count", "gpu_metrics_url", "gpu_type__name")
+TARGET_FIELDS = (
+    "pk",
+    "name",
+    "kind",
+    "enabled",
+    "poll_interval_s",
+    "last_status",
+    "last_poll_at",
+    "last_success_at",
+    "last_error_kind",
+    "info",
+)
 _cache: dict[str, Any] = {}
 
 
@@ -229,9 +261,12 @@ def idle_planned(cells: Iterable[GpuCell], allocated: Mapping[str, str]) -> int:
     return sum(1 for g in cells if g.id.split("/", 1)[0] in allocated and g.state.idle)
 
 
-def _assign_users(row: MachineRow, table: Mapping[str, dict[str, str]]) -> None:
-    planned = table.get(short_hostname(row.hostname), {})
-    for cell in row.gpus:
+def _assign_users(
+    cells: Iterable[GpuCell], hostname: str, table: Mapping[str, dict[str, str]]
+) -> None:
+    """Name each GPU's user from the plan allocation of its host (over the exporter's labels)."""
+    planned = table.get(short_hostname(hostname), {})
+    for cell in cells:
         user = planned.get(cell.id.split("/", 1)[0])
         if user:
             cell.user, cell.user_source = user, "plan"
@@ -243,12 +278,13 @@ def machines_overview(*, now: datetime | None = None) -> MachinesOverview:
     Four queries whatever the fleet size: machines, GPU targets, explicit links, linked servers.
     """
     now = now or timezone.now()
-    machines = list(Machine.objects.select_related("gpu_type").order_by("hostname"))
-    targets = list(
-        Target.objects.filter(kind=TargetKind.GPU)
-        .defer("token", "discovered_exporters")
-        .order_by("name")
+    machines = list(
+        Machine.objects.select_related("gpu_type").only(*MACHINE_FIELDS).order_by("hostname")
     )
+    # Not `latest`: the cells come from `info` (gpu_cells), and every series' latest value of
+    # 200 machines is most of the bytes to read and decode (a target polled before readings
+    # were kept loads its `latest` alone, until its next poll).
+    targets = list(Target.objects.filter(kind=TargetKind.GPU).only(*TARGET_FIELDS).order_by("name"))
     links = Target.machines.through.objects.filter(target__in=[t.pk for t in targets])
     explicit: dict[int, Target] = {}
     by_id = {t.pk: t for t in targets}
@@ -277,6 +313,13 @@ def machines_overview(*, now: datetime | None = None) -> MachinesOverview:
         for host in hosts:
             servers_by_host[host].append(server)
 
+    def cells(target: Target | None, state: str, hostname: str) -> list[GpuCell]:
+        if target is None or state not in ("up", "stale"):
+            return []
+        found = gpu_cells(target)
+        _assign_users(found, hostname, table)
+        return found
+
     rows: list[MachineRow] = []
     used: set[int] = set()
     for machine in machines:
@@ -287,27 +330,31 @@ def machines_overview(*, now: datetime | None = None) -> MachinesOverview:
             link = "hostname" if target else ""
             if target is not None and target.pk in used:
                 target, link = None, ""  # two machines of one short name: the first keeps it
-        row = MachineRow(
-            machine=machine,
-            target=target,
-            link=link,
-            state=target_state(target, now) if target else "none",
-            servers=servers_by_host.get(short_hostname(machine.hostname), []),
-        )
+        state = target_state(target, now) if target else "none"
         if target is not None:
             used.add(target.pk)
-            if row.state in ("up", "stale"):
-                row.gpus = gpu_cells(target)
-                _assign_users(row, table)
-        rows.append(row)
+        rows.append(
+            MachineRow(
+                machine=machine,
+                target=target,
+                link=link,
+                state=state,
+                gpus=cells(target, state, machine.hostname),
+                servers=servers_by_host.get(short_hostname(machine.hostname), []),
+            )
+        )
     for target in targets:
         if target.pk not in used:  # an exporter whose host is not in the inventory
             state = target_state(target, now)
-            row = MachineRow(machine=None, target=target, link="", state=state)
-            if state in ("up", "stale"):
-                row.gpus = gpu_cells(target)
-                _assign_users(row, table)
-            rows.append(row)
+            rows.append(
+                MachineRow(
+                    machine=None,
+                    target=target,
+                    link="",
+                    state=state,
+                    gpus=cells(target, state, (target.info or {}).get("hostname", "")),
+                )
+            )
     return MachinesOverview(rows=rows, totals=_totals(rows), generated_at=now)
 
 
@@ -341,8 +388,10 @@ def _machine_for(target: Target) -> tuple[Machine | None, str]:
 def gpu_state(target: Target) -> dict[str, Any]:
     """Return a GPU target page's state: its machine and every GPU (also the state API's)."""
     machine, link = _machine_for(target)
-    row = MachineRow(machine=machine, target=target, link=link, state="up", gpus=gpu_cells(target))
-    _assign_users(row, plan_allocation())
+    cells = gpu_cells(target)
+    hostname = machine.hostname if machine else (target.info or {}).get("hostname", "")
+    _assign_users(cells, hostname, plan_allocation())
+    row = MachineRow(machine=machine, target=target, link=link, state="up", gpus=cells)
     return {
         "hostname": (target.info or {}).get("hostname", ""),
         "machine": (

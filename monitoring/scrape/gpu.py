@@ -109,6 +109,18 @@ IDENTITY_LABELS = {
     "container": ("container",),
 }
 HOSTNAME_LABELS = ("Hostname", "hostname")
+# What the fleet's Machines view shows per GPU, kept in `info["readings"]` beside the facts: the
+# view then reads one small document per machine instead of every series' latest value.
+READING_KEYS = (
+    "gpu.utilization_pct",
+    "gpu.memory_used_mib",
+    "gpu.memory_total_mib",
+    "gpu.memory_used_pct",
+    "gpu.temperature_c",
+    "gpu.xid_last",
+    "gpu.throttle_thermal",
+    "gpu.throttle_power",
+)
 
 GpuId = tuple[str, str]  # (gpu index, MIG instance id or "")
 # A label block: "{" to the first "}" outside a quoted value (a backslash escapes inside quotes).
@@ -315,10 +327,10 @@ def extract(text: str, ts: float, *, instance: str = "") -> Extracted:
     has_throttle = any(n in families for n in (*THROTTLE_MASKS, *SMI_THERMAL, *SMI_POWER))
 
     samples = _per_gpu_samples(gpus, has_throttle)
+    info: dict[str, Any] = {"gpus": _facts(gpus), "readings": readings(samples)}
     samples.extend(_machine_samples(gpus))
     if skipped:
         samples.append(Sample("scrape.samples_skipped", (), float(skipped)))
-    info: dict[str, Any] = {"gpus": _facts(gpus)}
     if hostnames:
         info["hostname"] = sorted(hostnames)[0]
         if len(hostnames) > 1:
@@ -429,6 +441,27 @@ def _machine_samples(gpus: dict[GpuId, _Gpu]) -> list[Sample]:
     }
     out = [make_sample(k, v) for k, v in values.items() if v is not None]
     return [s for s in out if s is not None]
+
+
+def gpu_id_text(labels: dict[str, str] | tuple[tuple[str, str], ...]) -> str:
+    """A GPU's id as the view and the facts name it: "0", or "2/3" for MIG instance 3 of GPU 2."""
+    found = dict(labels)
+    gpu, mig = found.get("gpu", ""), found.get("mig", "")
+    return f"{gpu}/{mig}" if mig else gpu
+
+
+def readings(samples: list[Sample]) -> dict[str, dict[str, float]]:
+    """Return {GPU id: {field: value}} of the READING_KEYS among per-GPU samples.
+
+    Field names drop the "gpu." prefix; values keep two decimals (the view shows at most one).
+    """
+    wanted = frozenset(READING_KEYS)
+    out: dict[str, dict[str, float]] = {}
+    for s in samples:
+        if s.key in wanted and s.labels:
+            gpu = out.setdefault(gpu_id_text(s.labels), {})
+            gpu[s.key.removeprefix("gpu.")] = round(s.value, 2)
+    return out
 
 
 def _facts(gpus: dict[GpuId, _Gpu]) -> dict[str, dict[str, str]]:

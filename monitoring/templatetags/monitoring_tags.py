@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 from typing import Any
 
 from django import template
 from django.utils import timezone
-from django.utils.formats import get_format, number_format
-from django.utils.html import escape, format_html
+from django.utils.formats import number_format
+from django.utils.html import format_html
 from django.utils.safestring import mark_safe
-from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
 from core.roles import is_admin
+from monitoring import machine_cards
 from monitoring.error_text import CLASS_LABELS, error_for
 
 register = template.Library()
@@ -181,95 +180,6 @@ def mib_gib(value: Any) -> float | None:
         return None
 
 
-GPU_STATE_LABELS = {
-    "busy": _("busy"),
-    "idle": _("idle, memory in use"),
-    "free": _("free"),
-    "stuck": _("memory full, idle"),
-    "unknown": _("no utilisation reading"),
-}
-
-
-@register.filter
-def util_class(value: Any) -> str:
-    """Return the CSS class of a utilisation (`util-0` .. `util-10`, 10 % steps; `util-na`)."""
-    if value is None or value == "":
-        return "util-na"
-    try:
-        pct = max(0.0, min(100.0, float(value)))
-    except (TypeError, ValueError):
-        return "util-na"
-    return f"util-{round(pct / 10)}"
-
-
-CELL_TITLES = {
-    "xid": _("last XID error"),
-    "throttled": _("throttled"),
-    "plan": _("from the linked plan"),
-    "exporter": _("from the exporter labels"),
-}
-
-
-def _field(cell: Any, name: str) -> Any:
-    return cell.get(name) if isinstance(cell, dict) else getattr(cell, name)
-
-
-class _CellText:
-    """What every cell of one grid shares: translated words, the decimal separator."""
-
-    def __init__(self) -> None:
-        self.titles = {k: escape(str(v)) for k, v in CELL_TITLES.items()}
-        self.states = {k: escape(str(v)) for k, v in GPU_STATE_LABELS.items()}
-        self.sep = str(get_format("DECIMAL_SEPARATOR"))
-
-    def number(self, value: Any, digits: int) -> str:
-        if value is None or not math.isfinite(value):
-            return "–"
-        return f"{value:.{digits}f}".replace(".", self.sep)
-
-    def cell(self, cell: Any) -> str:
-        util = _field(cell, "utilization_pct")
-        state = str(_field(cell, "state"))
-        gid = escape(str(_field(cell, "id")))
-        badges = ""
-        xid = _field(cell, "xid_last")
-        if xid:
-            badges += (
-                f' <span class="badge bad" title="{self.titles["xid"]}">'
-                f"XID {self.number(xid, 0)}</span>"
-            )
-        if _field(cell, "throttled"):
-            badges += f' <span class="badge warn">{self.titles["throttled"]}</span>'
-        owner = ""
-        user = _field(cell, "user")
-        if user:
-            source = "plan" if _field(cell, "user_source") == "plan" else "exporter"
-            shown = escape(user if len(user) <= 28 else user[:27] + "…")
-            owner = (
-                f'<div class="small gpu-user" title="{self.titles[source]}">'
-                f'<span translate="no">{shown}</span></div>'
-            )
-        used = _field(cell, "memory_used_mib")
-        total = _field(cell, "memory_total_mib")
-        return (
-            f'<div class="gpu-cell gpu-{escape(state)} {util_class(util)}" data-gpu="{gid}" '
-            f'data-gpu-state="{escape(state)}" data-util="{"" if util is None else f"{util:g}"}">'
-            f'<div class="gpu-cell-head"><strong>GPU {gid}</strong>{badges}</div>'
-            f'<div class="gpu-util">{"–" if util is None else self.number(util, 0) + " %"}</div>'
-            f'<div class="small">{self.number(None if used is None else used / 1024, 1)} / '
-            f"{self.number(None if total is None else total / 1024, 0)} GiB · "
-            f"{self.number(_field(cell, 'temperature_c'), 0)} °C</div>"
-            f'<div class="small gpu-state">{self.states.get(state, escape(state))}</div>'
-            f"{owner}</div>"
-        )
-
-
-@lru_cache(maxsize=16)
-def _cell_text(language: str | None, separator: str) -> _CellText:
-    """One _CellText per language (its words and separator do not change at run time)."""
-    return _CellText()
-
-
 @register.simple_tag
 def gpu_grid(cells: Any) -> str:
     """Render GPU cells (GpuCell objects or their dicts) as the grid of the Machines view.
@@ -277,5 +187,10 @@ def gpu_grid(cells: Any) -> str:
     Built in Python, not by including a template per GPU: 200 machines x 8 GPUs would cost
     over a second of template rendering per refresh. Every text from an exporter is escaped.
     """
-    text = _cell_text(get_language(), str(get_format("DECIMAL_SEPARATOR")))
-    return mark_safe('<div class="gpu-grid">' + "".join(text.cell(c) for c in cells) + "</div>")  # noqa: S308
+    return mark_safe(machine_cards.words().grid(cells))  # noqa: S308 (escaped inside)
+
+
+@register.simple_tag
+def machine_card(row: Any) -> str:
+    """Render one machine of the Machines view (a monitoring.machines.MachineRow)."""
+    return mark_safe(machine_cards.words().card(row))  # noqa: S308 (escaped inside)

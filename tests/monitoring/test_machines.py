@@ -351,3 +351,53 @@ def test_the_allocation_follows_the_deployed_layout_not_a_pinned_one_nor_nothing
     )
 
     assert table == {"h1": {"0": "pinned-plan", "1": "pinned-plan"}}
+
+
+def test_the_view_reads_the_readings_each_poll_keeps_the_same_as_the_latest_values(make_target):
+    MachineFactory(hostname="a800-node-2", nics=[])
+    target = make_target(kind="gpu", base_url="http://127.0.0.1:9/dcgm/k")
+    store(target, sim_text("a800-node-2"))
+    target = Target.objects.get(pk=target.pk)
+    facts = target.info["gpus"]
+
+    from_readings = machines.gpu_cells(target)
+    from_latest = machines.cells_from(target.latest, facts)
+
+    shown = ("utilization_pct", "memory_used_mib", "memory_total_mib", "temperature_c")
+    assert [(c.id, c.state) for c in from_readings] == [(c.id, c.state) for c in from_latest]
+    for a, b in zip(from_readings, from_latest, strict=True):
+        assert [a.get(n) for n in shown] == pytest.approx([b.get(n) for n in shown], abs=0.01)
+        assert (a.throttled, a.xid_last) == (b.throttled, b.xid_last)
+
+
+def test_a_target_polled_before_readings_were_kept_still_shows_its_gpus(make_target):
+    MachineFactory(hostname="a800-node-1", nics=[])
+    target = make_target(kind="gpu", base_url="http://127.0.0.1:9/dcgm/o")
+    store(target, sim_text("a800-node-1"))
+    info = Target.objects.get(pk=target.pk).info
+    del info["readings"]
+    Target.objects.filter(pk=target.pk).update(info=info)
+
+    row = machines.machines_overview().rows[0]
+
+    assert len(row.gpus) == 8
+    assert row.free == 2
+
+
+def test_a_down_machine_card_shows_viewers_the_summary_not_the_diagnostic(
+    make_target, viewer_client
+):
+    MachineFactory(hostname="a800-node-1", nics=[])
+    target = make_target(kind="gpu", base_url="http://127.0.0.1:9/dcgm/d")
+    store(target, sim_text("a800-node-1"))
+    Target.objects.filter(pk=target.pk).update(
+        last_status="error",
+        last_error_kind="connect",
+        last_error="[Errno 111] Connection refused by 10.0.0.7:9400",
+        last_poll_at=timezone.now() + timedelta(seconds=1),
+    )
+
+    html = viewer_client.get(reverse("monitoring:machines-grid")).content.decode()
+
+    assert "Connection refused" not in html
+    assert "No metrics could be read from this address" in html
