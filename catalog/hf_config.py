@@ -18,12 +18,12 @@ from catalog.architecture import DTYPE_NAMES, Architecture, ArchitectureError
 from catalog.quantization import QuantizationError, coarse_dtype, parse_quantization
 
 # Keys every decoder family needs, by their canonical name, and the older spellings
-# (GPT-2: n_embd, n_layer, n_head, n_inner, n_positions).
+# (GPT-2: n_embd, n_layer, n_head, n_inner, n_positions; OPT: ffn_dim).
 _ALIASES: dict[str, tuple[str, ...]] = {
     "hidden_size": ("hidden_size", "n_embd"),
     "num_hidden_layers": ("num_hidden_layers", "n_layer"),
     "num_attention_heads": ("num_attention_heads", "n_head"),
-    "intermediate_size": ("intermediate_size", "n_inner"),
+    "intermediate_size": ("intermediate_size", "n_inner", "ffn_dim"),
     "max_position_embeddings": ("max_position_embeddings", "n_positions"),
 }
 _DENSE_KEYS = (
@@ -86,6 +86,22 @@ FAMILIES: dict[str, Family] = {
         bias_default=True,
         mlp_matrices=2,
         mlp_bias=True,
+    ),
+    # OPT: fc1/fc2 with biases, biased q/k/v/out projections, LayerNorms with biases, learned
+    # positions with an offset of 2 rows, embeddings tied unless the config says otherwise.
+    "opt": Family(
+        required=(
+            "hidden_size",
+            "num_hidden_layers",
+            "num_attention_heads",
+            "ffn_dim",
+            "vocab_size",
+        ),
+        tie_default=True,
+        bias_default=True,
+        mlp_matrices=2,
+        mlp_bias=True,
+        norms_per_layer=4,
     ),
     "starcoder2": Family(tie_default=True, bias_default=True, mlp_matrices=2, mlp_bias=True),
     "mllama_text": Family(required=(*_DENSE_KEYS, "cross_attention_layers")),
@@ -280,6 +296,15 @@ def _layer_windows(cfg: _Cfg, model_type: str, num_layers: int) -> tuple[tuple[i
     return (), "sliding"
 
 
+def _learned_positions(cfg: _Cfg, model_type: str) -> int:
+    """Return the rows of a learned position table (GPT-2; OPT keeps 2 more), else 0."""
+    if model_type == "gpt2":
+        return cfg.int("max_position_embeddings")
+    if model_type == "opt":
+        return cfg.int("max_position_embeddings", 2048) + 2
+    return 0
+
+
 def _moe_fields(cfg: _Cfg, model_type: str) -> dict[str, Any]:
     """Return the MoE fields of the Architecture for one family ({} for a dense model)."""
     if model_type == "mixtral":
@@ -448,6 +473,12 @@ def parse_hf_config(config: Mapping[str, Any]) -> Architecture:
     ):
         if value <= 0:
             cfg.errors[prefix + key] = "must be a positive integer"
+    projected = cfg.int("word_embed_proj_dim", hidden) if model_type == "opt" else hidden
+    if projected != hidden:
+        cfg.errors[prefix + "word_embed_proj_dim"] = (
+            f"an embedding width ({projected}) other than hidden_size ({hidden}) is not sized "
+            "by this planner"
+        )
     if heads > 0 and kv_heads > 0 and heads % kv_heads != 0:
         cfg.errors[prefix + "num_key_value_heads"] = (
             f"num_attention_heads ({heads}) must be divisible by num_key_value_heads ({kv_heads})"
@@ -526,7 +557,7 @@ def parse_hf_config(config: Mapping[str, Any]) -> Architecture:
         "mlp_matrices": family.mlp_matrices,
         "mlp_bias": cfg.bool("mlp_bias", family.mlp_bias),
         "norms_per_layer": family.norms_per_layer,
-        "position_embeddings": cfg.int("max_position_embeddings") if model_type == "gpt2" else 0,
+        "position_embeddings": _learned_positions(cfg, model_type),
         "layer_windows": windows,
         "window_kind": window_kind,
         "rotary_cache_positions": rotary_positions,

@@ -59,6 +59,16 @@ def test_gpt2_names_and_learned_positions():
     assert parameter_breakdown(arch).total == pytest.approx(124.4e6, rel=0.01)
 
 
+def test_opt_reads_ffn_dim_and_keeps_two_extra_position_rows():
+    arch = from_hf_config(CONFIGS["opt-125m"])
+    assert (arch.intermediate_size, arch.mlp_matrices, arch.position_embeddings) == (3072, 2, 2050)
+    assert arch.tie_word_embeddings
+    assert arch.mlp_bias
+    assert arch.attention_bias
+    # 125.2M parameters (facebook/opt-125m): 0.2335 GiB in float16 against 0.2389 in the log.
+    assert parameter_breakdown(arch).total == pytest.approx(125.2e6, rel=0.002)
+
+
 def test_qwen2_moe_shared_expert_and_llama4_interleave():
     qwen = from_hf_config(CONFIGS["qwen1.5-moe-a2.7b"])
     assert qwen.shared_expert_width == 5632
@@ -157,6 +167,8 @@ REFUSALS = [
         "shared_expert_intermediate_size",
     ),
     ({**CONFIGS["gemma-2-2b"], "sliding_window": None}, "sliding_window"),
+    ({k: v for k, v in CONFIGS["opt-125m"].items() if k != "ffn_dim"}, "ffn_dim"),
+    ({**CONFIGS["opt-125m"], "word_embed_proj_dim": 512}, "word_embed_proj_dim"),
 ]
 
 
