@@ -7,6 +7,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from planner.engine.spec import KV_DTYPES, TRAFFIC_SHAPES, WEIGHT_DTYPES
+from planner.engine.step_backend import STEP_BACKENDS
 from planner.models import Plan
 from planner.selectors import plan_result
 
@@ -51,6 +52,14 @@ class SpecSerializer(serializers.Serializer):
         help_text=_(
             "The vLLM release to plan for (e.g. 0.19.0): the KV cache is sized by that "
             "version's memory-profiling rules. Default: the version the generated configs target."
+        ),
+    )
+    step_backend = serializers.ChoiceField(
+        choices=STEP_BACKENDS,
+        required=False,
+        help_text=_(
+            "What times the serving model's steps: roofline (default) or aiconfigurator "
+            "(NVIDIA's measured kernel tables; needs the optional aiconfigurator-core package)."
         ),
     )
     workload = WorkloadSerializer(required=False)

@@ -7,6 +7,7 @@ from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
+from catalog.data import load_models
 from planner.engine.assumptions import GIB, Assumptions
 from planner.engine.memory import (
     MemoryResult,
@@ -17,6 +18,7 @@ from planner.engine.memory import (
 from planner.engine.network import Link, inter_node_link, intra_node_link, nic_key
 from planner.engine.result import Candidate, MemoryBreakdown
 from planner.engine.serving import build_context
+from planner.engine.serving.backend import BackendChoice, KernelTimes, resolve_kernels
 from planner.engine.spec import Layout, Node, PlanSpec, Workload, valid_tp_sizes
 from planner.engine.throughput import estimate
 
@@ -130,6 +132,7 @@ def evaluate(
     used = used or list(group.nodes[:1])
     tp_link, pp_link = _links(spec, group, used, kind, a)
     visible = gpu.driver_visible_gib
+    kernels, backend = _kernels(spec, gpu.slug, tp, dtype, tp_link)
     ctx = build_context(
         spec.architecture,
         gpu,
@@ -144,6 +147,8 @@ def evaluate(
         or default_batched_tokens(visible, gpu.slug, a),
         a=a,
         overlap=a.overlap_factor,
+        kernels=kernels,
+        backend=backend,
     )
     wl = spec.workload
     perf = estimate(ctx, wl, replicas=replicas, balancer_efficiency=a.balancer_efficiency)
@@ -272,6 +277,22 @@ def _place_across_nodes(
             if len(hosts) >= target:
                 break
     return hosts, used
+
+
+def _kernels(
+    spec: PlanSpec, gpu_slug: str, tp: int, dtype: str, tp_link: Link
+) -> tuple[KernelTimes | None, BackendChoice]:
+    """Return the measured kernel times the spec's step backend gives a replica (None: roofline)."""
+    catalog_model = load_models().get(spec.model_slug)
+    return resolve_kernels(
+        spec.step_backend,
+        hf_config=catalog_model.config if catalog_model else None,
+        gpu_slug=gpu_slug,
+        tp=tp,
+        dtype=dtype,
+        kv_cache_dtype=spec.kv_cache_dtype,
+        tp_link_kind=tp_link.kind,
+    )
 
 
 def _links(

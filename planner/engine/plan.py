@@ -46,8 +46,11 @@ from planner.engine.result import (
     Signal,
 )
 from planner.engine.serving import predict
+from planner.engine.serving.bands import band_for, regime
+from planner.engine.serving.kernels import gpu_generation
 from planner.engine.signals import evaluate_signals, wants_route_c
 from planner.engine.spec import Node, PlanSpec
+from planner.engine.step_backend import StepBackend
 from planner.engine.texts import Message, message
 
 
@@ -88,9 +91,22 @@ def with_serving(spec: PlanSpec, cand: Candidate, a: Assumptions) -> Candidate:
         spec.workload,
         replicas=cand.replicas,
         balancer_efficiency=a.balancer_efficiency,
-        bands=(a.band_ttft_share, a.band_tpot_share, a.band_tok_s_share),
+        band=band_for(serving_regime(spec, cand)),
     )
     return replace(cand, serving=prediction)
+
+
+def serving_regime(spec: PlanSpec, cand: Candidate) -> str:
+    """Return the calibration regime of a candidate's prediction (serving/bands.py)."""
+    gpu = next(n.gpu for n in spec.hardware.nodes if n.gpu.slug == cand.gpu)
+    ctx = cand.serving_context
+    return regime(
+        generation=gpu_generation(gpu.slug, gpu.fp8_support),
+        moe=spec.architecture.is_moe,
+        dtype=cand.weight_dtype,
+        arrival=spec.workload.arrival,
+        backend=(ctx.backend.used if ctx else StepBackend.ROOFLINE).value,
+    )
 
 
 def _link_summary(link: Link) -> LinkSummary:

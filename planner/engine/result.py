@@ -19,7 +19,7 @@ from planner.engine.serving import Prediction, ServingContext
 from planner.engine.texts import Message
 
 # Bump when the stored shape changes, and add the step from the previous version to _UPGRADES.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 
 class Route(StrEnum):
@@ -468,9 +468,17 @@ def _upgrade_v2(data: dict[str, Any]) -> dict[str, Any]:
     return _complete(PlanResult, data)
 
 
+def _upgrade_v3(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 3 → 4 (issue 12): serving predictions name what timed their steps
+    (step_backend, step_backend_note). Every plan stored before was timed by the roofline.
+    """
+    return _complete(PlanResult, data)
+
+
 _UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     1: _upgrade_v1,
     2: _upgrade_v2,
+    3: _upgrade_v3,
 }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -12,6 +13,7 @@ from catalog.data import load_gpus, load_models
 from catalog.quantization import parse_quantization
 from planner.engine.configs.vllm_flags import VLLM_VERSION
 from planner.engine.profiling import VersionError, parse_version
+from planner.engine.step_backend import STEP_BACKENDS, StepBackend
 
 WEIGHT_DTYPES = ("fp32", "bf16", "fp16", "fp8", "int8", "int4", "mxfp4")
 # Formats vLLM only serves from a checkpoint stored that way (no load-time quantization).
@@ -183,6 +185,8 @@ class PlanSpec:
     model_slug: str = ""
     rope_scaling_factor: float = 1.0
     vllm_version: str = VLLM_VERSION
+    # What times the serving model's steps: the roofline, or measured kernel tables.
+    step_backend: StepBackend = StepBackend.ROOFLINE
 
 
 # ---------------------------------------------------------------- parsing
@@ -620,6 +624,7 @@ def spec_from_dict(d: Mapping[str, Any]) -> PlanSpec:
     name, repo, slug, arch = _model(r, d)
     weight_dtype, pre_quantized = _weights(r, d, arch)
     version = _vllm_version(r, d)
+    backend = _step_backend(r, d)
     kv_dtype = r.choice(d, "kv_cache_dtype", "kv_cache_dtype", KV_DTYPES, "auto")
     rope, max_len = _context_length(r, d, arch)
     util = r.number(
@@ -655,6 +660,7 @@ def spec_from_dict(d: Mapping[str, Any]) -> PlanSpec:
         vllm_image=image,
         rope_scaling_factor=rope,
         vllm_version=version,
+        step_backend=backend,
     )
 
 
@@ -694,6 +700,20 @@ def _vllm_version(r: _Reader, d: Mapping[str, Any]) -> str:
         )
         version = VLLM_VERSION
     return str(version)
+
+
+def _step_backend(r: _Reader, d: Mapping[str, Any]) -> StepBackend:
+    """Return what times the serving model's steps; the measured tables need their package."""
+    backend = StepBackend(r.choice(d, "step_backend", "step_backend", STEP_BACKENDS, "roofline"))
+    if (
+        backend is StepBackend.AICONFIGURATOR
+        and importlib.util.find_spec("aiconfigurator_core") is None
+    ):
+        r.errors["step_backend"] = (
+            "aiconfigurator needs the optional package aiconfigurator-core "
+            "(pip install 'serveplan[aiconfigurator]'); use roofline without it"
+        )
+    return backend
 
 
 def _context_length(

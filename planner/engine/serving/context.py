@@ -14,6 +14,7 @@ from planner.engine import network
 from planner.engine.assumptions import Assumptions
 from planner.engine.memory import MemoryResult
 from planner.engine.network import Link
+from planner.engine.serving.backend import ROOFLINE_CHOICE, BackendChoice, KernelTimes
 from planner.engine.serving.kernels import gpu_generation, kernel_speed
 from planner.engine.spec import GpuSpec
 
@@ -32,6 +33,7 @@ class ServingContext:
     expert_weight_bytes: float
     experts: int
     experts_per_token: int
+    moe_routing_token_share: float
     kv_bytes_per_token: float
     hbm_bytes_per_ms: float
     expert_hbm_bytes_per_ms: float
@@ -60,6 +62,9 @@ class ServingContext:
     kv_blocks: int
     block_size: int
     prefix_caching: bool = True
+    # Measured forward-pass times replacing the roofline (None: the roofline times the steps).
+    kernels: KernelTimes | None = None
+    backend: BackendChoice = ROOFLINE_CHOICE
 
     @property
     def kv_tokens(self) -> int:
@@ -104,8 +109,13 @@ def build_context(
     a: Assumptions,
     overlap: float,
     label: str = "",
+    kernels: KernelTimes | None = None,
+    backend: BackendChoice = ROOFLINE_CHOICE,
 ) -> ServingContext:
-    """Return the serving context of one replica of TP×PP on `gpu` with `dtype` weights."""
+    """Return the serving context of one replica of TP×PP on `gpu` with `dtype` weights.
+
+    With `kernels`, steps are timed by those measured forward passes instead of the roofline.
+    """
     stage = max(mem.stages, key=lambda s: s.weights_bytes)
     b = parameter_breakdown(arch)
     expert_share = 0.0
@@ -130,6 +140,7 @@ def build_context(
         expert_weight_bytes=stage.weights_bytes * expert_share,
         experts=arch.num_experts,
         experts_per_token=arch.experts_per_token,
+        moe_routing_token_share=a.moe_routing_token_share,
         kv_bytes_per_token=stage.kv_bytes_per_token,
         hbm_bytes_per_ms=hbm,
         expert_hbm_bytes_per_ms=hbm * a.moe_hbm_efficiency,
@@ -153,15 +164,21 @@ def build_context(
         max_num_batched_tokens=max_num_batched_tokens,
         kv_blocks=max(mem.blocks, 0),
         block_size=a.block_size_tokens,
+        kernels=kernels,
+        backend=backend,
     )
 
 
 def expert_fraction(ctx: ServingContext, tokens: float) -> float:
-    """Return the share of a layer's routed experts that `tokens` tokens touch (uniform routing)."""
+    """Return the share of a layer's routed experts that `tokens` tokens touch.
+
+    Uniform top-k routing of `moe_routing_token_share` × the tokens: real batches pick overlapping
+    experts a little more often than independent uniform draws would.
+    """
     if ctx.experts <= 0:
         return 1.0
     p = ctx.experts_per_token / ctx.experts
-    return float(1.0 - (1.0 - p) ** max(tokens, 1.0))
+    return float(1.0 - (1.0 - p) ** (max(tokens, 1.0) * ctx.moe_routing_token_share))
 
 
 def tp_comm_ms(ctx: ServingContext, tokens: float) -> float:

@@ -10,6 +10,8 @@ import math
 import random
 from dataclasses import dataclass, replace
 
+from planner.engine.serving.backend import StepBackend
+from planner.engine.serving.bands import Band
 from planner.engine.serving.context import ServingContext
 from planner.engine.serving.simulate import SimResult, simulate
 from planner.engine.serving.step import attention_pairs, decode_step_ms, step_ms
@@ -53,6 +55,16 @@ class Prediction:
     slo_itl_p95_ms: float | None = None
     slo_met: bool | None = None
     max_concurrency_meeting_slo: int | None = None
+    # What timed the steps (the roofline unless measured kernel tables were asked for and
+    # cover the layout) and, when the tables were asked for, what they are or why not.
+    step_backend: StepBackend = StepBackend.ROOFLINE
+    step_backend_note: str = ""
+    # The same bands as (low, high) around the other p50 outputs (E2E takes the TPOT band:
+    # decode dominates it), and which calibration runs, or none, the bands come from.
+    e2e_p50_range_ms: tuple[float, float] = (0.0, 0.0)
+    total_range_tok_s: tuple[float, float] = (0.0, 0.0)
+    requests_range_per_s: tuple[float, float] = (0.0, 0.0)
+    band_basis: str = ""
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -116,14 +128,14 @@ def predict(
     *,
     replicas: int = 1,
     balancer_efficiency: float = 1.0,
-    bands: tuple[float, float, float] = (0.0, 0.0, 0.0),
+    band: Band | None = None,
     scan: bool = True,
 ) -> Prediction:
     """Return the predicted serving figures of `replicas` replicas of `ctx` under `wl`.
 
-    `bands` are the relative uncertainties (TTFT, TPOT, output tok/s) from the calibration
-    residuals. With `scan`, the saturation point and the highest closed-loop concurrency that
-    meets the SLOs are found from the steady-state model.
+    `band` holds the relative uncertainties (TTFT, TPOT, throughput) from the calibration
+    residuals (serving/bands.py). With `scan`, the saturation point and the highest closed-loop
+    concurrency that meets the SLOs are found from the steady-state model.
     """
     sim = run(ctx, wl, replicas)
     fin = sim.finished
@@ -137,7 +149,13 @@ def predict(
     out_tok_s = out_tokens / seconds * scale if seconds > 0 else 0.0
     tpot_p50 = _percentile(tpot, 0.5)
     ttft_p50 = _percentile(ttft, 0.5)
-    bt, bp, bo = bands
+    band = band or Band(ttft=0.0, tpot=0.0, tok_s=0.0, basis="")
+    ttft_band = _band(ttft_p50, band.ttft)
+    tpot_band = _band(tpot_p50, band.tpot)
+    output_band = _band(out_tok_s, band.tok_s)
+    e2e_p50 = _percentile(e2e, 0.5)
+    total_tok_s = all_tokens / seconds * scale if seconds > 0 else 0.0
+    req_s = len(fin) / seconds * scale if seconds > 0 else 0.0
     closed, _, _ = _per_replica_load(wl, replicas)
     concurrency = float(wl.concurrency) if closed else _offered(fin, seconds, replicas)
     pred = Prediction(
@@ -153,24 +171,35 @@ def predict(
         tpot_p95_ms=_percentile(tpot, 0.95),
         itl_p50_ms=tpot_p50,
         itl_p95_ms=_percentile(tpot, 0.95),
-        e2e_p50_ms=_percentile(e2e, 0.5),
+        e2e_p50_ms=e2e_p50,
         e2e_p95_ms=_percentile(e2e, 0.95),
         output_tok_s=out_tok_s,
-        total_tok_s=all_tokens / seconds * scale if seconds > 0 else 0.0,
-        requests_per_s=len(fin) / seconds * scale if seconds > 0 else 0.0,
+        total_tok_s=total_tok_s,
+        requests_per_s=req_s,
         preempted_requests=sim.preemptions,
-        ttft_p50_low_ms=ttft_p50 * (1 - bt),
-        ttft_p50_high_ms=ttft_p50 * (1 + bt),
-        tpot_p50_low_ms=tpot_p50 * (1 - bp),
-        tpot_p50_high_ms=tpot_p50 * (1 + bp),
-        output_low_tok_s=out_tok_s * (1 - bo),
-        output_high_tok_s=out_tok_s * (1 + bo),
+        ttft_p50_low_ms=ttft_band[0],
+        ttft_p50_high_ms=ttft_band[1],
+        tpot_p50_low_ms=tpot_band[0],
+        tpot_p50_high_ms=tpot_band[1],
+        output_low_tok_s=output_band[0],
+        output_high_tok_s=output_band[1],
+        e2e_p50_range_ms=_band(e2e_p50, band.tpot),
+        total_range_tok_s=_band(total_tok_s, band.tok_s),
+        requests_range_per_s=_band(req_s, band.tok_s),
         slo_ttft_p95_ms=wl.ttft_slo_ms,
         slo_itl_p95_ms=wl.itl_slo_ms,
+        step_backend=ctx.backend.used,
+        step_backend_note=ctx.backend.note,
+        band_basis=band.basis,
     )
     if not scan:
         return pred
     return _with_scan(pred, ctx, wl, replicas)
+
+
+def _band(value: float, share: float) -> tuple[float, float]:
+    """Return (low, high): `value` less and more its relative uncertainty `share`."""
+    return value * (1 - share), value * (1 + share)
 
 
 def _offered(fin: tuple, seconds: float, replicas: int) -> float:
@@ -265,6 +294,7 @@ def steady_state(
         kv_read_tokens=max(b - 1, 0) * mid_ctx + wl.avg_input_tokens / 2,
         attn_pairs=max(b - 1, 0) * mid_ctx + attention_pairs(ctx, 0, chunk) * 1.0,
         running_seqs=b,
+        decode_kv_tokens=max(b - 1, 0) * mid_ctx,
     )
     # Share of steps that carry a prefill chunk: b prompts of `chunks` steps every n_out steps.
     mixed = min(1.0, b * chunks / n_out)
@@ -279,6 +309,7 @@ def steady_state(
             kv_read_tokens=b * mid_ctx,
             attn_pairs=b * mid_ctx + attention_pairs(ctx, 0, chunk) * b * chunks / n_out,
             running_seqs=b,
+            decode_kv_tokens=b * mid_ctx,
         )
     service_ttft = chunks * t_mix + ctx.request_overhead_ms
     cycle = service_ttft + (n_out - 1) * tpot

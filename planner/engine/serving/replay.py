@@ -16,7 +16,8 @@ from catalog.data import load_models
 from planner.engine.assumptions import Assumptions
 from planner.engine.memory import plan_memory
 from planner.engine.network import intra_node_link
-from planner.engine.serving.context import build_context
+from planner.engine.serving.backend import StepBackend, resolve_kernels
+from planner.engine.serving.context import ServingContext, build_context
 from planner.engine.serving.predict import Prediction, predict
 from planner.engine.spec import NetworkOverrides, Node, Workload, catalog_gpu
 
@@ -40,10 +41,24 @@ def workload_of(run: Mapping[str, Any]) -> Workload:
     )
 
 
-def replay(run: Mapping[str, Any], a: Assumptions | None = None) -> Prediction:
-    """Return the serving model's prediction for a published run."""
+def replay(
+    run: Mapping[str, Any],
+    a: Assumptions | None = None,
+    backend: StepBackend = StepBackend.ROOFLINE,
+) -> Prediction:
+    """Return the serving model's prediction for a published run (steps timed by `backend`)."""
+    return predict(replay_context(run, a, backend), workload_of(run), scan=False)
+
+
+def replay_context(
+    run: Mapping[str, Any],
+    a: Assumptions | None = None,
+    backend: StepBackend = StepBackend.ROOFLINE,
+) -> ServingContext:
+    """Return the replica a published run served from, as the serving model sees it."""
     a = a or Assumptions()
-    arch = load_models()[run["model_slug"]].architecture
+    model = load_models()[run["model_slug"]]
+    arch = model.architecture
     gpu = catalog_gpu(run["gpu"])
     tp, pp = int(run["tp"]), int(run.get("pp", 1))
     mem = plan_memory(
@@ -76,7 +91,16 @@ def replay(run: Mapping[str, Any], a: Assumptions | None = None) -> Prediction:
             per_call_latency_us=run.get("tp_link_latency_us"),
         ),
     )
-    ctx = build_context(
+    kernels, choice = resolve_kernels(
+        backend,
+        hf_config=model.config,
+        gpu_slug=gpu.slug,
+        tp=tp,
+        dtype=run["weight_dtype"],
+        kv_cache_dtype=run.get("kv_cache_dtype", "auto"),
+        tp_link_kind=link.kind,
+    )
+    return build_context(
         arch,
         gpu,
         mem,
@@ -90,5 +114,6 @@ def replay(run: Mapping[str, Any], a: Assumptions | None = None) -> Prediction:
         a=a,
         overlap=a.overlap_factor,
         label=run["id"],
+        kernels=kernels,
+        backend=choice,
     )
-    return predict(ctx, workload_of(run), scan=False)

@@ -186,6 +186,7 @@ def simulate(
         decode = 0
         prefill = 0
         kv_read = 0.0
+        decode_kv = 0.0
         pairs = 0.0
         plan: list[tuple[Request, int]] = []
         schedule = plan.append
@@ -220,6 +221,7 @@ def simulate(
                 if window and seen > window:
                     seen = window
                 kv_read += seen
+                decode_kv += seen
                 pairs += seen
             else:
                 prefill += need
@@ -264,6 +266,7 @@ def simulate(
             kv_read_tokens=kv_read,
             attn_pairs=pairs,
             running_seqs=len(running),
+            decode_kv_tokens=decode_kv,
         )
         steps += 1
         ended = 0

@@ -8,10 +8,14 @@ step time  = pp × stage time(tokens / pp) + (pp − 1) hops, over the PP effici
 
 Decode-only steps replay CUDA graphs (a small launch cost per layer); steps that carry a
 prefill chunk run piecewise graphs with a larger per-layer cost.
+
+With measured kernels (ctx.kernels, see backend.py) the stage time is their forward pass instead
+of the roofline; the pipeline, the host overheads and, off NVLink, the all-reduces stay ours.
 """
 
 from __future__ import annotations
 
+from planner.engine.serving.backend import StepShape
 from planner.engine.serving.context import ServingContext, expert_fraction, pp_hop_ms, tp_comm_ms
 
 
@@ -39,6 +43,28 @@ def stage_ms(
     return max(t_mem, t_flops) + launch + comm * (1 - ctx.overlap), comm
 
 
+def kernel_stage_ms(
+    ctx: ServingContext,
+    *,
+    decode_seqs: float,
+    prefill_tokens: float,
+    decode_kv_tokens: float,
+    attn_pairs: float,
+) -> float:
+    """Return one stage's time for a micro-batch from the measured kernels (ctx.kernels)."""
+    assert ctx.kernels is not None
+    shape = StepShape(
+        decode_seqs=decode_seqs,
+        decode_context=decode_kv_tokens / decode_seqs if decode_seqs > 0 else 0.0,
+        prefill_tokens=prefill_tokens,
+        prefill_pairs=max(attn_pairs - decode_kv_tokens, 0.0),
+    )
+    compute, all_reduce = ctx.kernels.forward_ms(shape)
+    if not ctx.kernels.owns_all_reduce:
+        all_reduce = tp_comm_ms(ctx, decode_seqs + prefill_tokens) * ctx.pp * (1 - ctx.overlap)
+    return (compute + all_reduce) / ctx.pp
+
+
 def step_ms(
     ctx: ServingContext,
     *,
@@ -47,18 +73,34 @@ def step_ms(
     kv_read_tokens: float,
     attn_pairs: float,
     running_seqs: float,
+    decode_kv_tokens: float | None = None,
 ) -> float:
-    """Return the wall time of one engine step over all pipeline stages, in ms."""
+    """Return the wall time of one engine step over all pipeline stages, in ms.
+
+    `decode_kv_tokens` is the decodes' share of `kv_read_tokens` (default: all of it when no
+    prefill rides along); only measured kernels need the split.
+    """
     if decode_seqs + prefill_tokens <= 0:
         return 0.0
     pp = ctx.pp
-    stage, _ = stage_ms(
-        ctx,
-        decode_seqs=decode_seqs / pp,
-        prefill_tokens=prefill_tokens / pp,
-        kv_read_tokens=kv_read_tokens / pp,
-        attn_pairs=attn_pairs / pp,
-    )
+    if ctx.kernels is not None:
+        if decode_kv_tokens is None:
+            decode_kv_tokens = kv_read_tokens if prefill_tokens <= 0 else 0.0
+        stage = kernel_stage_ms(
+            ctx,
+            decode_seqs=decode_seqs / pp,
+            prefill_tokens=prefill_tokens / pp,
+            decode_kv_tokens=decode_kv_tokens / pp,
+            attn_pairs=attn_pairs / pp,
+        )
+    else:
+        stage, _ = stage_ms(
+            ctx,
+            decode_seqs=decode_seqs / pp,
+            prefill_tokens=prefill_tokens / pp,
+            kv_read_tokens=kv_read_tokens / pp,
+            attn_pairs=attn_pairs / pp,
+        )
     hops = (pp - 1) * pp_hop_ms(ctx, (decode_seqs + prefill_tokens) / pp)
     gpu = (pp * stage + hops) / ctx.pp_efficiency
     return gpu + ctx.step_overhead_ms + running_seqs * ctx.per_seq_overhead_ms
