@@ -104,6 +104,7 @@ WEIGHT_QUIRKS = {
     "Qwen2.5-VL vision tower": "qwen2_5_vl",
     "mllama cross-attention": "cross-attention",
     "AWQ checkpoint": "AWQ",
+    "bitsandbytes checkpoint": "bitsandbytes",
 }
 QUIRK_CASES = [(q, tag, KV_CASES) for q, tag in QUIRKS.items()] + [
     (q, tag, WEIGHT_CASES) for q, tag in WEIGHT_QUIRKS.items()
