@@ -5,8 +5,10 @@ the releases. The engine plans with the rules of the version the spec names:
 
 * V0 engine (< 0.8): profiles one full-length prefill of max_model_len tokens (chunked prefill
   was off by default up to 32K tokens; beyond, 2048-token chunks), no sampler run; 0.35 GiB
-  non-torch on one GPU (0.6.4 logs), 1.79 GiB from 0.6.5, which counts the CUDA context
-  (PR #10511 logs).
+  non-torch on one GPU (0.6.4 logs), 1.79 GiB in the 0.6.5 build of the profiling overhaul,
+  which counted the CUDA context (PR #10511 logs), and about 0.18 GiB from 0.6.6 (one-GPU V0
+  logs of December 2024 to April 2025 report 0.01 to 0.26 GiB: a T4, a 79.25 GiB card, an
+  H100, RTX 3090s).
 * V1 before 0.11: chunked prefill, a dummy sampler run (FlashInfer's top-k/top-p where
   installed, else a PyTorch sort with ~7 fp32 copies of the logits); non-torch memory measured
   from start-up (0.1 GiB on one GPU in 0.10 logs).
@@ -30,6 +32,7 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
+V0_SMALL_NON_TORCH_SINCE = (0, 6, 6)
 V1_DEFAULT_SINCE = (0, 8, 0)
 DELTA_NON_TORCH_SINCE = (0, 11, 0)
 LEAN_SAMPLER_SINCE = (0, 17, 0)
@@ -92,8 +95,12 @@ def profiling_rules(version: str) -> ProfilingRules:
     """Return the profiling rules vLLM `version` follows."""
     v = parse_version(version)
     if v < V1_DEFAULT_SINCE:
-        # 0.6.5's profiling overhaul (PR #10511) counts the CUDA context as non-torch memory.
-        context = 1.79 if v >= (0, 6, 5) else 0.35
+        # The 0.6.5 profiling overhaul (PR #10511) counted the CUDA context as non-torch memory.
+        context = 0.35
+        if v >= V0_SMALL_NON_TORCH_SINCE:
+            context = 0.18
+        elif v >= (0, 6, 5):
+            context = 1.79
         return ProfilingRules(
             version=version,
             engine="V0",
