@@ -19,6 +19,10 @@ COUNTERS: dict[str, str] = {
     "serveplan_polls": "Target polls finished, by target kind and outcome (ok or error kind).",
     "serveplan_alert_events": "Alert events, by transition (opened or resolved).",
     "serveplan_polls_missed": "Target polls that were due and never ran (expired, starved).",
+    "serveplan_remote_write_samples": (
+        "Samples sent to the time-series server by remote write, by outcome (written, or"
+        " dropped: the retry buffer was full or the server refused them)."
+    ),
 }
 # name -> (help, bucket upper bounds in seconds)
 HISTOGRAMS: dict[str, tuple[str, tuple[float, ...]]] = {

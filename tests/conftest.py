@@ -81,10 +81,10 @@ def planner_token_api(planner) -> APIClient:
     return client
 
 
-REAL_SERVICE_MARKERS = ("integration", "ray", "vllm", "browser")
+REAL_SERVICE_MARKERS = ("integration", "ray", "vllm", "browser", "tsdb")
 # Tests that start real servers or processes run one after another on one xdist worker: two at a
 # time would fight over the machine's two cores and time out; the rest is spread over workers.
-SERIAL_MARKERS = ("integration", "ray", "vllm")
+SERIAL_MARKERS = ("integration", "ray", "vllm", "tsdb")
 
 
 def pytest_collection_modifyitems(config, items):

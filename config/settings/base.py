@@ -176,6 +176,12 @@ MONITORING_MAX_EXPORTERS = env.int("MONITORING_MAX_EXPORTERS", default=64)
 # Where samples live: "embedded" (this database) or "prometheus" (a Prometheus-compatible
 # server: remote write to MONITORING_REMOTE_WRITE_URL, PromQL reads from MONITORING_PROMETHEUS_URL).
 MONITORING_SERIES_STORE = env.str("MONITORING_SERIES_STORE", default="embedded")
+MONITORING_PROMETHEUS_URL = env.str("MONITORING_PROMETHEUS_URL", default="")
+MONITORING_REMOTE_WRITE_URL = env.str("MONITORING_REMOTE_WRITE_URL", default="")
+MONITORING_REMOTE_WRITE_BUFFER_SAMPLES = env.int(
+    "MONITORING_REMOTE_WRITE_BUFFER_SAMPLES", default=1_000_000
+)
+MONITORING_PROMETHEUS_TIMEOUT_S = env.float("MONITORING_PROMETHEUS_TIMEOUT_S", default=5.0)
 # Retention, and how much one rollup or clean-up run may do.
 MONITORING_RAW_RETENTION_H = env.int("MONITORING_RAW_RETENTION_H", default=48)
 MONITORING_ROLLUP_RETENTION_D = env.int("MONITORING_ROLLUP_RETENTION_D", default=30)

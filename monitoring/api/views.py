@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from django.conf import settings
@@ -12,7 +14,7 @@ from django.db.models import Exists, OuterRef
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -36,6 +38,7 @@ from monitoring.error_text import error_class, error_for
 from monitoring.filters import AlertEventFilter, AlertRuleFilter, TargetFilter
 from monitoring.models import AlertEvent, AlertRule, Target
 from monitoring.plan_link import PlanUnreadable, plan_comparison
+from monitoring.series import StoreUnavailable
 
 
 def _drf_error(exc: DjangoValidationError) -> ValidationError:
@@ -114,13 +117,14 @@ class TargetViewSet(viewsets.ModelViewSet):
         query = SeriesQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         start, end = selectors.resolve_range(query.validated_data["range"])
-        data = stores.current().range(
-            [stores.ref(target)],
-            selectors.parse_series_requests(query.validated_data["series"]),
-            start,
-            end,
-            _max_points(query.validated_data),
-        )
+        with _store_errors():
+            data = stores.current().range(
+                [stores.ref(target)],
+                selectors.parse_series_requests(query.validated_data["series"]),
+                start,
+                end,
+                _max_points(query.validated_data),
+            )
         return Response(data.to_json())
 
     @extend_schema(
@@ -193,6 +197,21 @@ def target_state_payload(target: Target, *, user: Any = None) -> dict[str, Any]:
     if state is not None:
         payload[target.kind] = state
     return payload
+
+
+class SeriesStoreUnavailable(APIException):
+    status_code = 503
+    default_detail = "The time-series server does not answer; try again in a moment."
+    default_code = "series_store_unavailable"
+
+
+@contextmanager
+def _store_errors() -> Iterator[None]:
+    """A series store that cannot answer is a 503 naming it, never a 500."""
+    try:
+        yield
+    except StoreUnavailable as exc:
+        raise SeriesStoreUnavailable(str(exc)) from None
 
 
 def _max_points(params: dict[str, Any]) -> int:
@@ -284,4 +303,6 @@ class FleetSeriesView(APIView):
         start, end = selectors.resolve_range(params["range"])
         keys = list(dict.fromkeys(params["series"][:10]))
         targets = stores.refs(Target.objects.all())
-        return stores.current().fleet_sum(targets, keys, start, end, _max_points(params)).to_json()
+        with _store_errors():
+            data = stores.current().fleet_sum(targets, keys, start, end, _max_points(params))
+        return data.to_json()

@@ -151,6 +151,10 @@ class LatestValue:
         return dict(self.labels)
 
 
+class StoreUnavailable(Exception):
+    """The series store could not answer a read (its server is down or refused the query)."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WriteReport:
     """What a store did with the batches handed to it so far (remote write: see buffer)."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
@@ -14,13 +15,20 @@ from django.core.exceptions import ImproperlyConfigured
 from monitoring.series import SeriesStore, TargetRef
 
 EMBEDDED = "embedded"
-BACKENDS = (EMBEDDED,)
+PROMETHEUS = "prometheus"
+BACKENDS = (EMBEDDED, PROMETHEUS)
 
 _cache: dict[tuple[Any, ...], SeriesStore] = {}
 
 
 def _settings_key() -> tuple[Any, ...]:
-    return (settings.MONITORING_SERIES_STORE,)
+    return (
+        settings.MONITORING_SERIES_STORE,
+        settings.MONITORING_PROMETHEUS_URL,
+        settings.MONITORING_REMOTE_WRITE_URL,
+        int(settings.MONITORING_REMOTE_WRITE_BUFFER_SAMPLES),
+        float(settings.MONITORING_PROMETHEUS_TIMEOUT_S),
+    )
 
 
 def current() -> SeriesStore:
@@ -32,11 +40,46 @@ def current() -> SeriesStore:
     return store
 
 
-def _build(name: str) -> SeriesStore:
+def prometheus_urls(query_url: str, write_url: str) -> tuple[str, str]:
+    """Return the (query, remote write) URLs, checked: http(s) with a host, no credentials."""
+    query_url = query_url.strip().rstrip("/")
+    write_url = write_url.strip() or (query_url + "/api/v1/write" if query_url else "")
+    for name, url in (
+        ("MONITORING_PROMETHEUS_URL", query_url),
+        ("MONITORING_REMOTE_WRITE_URL", write_url),
+    ):
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname or parts.username:
+            raise ImproperlyConfigured(
+                f"{name}: {url!r} is not an http(s) URL of a Prometheus-compatible server"
+                " (e.g. http://127.0.0.1:9090)."
+            )
+    return query_url, write_url
+
+
+def reset() -> None:
+    """Forget the stores built so far (their buffers too): the next current() builds anew."""
+    _cache.clear()
+
+
+def _build(
+    name: str, query_url: str, write_url: str, buffer_samples: int, timeout_s: float
+) -> SeriesStore:
     if name == EMBEDDED:
         from monitoring.stores.embedded import EmbeddedStore
 
         return EmbeddedStore()
+    if name == PROMETHEUS:
+        from monitoring.series.buffer import RetryBuffer
+        from monitoring.stores.prometheus import PrometheusStore
+
+        query_url, write_url = prometheus_urls(query_url, write_url)
+        return PrometheusStore(
+            query_url=query_url,
+            write_url=write_url,
+            buffer=RetryBuffer(max_samples=buffer_samples),
+            timeout_s=timeout_s,
+        )
     raise ImproperlyConfigured(
         f"MONITORING_SERIES_STORE: {name!r} is not a series store (one of {', '.join(BACKENDS)})."
     )

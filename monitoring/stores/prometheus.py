@@ -1,0 +1,312 @@
+"""The Prometheus-compatible series store: remote write for polls, PromQL over HTTP for reads.
+
+Works with Prometheus (`--web.enable-remote-write-receiver`), VictoriaMetrics (/api/v1/write),
+and the other servers that speak both protocols (Mimir, Thanos receive). How ServePlan's series
+are named there: monitoring.series.remote_write.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import httpx
+from django.db import transaction
+
+from core import opsmetrics
+from monitoring.scrape.series import freeze_labels
+from monitoring.series import (
+    LatestValue,
+    Points,
+    RangeResult,
+    SeriesMatch,
+    SeriesPoints,
+    Source,
+    StoreUnavailable,
+    TargetRef,
+    WriteBatch,
+    WriteReport,
+    promql,
+)
+from monitoring.series import remote_write as rw
+from monitoring.series.buffer import Refused, RetryBuffer, RetryLater
+
+logger = logging.getLogger(__name__)
+
+Matrix = list[tuple[dict[str, str], list[tuple[float, float]]]]
+
+
+def _ms(when: datetime) -> int:
+    return int(when.timestamp() * 1000)
+
+
+def _bucket_ms(start: datetime, end: datetime, max_points: int) -> int:
+    """The embedded store's bucket width (monitoring.selectors._bucket_s), in whole ms."""
+    return max(1000, int((end - start).total_seconds() * 1000 / max_points))
+
+
+class PrometheusStore:
+    name = "prometheus"
+
+    def __init__(
+        self,
+        *,
+        query_url: str,
+        write_url: str,
+        buffer: RetryBuffer,
+        timeout_s: float = 10.0,
+        client: httpx.Client | None = None,
+    ) -> None:
+        self.query_url = query_url.rstrip("/")
+        self.write_url = write_url
+        self.buffer = buffer
+        self.timeout_s = timeout_s
+        self.client = client or httpx.Client(trust_env=False, follow_redirects=False)
+        self._reported = WriteReport()
+
+    # --- writes --------------------------------------------------------------------------
+
+    def write(self, batch: WriteBatch) -> None:
+        """Queue the poll's samples; they leave when the poll's transaction commits (a poll
+        rolled back sends nothing)."""
+        transaction.on_commit(lambda: self._queue(batch))
+
+    def _queue(self, batch: WriteBatch) -> None:
+        dropped = self.buffer.add(batch)
+        if dropped:
+            logger.warning("remote write buffer full: %d samples dropped", dropped)
+        self.flush()
+
+    def flush(self) -> bool:
+        """Send what is pending; return True when nothing is left (also counts the outcome in
+        ServePlan's own /metrics: serveplan_remote_write_samples{outcome})."""
+        done = self.buffer.flush(self._send)
+        report = self.buffer.report()
+        for outcome in ("written", "dropped"):
+            delta = getattr(report, outcome) - getattr(self._reported, outcome)
+            if delta:
+                opsmetrics.increment(
+                    "serveplan_remote_write_samples", {"outcome": outcome}, amount=delta
+                )
+        if report.dropped > self._reported.dropped:
+            logger.warning(
+                "remote write: %d samples lost so far (%s)",
+                report.dropped,
+                "; ".join(report.errors[-2:]),
+            )
+        self._reported = report
+        return done
+
+    def _send(self, batches: Sequence[WriteBatch]) -> None:
+        try:
+            response = self.client.post(
+                self.write_url,
+                content=rw.encode(batches),
+                headers=rw.HEADERS,
+                timeout=self.timeout_s,
+            )
+        except httpx.HTTPError as exc:
+            raise RetryLater(f"{type(exc).__name__}: {exc}") from None
+        if response.status_code == 429 or response.status_code >= 500:
+            raise RetryLater(f"HTTP {response.status_code}")
+        if response.status_code >= 400:
+            raise Refused(f"HTTP {response.status_code}: {response.text[:200]}")
+
+    def write_report(self) -> WriteReport:
+        return self.buffer.report()
+
+    # --- reads ---------------------------------------------------------------------------
+
+    def _api(self, path: str, params: dict[str, Any]) -> dict[str, Any]:
+        try:
+            response = self.client.post(
+                f"{self.query_url}/api/v1/{path}", data=params, timeout=self.timeout_s
+            )
+            body = response.json()
+        except (httpx.HTTPError, ValueError) as exc:
+            raise StoreUnavailable(f"time-series server: {type(exc).__name__}") from None
+        if body.get("status") != "success":
+            raise StoreUnavailable(f"time-series server: {body.get('error', response.status_code)}")
+        return body["data"]
+
+    def query_range(self, expr: str, start_ms: int, end_ms: int, step_ms: int) -> Matrix:
+        data = self._api(
+            "query_range",
+            {"query": expr, "start": start_ms / 1000, "end": end_ms / 1000, "step": step_ms / 1000},
+        )
+        return [
+            (row["metric"], [(float(t), float(v)) for t, v in row["values"]])
+            for row in data["result"]
+        ]
+
+    def query(self, expr: str, at: datetime) -> Matrix:
+        """Return an instant query's answer as a matrix (a vector's rows hold one point)."""
+        data = self._api("query", {"query": expr, "time": at.timestamp()})
+        rows = data["result"]
+        if data["resultType"] == "matrix":
+            return [(r["metric"], [(float(t), float(v)) for t, v in r["values"]]) for r in rows]
+        if data["resultType"] == "vector":
+            return [(r["metric"], [(float(r["value"][0]), float(r["value"][1]))]) for r in rows]
+        return []
+
+    def raw(self, selector: str, start: datetime, end: datetime) -> Matrix:
+        """Return the stored samples of `selector` with start <= t <= end, as written."""
+        # One ms more: some servers' ranges are open on the left (VictoriaMetrics).
+        span_ms = _ms(end) - _ms(start) + 1
+        rows = self.query(f"{selector}[{span_ms}ms]", end)
+        low = start.timestamp()
+        return [(m, [(t, v) for t, v in points if t >= low]) for m, points in rows]
+
+    def range(
+        self,
+        targets: Sequence[TargetRef],
+        series: Sequence[SeriesMatch],
+        start: datetime,
+        end: datetime,
+        max_points: int,
+    ) -> RangeResult:
+        from monitoring.selectors import _max_gap_ms, with_gaps
+
+        width_ms = _bucket_ms(start, end, max_points)
+        result = RangeResult(
+            start_ms=_ms(start), end_ms=_ms(end), bucket_s=width_ms / 1000, source=Source.PROMETHEUS
+        )
+        by_id = {t.id: t for t in targets}
+        if not targets or not series:
+            return result
+        found: dict[tuple[int, str, tuple[tuple[str, str], ...]], SeriesPoints] = {}
+        for match in dict.fromkeys(series):
+            wanted = (
+                None if match.labels is None else freeze_labels(dict(_parse_labels(match.labels)))
+            )
+            selector = promql.stored(match.key, list(by_id), unlabelled=match.labels == "")
+            if wanted:
+                extra = [promql.Matcher(rw.sample_label_name(n), "=", v) for n, v in wanted]
+                selector = selector[:-1] + "," + ",".join(map(str, extra)) + "}"
+            rows = self.query_range(
+                f"avg_over_time({selector}[{width_ms}ms])",
+                _ms(start) + width_ms,
+                _ms(end),
+                width_ms,
+            )
+            for metric, points in rows:
+                target_id, labels = rw.series_labels(metric)
+                if target_id not in by_id or (wanted is not None and labels != wanted):
+                    continue
+                times, values = with_gaps(
+                    [int(t * 1000) - width_ms // 2 for t, _ in points],
+                    [round(v, 6) for _, v in points],
+                    max_gap_ms=_max_gap_ms(width_ms, by_id[target_id].interval_s),
+                )
+                found[(target_id, match.key, labels)] = SeriesPoints(
+                    target_id=target_id,
+                    key=match.key,
+                    labels=labels,
+                    times_ms=tuple(times),
+                    values=tuple(values),
+                )
+        ordered = tuple(found[k] for k in sorted(found))
+        return RangeResult(
+            start_ms=result.start_ms,
+            end_ms=result.end_ms,
+            bucket_s=result.bucket_s,
+            source=result.source,
+            series=ordered,
+        )
+
+    def fleet_sum(
+        self,
+        targets: Sequence[TargetRef],
+        keys: Sequence[str],
+        start: datetime,
+        end: datetime,
+        max_points: int,
+    ) -> RangeResult:
+        from monitoring.selectors import _max_gap_ms, with_gaps
+
+        width_ms = _bucket_ms(start, end, max_points)
+        ids = [t.id for t in targets]
+        shortest = min((t.interval_s for t in targets), default=None)
+        out = []
+        for key in keys:
+            rows = []
+            if ids:
+                expr = (
+                    f"sum(avg_over_time({promql.stored(key, ids, unlabelled=True)}[{width_ms}ms]))"
+                )
+                rows = self.query_range(expr, _ms(start) + width_ms, _ms(end), width_ms)
+            points = rows[0][1] if rows else []
+            times, values = with_gaps(
+                [int(t * 1000) - width_ms // 2 for t, _ in points],
+                [round(v, 6) for _, v in points],
+                max_gap_ms=_max_gap_ms(width_ms, shortest),
+            )
+            out.append(
+                SeriesPoints(
+                    target_id=None, key=key, labels=(), times_ms=tuple(times), values=tuple(values)
+                )
+            )
+        return RangeResult(
+            start_ms=_ms(start),
+            end_ms=_ms(end),
+            bucket_s=width_ms / 1000,
+            source=Source.PROMETHEUS,
+            series=tuple(out),
+        )
+
+    def _keys_selector(self, keys: Iterable[str], target: TargetRef, *, unlabelled: bool) -> str:
+        names = "|".join(rw.metric_name(k) for k in sorted(set(keys)))
+        one = promql.stored("x", [target.id], unlabelled=unlabelled)
+        return "{" + f"__name__=~{promql.quote(names)}," + one[one.index("{") + 1 :]
+
+    def latest(self, target: TargetRef, keys: Iterable[str]) -> list[LatestValue]:
+        keys = list(keys)
+        if target.last_success_at is None or not keys:
+            return []
+        at_ms = _ms(target.last_success_at)
+        rows = self.raw(
+            self._keys_selector(keys, target, unlabelled=False),
+            target.last_success_at - timedelta(seconds=1),
+            target.last_success_at,
+        )
+        out = []
+        for metric, points in rows:
+            _, labels = rw.series_labels(metric)
+            for t, v in points:
+                if int(round(t * 1000)) == at_ms:
+                    out.append(LatestValue(rw.key_of(metric["__name__"]), labels, v))
+        return out
+
+    def window(
+        self, target: TargetRef, keys: Iterable[str], start: datetime, end: datetime
+    ) -> dict[str, Points]:
+        wanted = list(dict.fromkeys(keys))
+        out: dict[str, Points] = {key: [] for key in wanted}
+        if not wanted:
+            return out
+        for metric, points in self.raw(
+            self._keys_selector(wanted, target, unlabelled=True), start, end
+        ):
+            key = rw.key_of(metric["__name__"])
+            if key in out:
+                out[key] = [
+                    (datetime.fromtimestamp(t, tz=UTC), v) for t, v in points if math.isfinite(v)
+                ]
+        return out
+
+    def total(
+        self, targets: Sequence[TargetRef], key: str, start: datetime, end: datetime
+    ) -> float:
+        if not targets:
+            return 0.0
+        rows = self.raw(promql.stored(key, [t.id for t in targets]), start, end)
+        return float(sum(v for _, points in rows for _, v in points if math.isfinite(v)))
+
+
+def _parse_labels(canonical: str) -> dict[str, str]:
+    from monitoring.scrape.series import parse_series_id
+
+    return parse_series_id("x" + canonical)[1] if canonical else {}

@@ -1,0 +1,38 @@
+"""Selectors of read-only targets: label matchers only, parsed and written back quoted."""
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from monitoring.series import promql
+
+
+def test_a_selector_is_written_back_canonically():
+    text = ' { job = "vllm", instance="10.0.0.5:8000" ,gpu=~"0|1",} '
+    assert promql.canonical_selector(text) == '{job="vllm",instance="10.0.0.5:8000",gpu=~"0|1"}'
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ('vllm:num_requests_running{job="vllm"}', "braces"),
+        ('{__name__="up",job="vllm"}', "names no metric"),
+        ('{gpu="0"}', "job or instance"),
+        ('{job=~"vllm"}', "job or instance"),
+        ('{job="vllm"} or vector(1)', "braces"),
+        ('{job="vllm"}[5m]', "braces"),
+        ('{job="vllm",instance="a"} / on() {job="x"}', "expected ','"),
+        ('{job="vllm" instance="a"}', "expected ','"),
+        ('{job="a\nb"}', "label matcher"),
+        ("{" + 'job="x",' * 100 + "}", "longer"),
+    ],
+)
+def test_anything_but_label_matchers_is_refused(text, why):
+    with pytest.raises(promql.SelectorError, match=why):
+        promql.parse_selector(text)
+
+
+@given(st.text(max_size=40))
+def test_any_value_survives_quoting(value):
+    selector = promql.canonical_selector("{job=" + promql.quote(value) + "}")
+    assert promql.parse_selector(selector)[0].value == value

@@ -1,0 +1,191 @@
+"""The same reads and writes against every series store: the embedded tables, Prometheus and
+VictoriaMetrics. What a poll wrote must come back the same through the series API, the fleet
+sums, the Ray page, polling health, plan vs reality, evidence and alerts."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from monitoring import observed, selectors, stores, tasks
+from monitoring.evidence import measure_window
+from monitoring.models import AlertEvent, AlertRule, TargetKind
+from monitoring.scrape.series import Sample
+from monitoring.services import PollOutcome, poll_record_success
+from monitoring.simulator.vllm_sim import VllmProfile
+from tests.monitoring.simulated import feed_simulated
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.enable_socket]
+
+RUNNING = "vllm.requests_running"
+MODEL = (("model", "m"),)
+
+
+def _now() -> datetime:
+    return datetime.now(UTC).replace(microsecond=0) - timedelta(seconds=1)
+
+
+def _poll(target, ts, *samples: Sample) -> None:
+    poll_record_success(target=target, ts=ts, outcome=PollOutcome(samples=list(samples)))
+
+
+def _polls(target, count=10, step_s=15):
+    """Store `count` polls `step_s` apart, ending now: RUNNING = i, and i * 2 for model m."""
+    end = _now()
+    times = [end - timedelta(seconds=step_s * (count - 1 - i)) for i in range(count)]
+    for i, ts in enumerate(times):
+        _poll(target, ts, Sample(RUNNING, (), float(i)), Sample(RUNNING, MODEL, 2.0 * i))
+    return times
+
+
+def test_a_poll_is_read_back_poll_by_poll_in_its_window(backend, make_target):
+    target = make_target(poll_interval_s=15)
+    times = _polls(target)
+
+    def read():
+        return stores.current().window(
+            stores.ref(target), [RUNNING, "poll.up"], times[0], times[-1]
+        )[RUNNING]
+
+    window = backend.eventually(lambda: len(read()) == len(times) and read())
+
+    assert window == [(ts, float(i)) for i, ts in enumerate(times)]  # unlabelled only
+    series = stores.current().window(stores.ref(target), [RUNNING, "poll.up"], times[0], times[-1])
+    assert series["poll.up"] == [(ts, 1.0) for ts in times]
+
+
+def test_the_series_api_answers_every_label_set_or_the_one_asked_for(
+    backend, make_target, viewer_api
+):
+    target = make_target(poll_interval_s=15)
+    _polls(target)
+    url = f"/api/v1/monitoring/targets/{target.pk}/series/"
+
+    def read(series):
+        answer = viewer_api.get(url, {"series": series, "range": "15m"})
+        assert answer.status_code == 200
+        return answer.json()
+
+    data = backend.eventually(lambda: len(read(RUNNING)["series"]) == 2 and read(RUNNING))
+    values = {s["id"]: [v for v in s["v"] if v is not None] for s in data["series"]}
+    assert values == {
+        RUNNING: [float(i) for i in range(10)],
+        f'{RUNNING}{{model="m"}}': [2.0 * i for i in range(10)],
+    }
+    assert {s["target"] for s in data["series"]} == {target.pk}
+    only = read(f'{RUNNING}{{model="m"}}')["series"]
+    assert [s["labels"] for s in only] == [{"model": "m"}]
+    assert read(f'{RUNNING}{{model="other"}}')["series"] == []
+
+
+def test_fleet_series_sums_the_targets_per_time_bucket(backend, make_target, viewer_api):
+    a, b = make_target(poll_interval_s=15), make_target(poll_interval_s=15)
+    end = _now()
+    for i in range(5):
+        ts = end - timedelta(seconds=15 * (4 - i))
+        _poll(a, ts, Sample(RUNNING, (), 1.0), Sample(RUNNING, MODEL, 100.0))
+        _poll(b, ts, Sample(RUNNING, (), 2.0))
+
+    def read():
+        answer = viewer_api.get("/api/v1/monitoring/fleet-series/", {"series": RUNNING})
+        assert answer.status_code == 200
+        series = answer.json()["series"]
+        return series if [v for v in series[0]["v"] if v is not None] else None
+
+    series = backend.eventually(
+        lambda: (s := read()) and len([v for v in s[0]["v"] if v]) == 5 and s
+    )
+
+    assert [s["key"] for s in series] == [RUNNING]
+    assert [v for v in series[0]["v"] if v is not None] == [3.0] * 5  # labelled rows not summed
+
+
+def test_the_ray_page_shows_the_labelled_values_of_the_last_poll_only(
+    backend, make_target, viewer_api
+):
+    target = make_target(kind=TargetKind.RAY, poll_interval_s=15)
+    end = _now()
+    cpu = "ray.node.cpu_utilization_pct"
+    _poll(target, end - timedelta(seconds=15), Sample(cpu, (("node", "old"),), 10.0))
+    _poll(target, end, Sample(cpu, (("node", "n1"),), 55.0), Sample(cpu, (("node", "n2"),), 5.0))
+    url = f"/api/v1/monitoring/targets/{target.pk}/state/"
+
+    def nodes():
+        answer = viewer_api.get(url)
+        assert answer.status_code == 200
+        return {n["node"]: n.get("cpu_utilization_pct") for n in answer.json()["ray"]["nodes"]}
+
+    assert backend.eventually(nodes) == {"n1": 55.0, "n2": 5.0}
+
+
+def test_missed_polls_reach_polling_health(backend, make_target):
+    target = make_target(poll_interval_s=15)
+    end = _now()
+    _poll(target, end - timedelta(seconds=90))
+    _poll(target, end)  # 90 s after the last: five polls were missed
+    target.refresh_from_db()
+    assert target.missed_polls == 5
+
+    health = backend.eventually(lambda: selectors.polling_health().missed_last_hour)
+
+    assert health == 5
+
+
+def test_plan_vs_reality_and_evidence_read_what_the_polls_wrote(backend, make_target):
+    target = make_target(poll_interval_s=15)
+    written = []
+    real_write = stores.current().write
+
+    def recording(batch):
+        written.append(batch)
+        real_write(batch)
+
+    store = stores.current()
+    store.write = recording  # the same store: only watched
+    try:
+        profile = VllmProfile(name="r", model="m", base_rps=3.0, seed=3)
+        feed_simulated(target, profile, polls=30, step_s=15)
+    finally:
+        del store.write
+    start, end = written[0].ts, written[-1].ts
+    # What the window must hold: every unlabelled finite sample written, per poll.
+    expected: dict[str, list] = {key: [] for key in observed.OBSERVED_KEYS}
+    for batch in written:
+        for sample in batch.samples:
+            if not sample.labels and sample.key in expected:
+                expected[sample.key].append((batch.ts, sample.value))
+
+    seen = backend.eventually(lambda: (o := observed.observe(target, start, end)).polls == 30 and o)
+
+    # VictoriaMetrics keeps about 12 significant digits of a float: equal up to that.
+    want = asdict(observed.observation(target, expected))
+    got = asdict(seen)
+    for name in ("served", "target_name"):
+        assert got.pop(name) == want.pop(name)
+    assert got == pytest.approx(want, rel=1e-9)
+    assert seen.ttft_p95_ms is not None
+    measured = {m.kind: m.value for m in measure_window(target, start, end)}
+    assert set(measured) >= {"ttft_p95", "itl_p95", "completion_rate"}
+
+
+def test_an_alert_opens_from_a_real_poll_and_its_samples_are_stored(
+    backend, make_target, simulator
+):
+    vllm = next(t for t in simulator.targets() if t.kind == "vllm")
+    target = make_target(base_url=vllm.base_url, poll_interval_s=15)
+    AlertRule.objects.create(
+        target=target, name="anything running", series="poll.up", comparison="ge", threshold=1
+    )
+
+    tasks.poll_target.apply(kwargs={"target_id": target.pk, "slot": int(_now().timestamp())})
+
+    event = AlertEvent.objects.get(target=target, rule__name="anything running")
+    assert event.value == 1.0
+    target.refresh_from_db()
+    at = target.last_success_at
+    up = backend.eventually(
+        lambda: stores.current().window(stores.ref(target), ["poll.up"], at, at)["poll.up"]
+    )
+    assert up == [(at, 1.0)]
