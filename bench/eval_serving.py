@@ -89,10 +89,11 @@ def evaluate(backend: StepBackend, show: bool) -> dict[str, dict[str, float | No
                     by_group[g][k].append(v)
         if show:
             m = run["measured"]
+            ttft = f"{m['ttft_mean_ms']:9.0f}" if m.get("ttft_mean_ms") else "        -"
             print(
-                f"{run['split'][:3]} {run['id']:<52}"
+                f"{run['split'][:3]} {run['id']:<56}"
                 f" tpot {pred.tpot_mean_ms:7.1f}/{m['tpot_mean_ms']:7.1f}"
-                f" ttft {pred.ttft_mean_ms:9.0f}/{m['ttft_mean_ms']:9.0f}"
+                f" ttft {pred.ttft_mean_ms:9.0f}/{ttft}"
                 f" tok/s {pred.output_tok_s:7.0f}/{m['output_tok_s']:7.0f}"
             )
     cpu = time.process_time() - t0
