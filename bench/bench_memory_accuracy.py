@@ -11,9 +11,11 @@ import sys
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from planner.engine.profiling import parse_version  # noqa: E402
 from tests.planner.engine.startup_logs import CaseErrors, case_errors, cases  # noqa: E402
 
 METRICS = ("weights", "kv_tokens", "max_concurrency")
@@ -26,7 +28,12 @@ def _mae(values: Iterable[float | None]) -> str:
     return f"{100 * sum(got) / len(got):5.2f}% ({len(got):2d})"
 
 
-def table(rows: list[CaseErrors], title: str, key: Callable[[CaseErrors], str]) -> None:
+def table(
+    rows: list[CaseErrors],
+    title: str,
+    key: Callable[[CaseErrors], str],
+    order: Callable[[str], Any] = str,
+) -> None:
     groups: dict[str, list[CaseErrors]] = defaultdict(list)
     for row in rows:
         groups[key(row)].append(row)
@@ -35,7 +42,7 @@ def table(rows: list[CaseErrors], title: str, key: Callable[[CaseErrors], str]) 
         f"\n{title:<{width}} {'weights MAE (n)':>15} {'KV tokens MAE (n)':>17}"
         f" {'max conc. MAE (n)':>17}"
     )
-    for name in sorted(groups):
+    for name in sorted(groups, key=order):
         group = groups[name]
         cells = [_mae(getattr(r, m) for r in group) for m in METRICS]
         print(f"{name:<{width}} {cells[0]:>15} {cells[1]:>17} {cells[2]:>17}")
@@ -51,7 +58,7 @@ def report(rows: list[CaseErrors], heading: str) -> None:
         "weight dtype / KV dtype",
         lambda r: f"{r.case['weight_dtype']} / kv {r.case['kv_cache_dtype']}",
     )
-    table(rows, "vLLM version", lambda r: r.case["vllm_version"])
+    table(rows, "vLLM version", lambda r: r.case["vllm_version"], order=parse_version)
 
 
 def main() -> None:
