@@ -42,7 +42,9 @@ def alerts_evaluate(
         e.rule_id: e for e in AlertEvent.objects.filter(target=target, resolved_at__isnull=True)
     }
     transitions: list[tuple[AlertEvent, str]] = []
-    with transaction.atomic():
+    # No savepoint: inside a poll's transaction it would be two more round trips per poll, and
+    # an error here rolls the whole poll back anyway.
+    with transaction.atomic(savepoint=False):
         for rule in rules:
             value = values.get(rule.series)
             breached = value is not None and rule.breached(value)

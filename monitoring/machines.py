@@ -244,16 +244,41 @@ TARGET_FIELDS = (
     "last_error_kind",
     "info",
 )
+
+
+@dataclass(frozen=True, slots=True)
+class PollContext:
+    """What a GPU poll needs from the database, re-read at most every ALLOCATION_TTL_S.
+
+    `allocation`: {short host name: {GPU index: server name}} of the linked plans; `linked`:
+    {GPU target id: host name of its explicitly linked machine}.
+    """
+
+    allocation: dict[str, dict[str, str]]
+    linked: dict[int, str]
+
+
 _cache: dict[str, Any] = {}
 
 
-def cached_plan_allocation() -> dict[str, dict[str, str]]:
-    """plan_allocation(), re-read at most every ALLOCATION_TTL_S (for the poller)."""
+def cached_poll_context() -> PollContext:
+    """The PollContext of this process: two queries a minute instead of several per poll."""
     now = time.monotonic()
     if _cache.get("until", 0.0) < now:
-        _cache["table"] = plan_allocation()
+        links = Target.machines.through.objects.filter(target__kind=TargetKind.GPU)
+        linked: dict[int, str] = {}
+        for target_id, hostname in links.order_by("machine__hostname").values_list(
+            "target_id", "machine__hostname"
+        ):
+            linked.setdefault(target_id, hostname)
+        _cache["context"] = PollContext(allocation=plan_allocation(), linked=linked)
         _cache["until"] = now + ALLOCATION_TTL_S
-    return _cache["table"]
+    return _cache["context"]
+
+
+def forget_cached() -> None:
+    """Drop the cached PollContext (tests; the next poll reads it again)."""
+    _cache.clear()
 
 
 def idle_planned(cells: Iterable[GpuCell], allocated: Mapping[str, str]) -> int:
@@ -412,15 +437,17 @@ def poll_extras(target: Target, samples: list[Any], info: Mapping[str, Any]) -> 
     """Samples a GPU poll adds from the database: idle GPUs the linked plans allocate.
 
     Stored as `gpu.machine.gpus_idle_planned` (the "idle while the plan expects busy" alert);
-    nothing when the machine is unknown.
+    nothing when the machine is unknown. The machine is the explicitly linked one, else the
+    host name the exporter reports (by its short name, as the view links them).
     """
     from monitoring.scrape.series import Sample
 
-    latest = {s.series_id: s.value for s in samples if s.key.startswith("gpu.") and s.labels}
-    cells = cells_from(latest, info.get("gpus", {}))
-    machine, _link = _machine_for(target)
-    hostname = machine.hostname if machine is not None else info.get("hostname", "")
-    if not hostname or not cells:
+    cells = _cells(info.get("readings", {}), info.get("gpus", {}))
+    if not cells:
         return []
-    allocated = cached_plan_allocation().get(short_hostname(hostname), {})
+    context = cached_poll_context()
+    hostname = context.linked.get(target.pk) or info.get("hostname", "")
+    if not hostname:
+        return []
+    allocated = context.allocation.get(short_hostname(hostname), {})
     return [Sample("gpu.machine.gpus_idle_planned", (), float(idle_planned(cells, allocated)))]

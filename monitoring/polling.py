@@ -89,8 +89,10 @@ def previous_snapshot(target: Target, *, now: datetime | None = None) -> dict | 
 
     Counters read across missed polls would give a rate averaged over the whole gap (a
     4-minute outage drawn as a flat average): after a gap the poll stores gauges only, and
-    rates resume at the next poll.
+    rates resume at the next poll. A kind without rates keeps no snapshot: nothing to read.
     """
+    if not kinds.get(target.kind).rates:
+        return None
     row = TargetSnapshot.objects.filter(target_id=target.pk).values_list("data", "taken_at").first()
     if row is None:
         return None

@@ -432,7 +432,8 @@ def poll_record_success(
     if outcome.exporters is not None:
         update["discovered_exporters"] = list(outcome.exporters)
     missed = _missed_before(target, ts)
-    with transaction.atomic():
+    # No savepoint inside the poll's transaction (monitoring.polling): an error rolls it all back.
+    with transaction.atomic(savepoint=False):
         if not _claim(target.pk, slot, missed_polls=F("missed_polls") + missed, **update):
             return 0
         _count_missed(target, missed, rows)
@@ -480,7 +481,7 @@ def poll_record_failure(
         WriteSample("poll.consecutive_failures", (), float(failures)),
     ]
     missed = _missed_before(target, ts)
-    with transaction.atomic():
+    with transaction.atomic(savepoint=False):  # as in poll_record_success
         if not _claim(target.pk, slot, missed_polls=F("missed_polls") + missed, **update):
             return False
         _count_missed(target, missed, rows)

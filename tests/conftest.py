@@ -117,10 +117,13 @@ def pytest_runtest_makereport(item, call):
 
 @pytest.fixture(autouse=True)
 def _empty_cache():
-    """Start every test with an empty cache."""
+    """Start every test with an empty cache (Django's, and what a GPU poll keeps per process)."""
     from django.core.cache import cache
 
+    from monitoring import machines
+
     cache.clear()
+    machines.forget_cached()
 
 
 @pytest.fixture(scope="module")

@@ -46,7 +46,9 @@ class ScrapeKind:
     `derive` turns two raw snapshots into rates; `poll` is the live poll, or None for a target
     that is one `/metrics` payload at its base URL (then `after_payload` may read more, such as
     vLLM's /v1/models). `discovers_exporters`: the poll reports the exporters it asked (a
-    cluster), stored with the target.
+    cluster), stored with the target. `rates`: the kind derives rates from the previous poll's
+    raw snapshot; a kind of gauges only (GPU exporters) keeps no snapshot, and its poll neither
+    reads nor writes one.
     """
 
     name: str
@@ -55,6 +57,7 @@ class ScrapeKind:
     poll: Poller | None = None
     after_payload: AfterPayload | None = None
     discovers_exporters: bool = False
+    rates: bool = True
 
     @property
     def keys(self) -> tuple[SeriesSpec, ...]:
@@ -89,7 +92,7 @@ REGISTRY: dict[str, ScrapeKind] = {
             poll=ray_poll.scrape_cluster,
             discovers_exporters=True,
         ),
-        ScrapeKind(name=gpu.KIND, read=_read_gpu, derive=gpu.derive),
+        ScrapeKind(name=gpu.KIND, read=_read_gpu, derive=gpu.derive, rates=False),
     )
 }
 KINDS: tuple[str, ...] = tuple(REGISTRY)

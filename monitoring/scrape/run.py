@@ -61,7 +61,7 @@ def from_text(
         ts=ts,
         ok=True,
         samples=known(unique(samples), warnings),
-        raw=extracted.raw,
+        raw=extracted.raw if spec.rates else None,
         warnings=warnings,
         info=extracted.info,
     )

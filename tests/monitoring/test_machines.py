@@ -126,12 +126,13 @@ def test_the_plan_allocation_names_the_server_on_each_gpu():
     assert table["a800-node-2"] == {"0": "qwen", "1": "qwen"}
 
 
-def test_gpu_users_come_from_the_linked_plan(make_target, planner):
+def node_1_plan(author):
+    """A plan that gives GPUs 0 and 1 of a800-node-1 to one replica."""
     from planner.models import Plan
 
-    plan = Plan.objects.create(
+    return Plan.objects.create(
         title="llama on node 1",
-        author=planner,
+        author=author,
         spec={},
         engine_input={},
         result={
@@ -154,6 +155,10 @@ def test_gpu_users_come_from_the_linked_plan(make_target, planner):
         executor_backend="mp",
         pool_kind="dedicated",
     )
+
+
+def test_gpu_users_come_from_the_linked_plan(make_target, planner):
+    plan = node_1_plan(planner)
     MachineFactory(hostname="a800-node-1", nics=[])
     make_target(name="llama-server", kind="vllm", plan=plan)
     gpu = make_target(kind="gpu", base_url="http://127.0.0.1:9/dcgm/u")
@@ -180,6 +185,24 @@ def test_idle_gpus_the_plan_expects_busy_are_counted():
     )
 
     assert machines.idle_planned(cells, {"0": "a", "1": "a"}) == 1
+
+
+def test_a_gpu_poll_counts_the_idle_gpus_of_its_explicitly_linked_machine(make_target, planner):
+    machine = MachineFactory(hostname="a800-node-1", nics=[])
+    make_target(name="llama-server", kind="vllm", plan=node_1_plan(planner))
+    # The exporter calls itself something else: the explicit link says which machine it is.
+    gpu = make_target(kind="gpu", base_url="http://127.0.0.1:9/dcgm/p", machines=[machine])
+    result = from_text(sim_text("a800-node-1"), "gpu", ts=time.time())
+    info = {**result.info, "hostname": "dgx-renamed"}
+    for gid in ("0", "1"):  # GPU 0 idle, GPU 1 busy
+        info["readings"][gid].update(utilization_pct=0.0 if gid == "0" else 90.0)
+
+    extras = machines.poll_extras(gpu, result.samples, info)
+    unlinked = make_target(kind="gpu", base_url="http://127.0.0.1:9/dcgm/q")
+    machines.forget_cached()
+
+    assert [(s.key, s.value) for s in extras] == [("gpu.machine.gpus_idle_planned", 1.0)]
+    assert machines.poll_extras(unlinked, result.samples, info)[0].value == 0  # not node 1
 
 
 def test_one_action_registers_a_gpu_target_per_machine_with_a_metrics_url():
