@@ -9,6 +9,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from planner.forms.wizard import KV_DTYPE_CHOICES, WEIGHT_DTYPE_CHOICES
+from planner.presentation.changes import FORM_FIELDS
 
 # value -> (label, speed in Gb/s, NIC kind)
 LINKS: dict[str, tuple[Any, float, str]] = {
@@ -132,6 +133,10 @@ class WhatIfForm(forms.Form):
         elif d.get("calibration"):
             new["calibration"] = d["calibration"]
         return new
+
+    def requested_answers(self) -> list[str]:
+        """Return the answers this form asks to change (keys of presentation.changes.ANSWERS)."""
+        return [FORM_FIELDS[name] for name in self.fields if self.cleaned_data.get(name)]
 
     def describe(self) -> list[tuple[str, str]]:
         """Return (field label, new value label) for every change."""

@@ -115,6 +115,10 @@ def flatten(d: Any, prefix: str = "") -> dict[str, Any]:
     return out
 
 
+def _as_saved(result: PlanResult) -> PlanResult:
+    return PlanResult.from_dict(result.to_dict())
+
+
 def compare_results(
     *,
     left_result: PlanResult,
@@ -122,7 +126,12 @@ def compare_results(
     left_spec: Mapping[str, Any] | None = None,
     right_spec: Mapping[str, Any] | None = None,
 ) -> Comparison:
-    """Return the differences between two engine results (and the specs behind them)."""
+    """Return the differences between two engine results (and the specs behind them).
+
+    Both are compared as a saved plan stores them (figures rounded): a fresh evaluation of the
+    same answers then matches its saved plan instead of differing in the fourth decimal.
+    """
+    left_result, right_result = _as_saved(left_result), _as_saved(right_result)
     lrec, rrec = left_result.recommendation, right_result.recommendation
     recommendation = [
         DiffRow(key=k, label=str(label), left=getattr(lrec, k), right=getattr(rrec, k))

@@ -21,6 +21,7 @@ from planner.engine.spec import SpecError
 from planner.filters import PlanFilterSet
 from planner.forms.whatif import WhatIfForm
 from planner.models import Plan
+from planner.presentation.changes import what_if_summary
 from planner.presenters import decision_url, result_context
 from planner.selectors import plan_get, plan_result
 from planner.services import compare_plans, compare_results, plan_evaluate, plan_rerun, plan_save
@@ -99,22 +100,30 @@ class PlanWhatIfView(LoginRequiredMixin, View):
         if evaluation is None:
             context = _detail_context(request, plan, form)
             return render(request, "planner/plan_detail.html", context, status=400)
+        left_result = plan_result(plan)
+        comparison = compare_results(
+            left_result=left_result,
+            right_result=evaluation.result,
+            left_spec=plan.spec,
+            right_spec=spec,
+        )
         context: dict[str, Any] = {
             "plan": plan,
             "what_if_form": form,
             "can_write": is_planner(request.user),
         }
         context.update(
-            changes=form.describe(),
-            left=result_context(plan_result(plan), prefix="left-", engine_input=plan.engine_input),
+            left=result_context(left_result, prefix="left-", engine_input=plan.engine_input),
             right=result_context(
                 evaluation.result, prefix="right-", engine_input=evaluation.engine_input
             ),
-            comparison=compare_results(
-                left_result=plan_result(plan),
-                right_result=evaluation.result,
-                left_spec=plan.spec,
-                right_spec=spec,
+            comparison=comparison,
+            summary=what_if_summary(
+                plan=plan,
+                spec=spec,
+                evaluation=evaluation,
+                comparison=comparison,
+                requested=form.requested_answers(),
             ),
             query=request.GET.urlencode(),
         )
