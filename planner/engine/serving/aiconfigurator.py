@@ -48,6 +48,8 @@ QUANT = {
     "mxfp4": ("bfloat16", "w4a16_mxfp4"),
 }
 _HANDLES: dict[tuple[Any, ...], Any] = {}
+_REFUSED: dict[tuple[Any, ...], str] = {}  # layouts the library refused, with its reason
+_PASSES: dict[int, Any] = {}  # AicPasses per compiled handle: look-ups outlive one plan()
 _MODEL_DIRS: dict[str, Path] = {}
 
 
@@ -183,15 +185,23 @@ def kernel_times(
     if dtype not in QUANT:
         raise BackendUnavailable(f"aiconfigurator has no kernels for {dtype} weights")
     kv = "fp8" if kv_cache_dtype.startswith("fp8") else "bfloat16"
+    key = (json.dumps(hf_config, sort_keys=True), system, tp, dtype, kv)
+    if key in _REFUSED:
+        raise BackendUnavailable(_REFUSED[key])
     try:
         handle = compiled(hf_config, gpu_slug=gpu_slug, tp=tp, dtype=dtype, kv=kv)
     except Exception as exc:  # noqa: BLE001 - any refusal of the library means "not covered"
-        first = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
-        raise BackendUnavailable(
+        # The library's first line, without the local paths it names.
+        first = str(exc).splitlines()[0].split(" at /")[0][:160] if str(exc) else type(exc).__name__
+        _REFUSED[key] = (
             f"aiconfigurator cannot model this layout on {system} ({dtype}, TP{tp}): {first}"
-        ) from exc
+        )
+        raise BackendUnavailable(_REFUSED[key]) from exc
+    passes = _PASSES.get(id(handle))
+    if passes is None:
+        passes = _PASSES[id(handle)] = AicPasses(handle)
     return KernelTimes(
-        forward_ms=AicPasses(handle).forward_ms,
+        forward_ms=passes.forward_ms,
         owns_all_reduce=nvlink_tp,
         source=f"aiconfigurator-core {system} vllm tables",
     )
