@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from django.urls import NoReverseMatch, reverse
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, ngettext
 
 from planner import engine_texts_i18n as engine_i18n
 from planner.engine.result import Candidate, PlanResult
 from planner.presentation.assumptions import assumption_rows
 from planner.presentation.footnotes import footnoted
+from planner.presentation.numbers import amount, count
 from planner.presentation.pitfalls import relevant_pitfalls
 from planner.presentation.routes import route_options, signal_hits
 from planner.presentation.verdict import plan_verdict
@@ -31,8 +33,9 @@ KIND_LABELS: dict[str, Any] = {
 
 
 def _num(value: Any, digits: int) -> str:
+    """Return a figure in the reader's locale with `digits` decimals ("—" when there is none)."""
     try:
-        return f"{float(value):.{digits}f}"
+        return amount(float(value), digits)
     except (TypeError, ValueError):
         return "—"
 
@@ -56,9 +59,12 @@ def _why(c: Candidate, best: Candidate | None) -> str:
             "reason": engine_i18n.phrase(c.rejected_reason) or _("does not fit")
         }
     if not c.serves_load:
-        return _("Fits, but does not serve the target load (%(n)s sequences at most).") % {
-            "n": _num(c.max_concurrency_total, 1)
-        }
+        most = math.floor(c.max_concurrency_total + 1e-9)
+        return ngettext(
+            "Fits, but does not serve the target load (%(n)s sequence at most).",
+            "Fits, but does not serve the target load (%(n)s sequences at most).",
+            most,
+        ) % {"n": count(most)}
     return _(
         "Ranked lower: score %(score)s vs %(best)s; %(tok)s tok/s vs %(best_tok)s; "
         "TTFT %(ttft)s ms vs %(best_ttft)s ms."
@@ -87,7 +93,9 @@ def candidate_rows(result: PlanResult) -> list[CandidateRow]:
             # Pre-formatted: floatformat on ~50 rows × 7 columns dominated the page's time.
             fmt={
                 "weights": _num(c.memory.weights_gib, 1),
-                "seqs": _num(c.max_concurrency_total, 1),
+                "kv_tokens": count(c.kv_tokens_per_replica),
+                # Whole sequences: 42.7 fit means 42 do.
+                "seqs": count(c.max_concurrency_total),
                 "comm": _num(c.comm_per_decode_step_ms, 2),
                 # A layout that does not fit never starts: no speed (its TTFT reads ~10^14 ms).
                 "tok": _num(c.output_throughput_tok_s if c.fits else None, 0),

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from planner.engine.result import Candidate, Direction, PlanResult, Route
 from planner.presentation.numbers import amount, count
@@ -142,10 +143,18 @@ def route_options(result: PlanResult) -> tuple[RouteOption, ...]:
 
     def verdict_ray() -> str:
         if chosen == Route.C:
-            return _("Recommended: %(for)s signal(s) for Ray hit.") % {"for": for_ray}
+            return ngettext(
+                "Recommended: %(for)s signal for Ray hit.",
+                "Recommended: %(for)s signals for Ray hit.",
+                for_ray,
+            ) % {"for": for_ray}
         if inside is None:
             return _("Not possible: Serve replicas must each fit inside one node.")
-        return _("Not recommended: %(for)s signal(s) for Ray hit, %(against)s against.") % {
+        return ngettext(
+            "Not recommended: %(for)s signal for Ray hit, %(against)s against.",
+            "Not recommended: %(for)s signals for Ray hit, %(against)s against.",
+            for_ray,
+        ) % {
             "for": for_ray,
             "against": against_ray,
         }

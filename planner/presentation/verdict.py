@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, ngettext
 
 from planner.engine.result import Backend, Candidate, PlanResult, Route
 from planner.presentation.numbers import amount, count
@@ -76,15 +76,22 @@ def _speed_sentence(result: PlanResult, best: Candidate) -> str:
         "concurrency": count(serving.concurrency if serving else best.batch_per_replica),
     }
     if serving is not None:
-        return _(
-            "At %(concurrency)s requests in flight, %(replicas)s replica(s) deliver about %(tok)s "
+        return ngettext(
+            "At %(concurrency)s requests in flight, %(replicas)s replica delivers about %(tok)s "
             "output tokens/s; a request waits about %(ttft)s ms for its first token (p95 "
-            "%(ttft95)s ms), then %(itl)s ms per token."
+            "%(ttft95)s ms), then %(itl)s ms per token.",
+            "At %(concurrency)s requests in flight, %(replicas)s replicas deliver about %(tok)s "
+            "output tokens/s; a request waits about %(ttft)s ms for its first token (p95 "
+            "%(ttft95)s ms), then %(itl)s ms per token.",
+            best.replicas,
         ) % {**values, "ttft95": amount(serving.ttft_p95_ms)}
     return (
-        _(
-            "%(replicas)s replica(s) deliver about %(tok)s output tokens/s; a request waits about "
-            "%(ttft)s ms for its first token, then %(itl)s ms per token."
+        ngettext(
+            "%(replicas)s replica delivers about %(tok)s output tokens/s; a request waits about "
+            "%(ttft)s ms for its first token, then %(itl)s ms per token.",
+            "%(replicas)s replicas deliver about %(tok)s output tokens/s; a request waits about "
+            "%(ttft)s ms for its first token, then %(itl)s ms per token.",
+            best.replicas,
         )
         % values
     )

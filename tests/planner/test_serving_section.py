@@ -22,4 +22,5 @@ def test_result_page_shows_the_simulated_serving_of_the_recommendation(viewer_cl
     section = page.split('data-testid="serving-predictions"', 1)[1].split("</section>", 1)[0]
     rows = re.findall(r"<tr class=\"best\">(.*?)</tr>", section, re.S)
     assert len(rows) == 1
-    assert f"{best.serving.ttft_p50_ms:.0f} / {best.serving.ttft_p95_ms:.0f}" in rows[0]
+    # In the reader's locale: thousands grouped ("1,345").
+    assert f"{best.serving.ttft_p50_ms:,.0f} / {best.serving.ttft_p95_ms:,.0f}" in rows[0]
