@@ -49,6 +49,9 @@ class Family:
     qk_norm: bool = False
 
 
+# Families whose config may leave the MLP width out (n_inner null means 4 × hidden).
+_SMALL_KEYS = ("hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size")
+_FOUR_X_MLP = frozenset({"gpt2", "gptj", "gpt_bigcode", "bloom"})
 _MLA_KEYS = ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")
 _GEMMA3_TEXT_DEFAULTS = {
     "vocab_size": 262_208,
@@ -81,7 +84,7 @@ FAMILIES: dict[str, Family] = {
     ),
     "phi": Family(bias_default=True, mlp_matrices=2, mlp_bias=True),
     "gpt2": Family(
-        required=("hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size"),
+        required=_SMALL_KEYS,
         tie_default=True,
         bias_default=True,
         mlp_matrices=2,
@@ -97,6 +100,26 @@ FAMILIES: dict[str, Family] = {
             "ffn_dim",
             "vocab_size",
         ),
+        tie_default=True,
+        bias_default=True,
+        mlp_matrices=2,
+        mlp_bias=True,
+        norms_per_layer=4,
+    ),
+    # GPT-NeoX (Pythia), GPT-J, StarCoder 1 (gpt_bigcode) and BLOOM: fc-in/fc-out MLPs with
+    # biases and LayerNorms with biases; GPT-J runs attention and MLP off one LayerNorm.
+    "gpt_neox": Family(bias_default=True, mlp_matrices=2, mlp_bias=True, norms_per_layer=4),
+    "gptj": Family(required=_SMALL_KEYS, mlp_matrices=2, mlp_bias=True, norms_per_layer=2),
+    "gpt_bigcode": Family(
+        required=_SMALL_KEYS,
+        tie_default=True,
+        bias_default=True,
+        mlp_matrices=2,
+        mlp_bias=True,
+        norms_per_layer=4,
+    ),
+    "bloom": Family(
+        required=_SMALL_KEYS,
         tie_default=True,
         bias_default=True,
         mlp_matrices=2,
@@ -178,6 +201,8 @@ _UNSIZED = {
 }
 # No real dimension comes near this; 1e308 would overflow float maths downstream.
 MAX_CONFIG_INT = 10**9
+# Activations of gated (gate/up/down) MLPs: an unknown family using one is read as Llama-like.
+_GATED_ACTIVATIONS = frozenset({"silu", "swish", "swiglu"})
 _MOE_HINT_KEYS = ("num_experts", "n_routed_experts", "num_local_experts", "kv_lora_rank")
 _HYBRID_LAYER_TYPES = ("linear_attention", "mamba", "conv", "mamba2")
 KNOWN_TYPES = frozenset(FAMILIES) | frozenset(WRAPPERS)
@@ -298,7 +323,7 @@ def _layer_windows(cfg: _Cfg, model_type: str, num_layers: int) -> tuple[tuple[i
 
 def _learned_positions(cfg: _Cfg, model_type: str) -> int:
     """Return the rows of a learned position table (GPT-2; OPT keeps 2 more), else 0."""
-    if model_type == "gpt2":
+    if model_type in {"gpt2", "gpt_bigcode"}:
         return cfg.int("max_position_embeddings")
     if model_type == "opt":
         return cfg.int("max_position_embeddings", 2048) + 2
@@ -451,6 +476,16 @@ def parse_hf_config(config: Mapping[str, Any]) -> Architecture:
                 missing=[],
                 errors={prefix + "model_type": f"unsupported value {model_type!r}"},
             )
+        activation = str(text.get("hidden_act") or text.get("activation_function") or "silu")
+        if activation.lower() not in _GATED_ACTIVATIONS:
+            # An unknown family read as Llama-like would count a third MLP matrix it may not have.
+            raise ArchitectureError(
+                f"model_type {model_type!r} is not a family this planner knows, and its "
+                f"activation {activation!r} does not tell a two-matrix MLP from a gated one; "
+                f"supported: {sorted(FAMILIES)}",
+                missing=[],
+                errors={prefix + "model_type": f"unsupported value {model_type!r}"},
+            )
         family = Family()
     cfg = _Cfg(text, family, prefix)
     missing = [prefix + k for k in family.required if not cfg.has(k)]
@@ -461,8 +496,10 @@ def parse_hf_config(config: Mapping[str, Any]) -> Architecture:
     heads = cfg.int("num_attention_heads")
     layers = cfg.int("num_hidden_layers")
     kv_heads = cfg.int("num_key_value_heads", heads) or heads
-    # GPT-2's n_inner null means 4 × n_embd.
-    inter = cfg.int("intermediate_size", 4 * hidden if model_type == "gpt2" else 0)
+    # GPT-2's n_inner null means 4 × n_embd (GPT-J, StarCoder 1 and BLOOM likewise).
+    inter = cfg.int("intermediate_size", 4 * hidden if model_type in _FOUR_X_MLP else 0)
+    if model_type == "gpt_bigcode" and cfg.bool("multi_query", True):
+        kv_heads = 1
     if model_type == "llama4_text":
         inter = cfg.int("intermediate_size_mlp", inter)
     for key, value in (

@@ -69,6 +69,27 @@ def test_opt_reads_ffn_dim_and_keeps_two_extra_position_rows():
     assert parameter_breakdown(arch).total == pytest.approx(125.2e6, rel=0.002)
 
 
+@pytest.mark.parametrize(
+    ("name", "published"),
+    [
+        ("pythia-6.9b", 6_857_302_016),  # EleutherAI/pythia-6.9b
+        ("gpt-j-6b", 6_053_381_344),  # EleutherAI/gpt-j-6b
+        ("bloom-7b1", 7_069_016_064),  # bigscience/bloom-7b1
+        ("starcoder", 15.5e9),  # bigcode/starcoder: "15.5B parameters"
+    ],
+)
+def test_two_matrix_families_count_their_published_parameters(name, published):
+    # GPT-NeoX, GPT-J, BLOOM and StarCoder 1 have fc-in/fc-out MLPs: read Llama-like (three
+    # matrices) they would come out 33 % heavier in the MLP.
+    arch = from_hf_config(CONFIGS[name])
+    assert arch.mlp_matrices == 2
+    assert parameter_breakdown(arch).total == pytest.approx(published, rel=0.002)
+
+
+def test_starcoder_multi_query_attention_keeps_one_kv_head():
+    assert from_hf_config(CONFIGS["starcoder"]).num_kv_heads == 1
+
+
 def test_qwen2_moe_shared_expert_and_llama4_interleave():
     qwen = from_hf_config(CONFIGS["qwen1.5-moe-a2.7b"])
     assert qwen.shared_expert_width == 5632
@@ -168,6 +189,8 @@ REFUSALS = [
     ),
     ({**CONFIGS["gemma-2-2b"], "sliding_window": None}, "sliding_window"),
     ({k: v for k, v in CONFIGS["opt-125m"].items() if k != "ffn_dim"}, "ffn_dim"),
+    # An unknown family with a non-gated activation: two MLP matrices or three cannot be told.
+    ({**CONFIGS["pythia-6.9b"], "model_type": "mpt"}, "model_type"),
     ({**CONFIGS["opt-125m"], "word_embed_proj_dim": 512}, "word_embed_proj_dim"),
 ]
 
