@@ -118,14 +118,6 @@ FAMILIES: dict[str, Family] = {
         mlp_bias=True,
         norms_per_layer=4,
     ),
-    "bloom": Family(
-        required=_SMALL_KEYS,
-        tie_default=True,
-        bias_default=True,
-        mlp_matrices=2,
-        mlp_bias=True,
-        norms_per_layer=4,
-    ),
     "starcoder2": Family(tie_default=True, bias_default=True, mlp_matrices=2, mlp_bias=True),
     "mllama_text": Family(required=(*_DENSE_KEYS, "cross_attention_layers")),
     "mixtral": Family(required=(*_DENSE_KEYS, "num_local_experts", "num_experts_per_tok")),
@@ -161,6 +153,7 @@ FAMILIES: dict[str, Family] = {
     ),
 }
 FAMILIES["deepseek_v3"] = FAMILIES["deepseek_v2"]
+FAMILIES["bloom"] = FAMILIES["gpt_bigcode"]  # the same MLP, biases, norms and tie default
 FAMILIES["gemma3"] = FAMILIES["gemma3_text"]
 FAMILIES["qwen2_vl_text"] = FAMILIES["qwen2"]
 FAMILIES["qwen2_5_vl_text"] = FAMILIES["qwen2"]
