@@ -18,12 +18,14 @@ from catalog.architecture import DTYPE_NAMES, Architecture, ArchitectureError
 from catalog.quantization import QuantizationError, coarse_dtype, parse_quantization
 
 # Keys every decoder family needs, by their canonical name, and the older spellings
-# (GPT-2: n_embd, n_layer, n_head, n_inner, n_positions; OPT: ffn_dim).
+# (GPT-2: n_embd, n_layer, n_head, n_inner, n_positions; OPT: ffn_dim; Falcon: ffn_hidden_size,
+# num_kv_heads).
 _ALIASES: dict[str, tuple[str, ...]] = {
     "hidden_size": ("hidden_size", "n_embd"),
     "num_hidden_layers": ("num_hidden_layers", "n_layer"),
     "num_attention_heads": ("num_attention_heads", "n_head"),
-    "intermediate_size": ("intermediate_size", "n_inner", "ffn_dim"),
+    "intermediate_size": ("intermediate_size", "n_inner", "ffn_dim", "ffn_hidden_size"),
+    "num_key_value_heads": ("num_key_value_heads", "num_kv_heads"),
     "max_position_embeddings": ("max_position_embeddings", "n_positions"),
 }
 _DENSE_KEYS = (
@@ -51,7 +53,7 @@ class Family:
 
 # Families whose config may leave the MLP width out (n_inner null means 4 × hidden).
 _SMALL_KEYS = ("hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size")
-_FOUR_X_MLP = frozenset({"gpt2", "gptj", "gpt_bigcode", "bloom"})
+_FOUR_X_MLP = frozenset({"gpt2", "gptj", "gpt_bigcode", "bloom", "falcon"})
 _MLA_KEYS = ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")
 _GEMMA3_TEXT_DEFAULTS = {
     "vocab_size": 262_208,
@@ -118,6 +120,9 @@ FAMILIES: dict[str, Family] = {
         mlp_bias=True,
         norms_per_layer=4,
     ),
+    # Falcon: fc-in/fc-out MLP without biases (4 x hidden unless ffn_hidden_size says), one
+    # LayerNorm per layer (two with the new decoder architecture), tied embeddings.
+    "falcon": Family(required=_SMALL_KEYS, tie_default=True, mlp_matrices=2, norms_per_layer=2),
     "starcoder2": Family(tie_default=True, bias_default=True, mlp_matrices=2, mlp_bias=True),
     "mllama_text": Family(required=(*_DENSE_KEYS, "cross_attention_layers")),
     "mixtral": Family(required=(*_DENSE_KEYS, "num_local_experts", "num_experts_per_tok")),
@@ -314,6 +319,13 @@ def _layer_windows(cfg: _Cfg, model_type: str, num_layers: int) -> tuple[tuple[i
     return (), "sliding"
 
 
+def _norms_per_layer(cfg: _Cfg, model_type: str, family: Family) -> int:
+    """Return the hidden-size vectors of a layer's norms (Falcon's new decoder: two LayerNorms)."""
+    if model_type == "falcon" and cfg.bool("new_decoder_architecture", False):
+        return 4
+    return family.norms_per_layer
+
+
 def _learned_positions(cfg: _Cfg, model_type: str) -> int:
     """Return the rows of a learned position table (GPT-2; OPT keeps 2 more), else 0."""
     if model_type in {"gpt2", "gpt_bigcode"}:
@@ -493,6 +505,8 @@ def parse_hf_config(config: Mapping[str, Any]) -> Architecture:
     inter = cfg.int("intermediate_size", 4 * hidden if model_type in _FOUR_X_MLP else 0)
     if model_type == "gpt_bigcode" and cfg.bool("multi_query", True):
         kv_heads = 1
+    if model_type == "falcon" and not cfg.bool("new_decoder_architecture", False):
+        kv_heads = 1 if cfg.bool("multi_query", True) else heads
     if model_type == "llama4_text":
         inter = cfg.int("intermediate_size_mlp", inter)
     for key, value in (
@@ -586,7 +600,7 @@ def parse_hf_config(config: Mapping[str, Any]) -> Architecture:
         "quantization": scheme,
         "mlp_matrices": family.mlp_matrices,
         "mlp_bias": cfg.bool("mlp_bias", family.mlp_bias),
-        "norms_per_layer": family.norms_per_layer,
+        "norms_per_layer": _norms_per_layer(cfg, model_type, family),
         "position_embeddings": _learned_positions(cfg, model_type),
         "layer_windows": windows,
         "window_kind": window_kind,

@@ -76,6 +76,7 @@ def test_opt_reads_ffn_dim_and_keeps_two_extra_position_rows():
         ("gpt-j-6b", 6_053_381_344),  # EleutherAI/gpt-j-6b
         ("bloom-7b1", 7_069_016_064),  # bigscience/bloom-7b1
         ("starcoder", 15.5e9),  # bigcode/starcoder: "15.5B parameters"
+        ("falcon-7b", 6.92e9),  # tiiuae/falcon-7b: "6.92B params"
     ],
 )
 def test_two_matrix_families_count_their_published_parameters(name, published):
@@ -88,6 +89,21 @@ def test_two_matrix_families_count_their_published_parameters(name, published):
 
 def test_starcoder_multi_query_attention_keeps_one_kv_head():
     assert from_hf_config(CONFIGS["starcoder"]).num_kv_heads == 1
+
+
+def test_falcon_kv_heads_follow_the_decoder_architecture():
+    old = from_hf_config(CONFIGS["falcon-7b"])  # multi-query, one LayerNorm per layer
+    assert (old.num_kv_heads, old.norms_per_layer) == (1, 2)
+    new = from_hf_config(  # the Falcon-40B shape: 128 heads of 64, 8 KV heads
+        {
+            **CONFIGS["falcon-7b"],
+            "new_decoder_architecture": True,
+            "hidden_size": 8192,
+            "num_attention_heads": 128,
+            "num_kv_heads": 8,
+        }
+    )
+    assert (new.num_kv_heads, new.norms_per_layer) == (8, 4)
 
 
 def test_qwen2_moe_shared_expert_and_llama4_interleave():
