@@ -36,14 +36,18 @@ def hostile():
     ],
 )
 def test_a_hostile_target_fails_within_its_budget(hostile, path, kind):
+    # The size cap, not the clock, must stop the bomb: on a busy machine decoding the first
+    # megabytes can take longer than the normal budget, so that case gets a generous one.
+    budget_s = 4 * BUDGET_S if kind == "too_large" else BUDGET_S
+    policy = FetchPolicy(connect_timeout_s=1.0, total_timeout_s=budget_s)
     started = time.monotonic()
-    result = scrape_once(f"{hostile}{path}", "vllm", policy=POLICY)
+    result = scrape_once(f"{hostile}{path}", "vllm", policy=policy)
     elapsed_s = time.monotonic() - started
 
     assert not result.ok
     assert [e.kind for e in result.errors] == [kind]
     # Within its budget (plus the scheduling noise of a busy machine), never two budgets.
-    assert elapsed_s < 2 * BUDGET_S
+    assert elapsed_s < 2 * budget_s
 
 
 def test_a_healthy_target_on_the_same_server_is_read(hostile):
