@@ -95,6 +95,7 @@ def simulate(
     now = 0.0
     in_flight = 0
     steps = preemptions = peak = 0
+    prefilling = 0  # running requests whose prompt is not fully computed yet
 
     def release(n: int) -> None:
         nonlocal in_flight
@@ -142,7 +143,6 @@ def simulate(
             now = max(now, pending[0][0])
             continue
         # Jump through pure-decode stretches nothing can interrupt.
-        prefilling = any(r.computed < r.prompt for r in running)
         can_admit = (
             bool(waiting)
             and len(running) < ctx.max_num_seqs
@@ -194,6 +194,21 @@ def simulate(
         n_run = len(running)
         while i < n_run and budget > 0:
             r = running[i]
+            if r.computed >= r.prompt:
+                # A decode that stays inside its last KV block (15 steps in 16): no block to
+                # find, nobody to preempt.
+                seen = r.prompt + r.generated
+                if -(-seen // bs) <= r.blocks:
+                    decode += 1
+                    if window and seen > window:
+                        seen = window
+                    kv_read += seen
+                    decode_kv += seen
+                    pairs += seen
+                    schedule((r, 1))
+                    budget -= 1
+                    i += 1
+                    continue
             if r.computed < r.prompt:
                 need = min(r.prompt - r.computed, budget)
                 want = -(-(r.computed + need) // bs)
@@ -202,6 +217,8 @@ def simulate(
                 want = -(-(r.prompt + r.generated) // bs)
             while want - r.blocks > free_blocks and running[-1] is not r:
                 victim = running.pop()
+                if victim.computed < victim.prompt:
+                    prefilling -= 1
                 free_blocks += victim.blocks
                 victim.blocks = 0
                 victim.prompt = victim.input_tokens + victim.generated
@@ -244,6 +261,7 @@ def simulate(
             free_blocks -= want - r.blocks
             r.blocks = want
             running.append(r)
+            prefilling += 1
             prefill += need
             pairs += attention_pairs(ctx, r.computed, need)
             kv_read += visible_context(ctx, r.computed)
@@ -251,7 +269,12 @@ def simulate(
             budget -= need
         if not plan:
             # Nothing fits (a prompt larger than the whole cache): drop it, as vLLM rejects it.
-            r = waiting.popleft() if waiting else running.pop()
+            if waiting:
+                r = waiting.popleft()
+            else:
+                r = running.pop()
+                if r.computed < r.prompt:
+                    prefilling -= 1
             free_blocks += r.blocks
             r.blocks = 0
             r.first_token_ms = now
@@ -274,6 +297,7 @@ def simulate(
             if r.computed < r.prompt:
                 r.computed += need
                 if r.computed >= r.prompt:
+                    prefilling -= 1
                     if r.first_token_ms < 0:
                         r.first_token_ms = now
                     r.generated += 1
