@@ -112,7 +112,7 @@ def main() -> None:
     from planner.services import plan_create
 
     user = planner_user()
-    plan = plan_create(spec=SPECS["S2a (pool)"], author=user)
+    plan = plan_create(spec=SPECS["S2a (pool)"], actor=user)
     client = Client()
     client.force_login(user)
     session = client.cookies["sessionid"].value

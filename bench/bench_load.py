@@ -180,7 +180,7 @@ def prepare_data(sim_targets: list[dict[str, str]]) -> dict[str, object]:
         )
         (ray_ids if t["kind"] == "ray" else vllm_ids).append(target.pk)
     plans = [
-        plan_create(spec=spec, author=user)
+        plan_create(spec=spec, actor=user)
         for spec in (S1_SPEC, S2A_SPEC, {**S2A_SPEC, "max_model_len": 16384})
     ]
     connections.close_all()

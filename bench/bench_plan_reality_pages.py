@@ -40,7 +40,7 @@ def body() -> None:
     from tests.planner.fleet import build_demo_fleet
 
     build_demo_fleet()
-    plan = plan_create(spec={**S1_SPEC}, author=planner_user())
+    plan = plan_create(spec={**S1_SPEC}, actor=planner_user())
     blocks = plan_values(plan).replica.kv_blocks
     targets = []
     for seed, name in enumerate(("s1-replica-a", "s1-replica-b"), start=1):

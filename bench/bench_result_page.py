@@ -31,7 +31,7 @@ def main() -> None:
     client.force_login(user)
     print(f"loads per page: {args.loads}")
     for name, spec in SPECS.items():
-        plan = plan_create(spec=spec, author=user)
+        plan = plan_create(spec=spec, actor=user)
         url = plan.get_absolute_url()
         assert client.get(url).status_code == 200  # warm-up (template loading)
         times = []

@@ -185,7 +185,7 @@ def calibration_run(*, targets: Sequence[Target], start: datetime, end: datetime
 
 
 def calibration_create(
-    *, targets: Sequence[Target], start: datetime, end: datetime, user: Any | None = None
+    *, targets: Sequence[Target], start: datetime, end: datetime, actor: Any | None = None
 ) -> CalibrationProfile:
     """Fit the targets' window and save it as the next version of its profile."""
     run = calibration_run(targets=targets, start=start, end=end)
@@ -197,5 +197,5 @@ def calibration_create(
         window_start=start,
         window_end=end,
         sources=run.sources,
-        user=user,
+        actor=actor,
     )

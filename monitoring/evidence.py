@@ -157,7 +157,7 @@ def evidence_fill(
     target: Target,
     start: datetime,
     end: datetime,
-    user: Any | None = None,
+    actor: Any | None = None,
     overwrite: Collection[str] = (),
     kinds: Collection[str] | None = None,
 ) -> EvidenceFill:
@@ -204,7 +204,7 @@ def evidence_fill(
                 window_start=start,
                 window_end=end,
                 note=item.note,
-                user=user,
+                actor=actor,
             )
             filled.append(item)
     return EvidenceFill(filled=tuple(filled), held=tuple(held))

@@ -74,7 +74,7 @@ class CalibrationProfileViewSet(
         start, end = selectors.resolve_range(query.validated_data["window"])
         try:
             profile = calibration_create(
-                targets=query.validated_data["targets"], start=start, end=end, user=request.user
+                targets=query.validated_data["targets"], start=start, end=end, actor=request.user
             )
         except DjangoValidationError as exc:
             raise ValidationError(exc.message_dict) from None

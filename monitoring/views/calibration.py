@@ -73,7 +73,7 @@ class CalibrationFitView(PlannerRequiredMixin, View):
             try:
                 if request.POST.get("action") == "save":
                     profile = calibration_create(
-                        targets=targets, start=start, end=end, user=request.user
+                        targets=targets, start=start, end=end, actor=request.user
                     )
                     messages.success(request, _("Saved %(profile)s.") % {"profile": profile})
                     return HttpResponseRedirect(profile.get_absolute_url())
@@ -115,7 +115,7 @@ class CalibrationReplanView(PlannerRequiredMixin, View):
             messages.error(request, _("plan: choose a saved plan to run again."))
             return HttpResponseRedirect(profile.get_absolute_url())
         try:
-            new = plan_with_calibration(plan=plan, profile=profile, author=request.user)
+            new = plan_with_calibration(plan=plan, profile=profile, actor=request.user)
         except SpecError as exc:
             messages.error(request, _("The plan could not be re-run: %s") % exc.errors)
             return HttpResponseRedirect(profile.get_absolute_url())

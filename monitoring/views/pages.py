@@ -294,7 +294,7 @@ class TargetEvidenceView(PlannerRequiredMixin, View):
                 target=target,
                 start=start,
                 end=end,
-                user=request.user,
+                actor=request.user,
                 overwrite=request.POST.getlist("overwrite"),
                 kinds=request.POST.getlist("kind") if "confirmed" in request.POST else None,
             )

@@ -100,7 +100,7 @@ class PlanViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
         try:
             plan = plan_create(
                 spec=serializer.validated_data["spec"],
-                author=request.user,
+                actor=request.user,
                 title=serializer.validated_data.get("title", ""),
             )
         except SpecError as exc:
@@ -114,7 +114,7 @@ class PlanViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
         """Re-run a plan's spec with the current engine; the new plan points back at it."""
         plan = self.get_object()
         try:
-            new = plan_rerun(plan=plan, author=request.user)
+            new = plan_rerun(plan=plan, actor=request.user)
         except SpecError as exc:
             raise _field_errors(exc, "spec.") from exc
         body = PlanDetailSerializer(new, context={"request": request}).data

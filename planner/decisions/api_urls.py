@@ -2,7 +2,7 @@
 
 from rest_framework.routers import DefaultRouter
 
-from planner.decisions.api import DecisionRecordViewSet
+from planner.decisions.api.views import DecisionRecordViewSet
 
 router = DefaultRouter(trailing_slash=True)
 router.include_root_view = False

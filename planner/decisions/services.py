@@ -99,14 +99,14 @@ class DecisionConflict(DecisionError):
         )
 
 
-def _actor_label(user: Any | None, fallback: str) -> str:
-    if user is not None and getattr(user, "is_authenticated", False):
-        return str(user.get_username())
+def _actor_label(actor: Any | None, fallback: str) -> str:
+    if actor is not None and getattr(actor, "is_authenticated", False):
+        return str(actor.get_username())
     return fallback
 
 
-def _user_or_none(user: Any | None) -> Any | None:
-    return user if user is not None and getattr(user, "is_authenticated", False) else None
+def _user_or_none(actor: Any | None) -> Any | None:
+    return actor if actor is not None and getattr(actor, "is_authenticated", False) else None
 
 
 def _lock(decision: DecisionRecord, expected_version: int | None) -> DecisionRecord:
@@ -127,25 +127,25 @@ def _lock(decision: DecisionRecord, expected_version: int | None) -> DecisionRec
 def _revise(
     decision: DecisionRecord,
     *,
-    user: Any | None,
+    actor: Any | None,
     action: str,
     before: Mapping[str, Any] | None,
     author_label: str = "",
 ) -> DecisionRevision:
     """Bump the version, save and append a revision with the full snapshot."""
-    actor = _user_or_none(user)
+    signed_in = _user_or_none(actor)
     if before is not None:
         decision.version += 1
     decision.updated_at = timezone.now()
-    if actor is not None:
-        decision._history_user = actor  # type: ignore[attr-defined]
+    if signed_in is not None:
+        decision._history_user = signed_in  # type: ignore[attr-defined]
     decision.save()
     after = snapshot(decision)
     return DecisionRevision.objects.create(
         decision=decision,
         number=decision.version,
-        author=actor,
-        author_label=_actor_label(user, author_label or "system"),
+        author=signed_in,
+        author_label=_actor_label(actor, author_label or "system"),
         action=action,
         changed_fields=changed_keys(before, after),
         snapshot=after,
@@ -164,10 +164,10 @@ def _write_rows(
     *,
     responsibilities: Mapping[str, Mapping[str, Any]] | None,
     evidence: Mapping[str, Mapping[str, Any]] | None,
-    user: Any | None,
+    actor: Any | None,
 ) -> None:
     """Apply row edits to the five responsibilities and six evidence items."""
-    actor = _user_or_none(user)
+    signed_in = _user_or_none(actor)
     for kind, values in (responsibilities or {}).items():
         if kind not in ResponsibilityKind.values:
             raise ValidationError({"responsibilities": _("Unknown responsibility %r.") % kind})
@@ -179,8 +179,8 @@ def _write_rows(
                 changed = True
         if changed:
             row.full_clean()
-            if actor is not None:
-                row._history_user = actor  # type: ignore[attr-defined]
+            if signed_in is not None:
+                row._history_user = signed_in  # type: ignore[attr-defined]
             row.save()
     for kind, values in (evidence or {}).items():
         if kind not in EvidenceKind.values:
@@ -203,11 +203,11 @@ def _write_rows(
                     item.value_source = EvidenceSource.TYPED if value is not None else ""
                     item.window_start = item.window_end = None
                     item.measured_at = timezone.now() if value is not None else None
-                    item.measured_by = actor if value is not None else None
+                    item.measured_by = signed_in if value is not None else None
         if changed:
             item.full_clean()
-            if actor is not None:
-                item._history_user = actor  # type: ignore[attr-defined]
+            if signed_in is not None:
+                item._history_user = signed_in  # type: ignore[attr-defined]
             item.save()
 
 
@@ -244,7 +244,7 @@ def _insert_numbered(decision: DecisionRecord) -> None:
 @transaction.atomic
 def decision_create(
     *,
-    user: Any,
+    actor: Any,
     title: str,
     plan: Plan | None = None,
     responsibilities: Mapping[str, Mapping[str, Any]] | None = None,
@@ -253,10 +253,10 @@ def decision_create(
     **fields: Any,
 ) -> DecisionRecord:
     """Create a proposed record with its five responsibility rows and six evidence items."""
-    decision = DecisionRecord(title=title, plan=plan, created_by=user, status=Status.PROPOSED)
+    decision = DecisionRecord(title=title, plan=plan, created_by=actor, status=Status.PROPOSED)
     _assign(decision, fields)
     decision.full_clean(exclude=["number"])
-    decision._history_user = user  # type: ignore[attr-defined]
+    decision._history_user = actor  # type: ignore[attr-defined]
     _insert_numbered(decision)
     Responsibility.objects.bulk_create(
         Responsibility(decision=decision, kind=kind) for kind in ResponsibilityKind.values
@@ -265,28 +265,28 @@ def decision_create(
         EvidenceItem(decision=decision, kind=kind, unit=EVIDENCE_SPECS[kind].unit)
         for kind in EvidenceKind.values
     )
-    decision.authors.set(list(authors) if authors is not None else [user])
-    _write_rows(decision, responsibilities=responsibilities, evidence=evidence, user=user)
-    _revise(decision, user=user, action=RevisionAction.CREATED, before=None)
+    decision.authors.set(list(authors) if authors is not None else [actor])
+    _write_rows(decision, responsibilities=responsibilities, evidence=evidence, actor=actor)
+    _revise(decision, actor=actor, action=RevisionAction.CREATED, before=None)
     return decision
 
 
 @transaction.atomic
-def decision_create_from_plan(*, plan: Plan, user: Any, **overrides: Any) -> DecisionRecord:
+def decision_create_from_plan(*, plan: Plan, actor: Any, **overrides: Any) -> DecisionRecord:
     """Create a proposed record prefilled from `plan` (overrides win over the proposal)."""
     proposal = proposal_from_plan(plan)
     proposal.pop("estimates", None)
     responsibilities = overrides.pop("responsibilities", None) or proposal.pop("responsibilities")
     proposal.pop("responsibilities", None)
     proposal.update(overrides)
-    return decision_create(user=user, plan=plan, responsibilities=responsibilities, **proposal)
+    return decision_create(actor=actor, plan=plan, responsibilities=responsibilities, **proposal)
 
 
 @transaction.atomic
 def decision_update(
     *,
     decision: DecisionRecord,
-    user: Any,
+    actor: Any,
     expected_version: int,
     responsibilities: Mapping[str, Mapping[str, Any]] | None = None,
     evidence: Mapping[str, Mapping[str, Any]] | None = None,
@@ -304,7 +304,7 @@ def decision_update(
     current.save()
     if authors is not None:
         current.authors.set(list(authors))
-    _write_rows(current, responsibilities=responsibilities, evidence=evidence, user=user)
+    _write_rows(current, responsibilities=responsibilities, evidence=evidence, actor=actor)
     after = snapshot(current)
     if not diff(before, after):
         return current
@@ -312,7 +312,7 @@ def decision_update(
         blocking = readiness(current).blocking
         if blocking:
             raise AcceptanceRefused([_("An accepted record must stay complete:"), *blocking])
-    _revise(current, user=user, action=RevisionAction.EDITED, before=before)
+    _revise(current, actor=actor, action=RevisionAction.EDITED, before=before)
     return current
 
 
@@ -320,7 +320,7 @@ def decision_update(
 def decision_accept(
     *,
     decision: DecisionRecord,
-    user: Any,
+    actor: Any,
     with_open_evidence: bool = False,
     expected_version: int | None = None,
 ) -> DecisionRecord:
@@ -350,15 +350,15 @@ def decision_accept(
     current.status = Status.ACCEPTED
     current.accepted_with_open_evidence = bool(state.open_evidence)
     current.decided_at = timezone.now()
-    current.decided_by = user
+    current.decided_by = actor
     current.full_clean()
-    _revise(current, user=user, action=RevisionAction.ACCEPTED, before=before)
+    _revise(current, actor=actor, action=RevisionAction.ACCEPTED, before=before)
     return current
 
 
 @transaction.atomic
 def decision_reject(
-    *, decision: DecisionRecord, user: Any, expected_version: int | None = None
+    *, decision: DecisionRecord, actor: Any, expected_version: int | None = None
 ) -> DecisionRecord:
     """Reject a proposed record."""
     current = _lock(decision, expected_version)
@@ -372,8 +372,8 @@ def decision_reject(
     before = snapshot(current)
     current.status = Status.REJECTED
     current.decided_at = timezone.now()
-    current.decided_by = user
-    _revise(current, user=user, action=RevisionAction.REJECTED, before=before)
+    current.decided_by = actor
+    _revise(current, actor=actor, action=RevisionAction.REJECTED, before=before)
     return current
 
 
@@ -382,7 +382,7 @@ def decision_supersede(
     *,
     decision: DecisionRecord,
     superseded_by: DecisionRecord,
-    user: Any,
+    actor: Any,
     expected_version: int | None = None,
 ) -> DecisionRecord:
     """Mark an accepted record superseded by another; both get a revision, the old is frozen."""
@@ -408,14 +408,14 @@ def decision_supersede(
     current.status = Status.SUPERSEDED
     current.superseded_by = successor
     current.full_clean()
-    _revise(current, user=user, action=RevisionAction.SUPERSEDED, before=before_old)
-    _revise(successor, user=user, action=RevisionAction.SUPERSEDES, before=before_new)
+    _revise(current, actor=actor, action=RevisionAction.SUPERSEDED, before=before_old)
+    _revise(successor, actor=actor, action=RevisionAction.SUPERSEDES, before=before_new)
     current.refresh_from_db()
     return current
 
 
 @transaction.atomic
-def decision_draft_successor(*, decision: DecisionRecord, user: Any) -> DecisionRecord:
+def decision_draft_successor(*, decision: DecisionRecord, actor: Any) -> DecisionRecord:
     """Create a proposed copy of `decision` to edit into its successor (links on supersede)."""
     source = DecisionRecord.objects.get(pk=decision.pk)
     fields = {name: getattr(source, name) for name in EDITABLE_FIELDS}
@@ -425,7 +425,7 @@ def decision_draft_successor(*, decision: DecisionRecord, user: Any) -> Decision
         _("Successor of %(label)s.") % {"label": source.label} + "\n\n" + source.context
     ).strip()
     return decision_create(
-        user=user,
+        actor=actor,
         plan=source.plan,
         responsibilities={
             r.kind: {"owner": r.owner, "mechanism": r.mechanism}
@@ -461,7 +461,7 @@ def record_evidence_measurement(
     window_start: datetime | None = None,
     window_end: datetime | None = None,
     note: str = "",
-    user: Any | None = None,
+    actor: Any | None = None,
     expected_version: int | None = None,
 ) -> EvidenceItem:
     """Store one measured value on a record's evidence item and add a revision.
@@ -497,14 +497,14 @@ def record_evidence_measurement(
     item.window_end = window_end
     item.note = note or ""
     item.measured_at = timezone.now()
-    item.measured_by = _user_or_none(user)
+    item.measured_by = _user_or_none(actor)
     item.full_clean()
     if item.measured_by is not None:
         item._history_user = item.measured_by  # type: ignore[attr-defined]
     item.save()
     _revise(
         current,
-        user=user,
+        actor=actor,
         action=RevisionAction.EVIDENCE,
         before=before,
         author_label=source,

@@ -118,7 +118,7 @@ class DecisionCreateView(_FormPage):
         if not form.is_valid():
             return self.render_form(request, form, status=400)
         try:
-            decision = services.decision_create(user=request.user, **form.service_kwargs())
+            decision = services.decision_create(actor=request.user, **form.service_kwargs())
         except ValidationError as exc:
             _add_errors(form, exc)
             return self.render_form(request, form, status=400)
@@ -147,7 +147,7 @@ class DecisionCreateFromPlanView(_FormPage):
             return self.render_form(request, form, status=400, plan=plan)
         try:
             decision = services.decision_create(
-                user=request.user, plan=plan, **form.service_kwargs()
+                actor=request.user, plan=plan, **form.service_kwargs()
             )
         except ValidationError as exc:
             _add_errors(form, exc)
@@ -186,7 +186,7 @@ class DecisionEditView(_FormPage):
         try:
             services.decision_update(
                 decision=decision,
-                user=request.user,
+                actor=request.user,
                 expected_version=expected,
                 **form.service_kwargs(),
             )
@@ -240,7 +240,7 @@ class DecisionAcceptView(PlannerRequiredMixin, View):
         try:
             services.decision_accept(
                 decision=decision,
-                user=request.user,
+                actor=request.user,
                 with_open_evidence=form.cleaned_data["with_open_evidence"],
                 expected_version=form.cleaned_data["version"],
             )
@@ -256,7 +256,7 @@ class DecisionRejectView(PlannerRequiredMixin, View):
     def post(self, request: HttpRequest, number: int) -> HttpResponse:
         decision = selectors.decision_get(number)
         try:
-            services.decision_reject(decision=decision, user=request.user)
+            services.decision_reject(decision=decision, actor=request.user)
         except services.DecisionError as exc:
             for message in exc.messages:
                 messages.error(request, message)
@@ -287,7 +287,7 @@ class DecisionSupersedeView(PlannerRequiredMixin, View):
             services.decision_supersede(
                 decision=decision,
                 superseded_by=form.cleaned_data["superseded_by"],
-                user=request.user,
+                actor=request.user,
                 expected_version=form.cleaned_data["version"],
             )
         except services.DecisionError as exc:
@@ -305,7 +305,7 @@ class DecisionSupersedeView(PlannerRequiredMixin, View):
 class DecisionSuccessorView(PlannerRequiredMixin, View):
     def post(self, request: HttpRequest, number: int) -> HttpResponseRedirect:
         decision = selectors.decision_get(number)
-        successor = services.decision_draft_successor(decision=decision, user=request.user)
+        successor = services.decision_draft_successor(decision=decision, actor=request.user)
         messages.success(
             request,
             _("%(new)s drafted from %(old)s. When it is ready, supersede %(old)s with it.")

@@ -58,7 +58,7 @@ def calibration_profile_save(
     window_start: datetime,
     window_end: datetime,
     sources: list[dict[str, Any]],
-    user: Any | None = None,
+    actor: Any | None = None,
 ) -> CalibrationProfile:
     """Store a fit as the next version of its GPU type × model family × dtype profile."""
     key = calibration_key(gpu, model_family, weight_dtype)
@@ -74,7 +74,7 @@ def calibration_profile_save(
         model_family=model_family,
         weight_dtype=weight_dtype,
         version=(latest or 0) + 1,
-        created_by=user if getattr(user, "pk", None) else None,
+        created_by=actor if getattr(actor, "pk", None) else None,
         factors=factors_json(fit),
         window_start=window_start,
         window_end=window_end,
@@ -156,11 +156,11 @@ def calibration_note(
     )
 
 
-def plan_with_calibration(*, plan: Any, profile: CalibrationProfile, author: Any) -> Any:
+def plan_with_calibration(*, plan: Any, profile: CalibrationProfile, actor: Any) -> Any:
     """Evaluate a saved plan's spec again with `profile` and save it as a new plan."""
     from planner.services.plans import plan_evaluate, plan_save
 
     spec = {**plan.spec, "calibration": str(profile.public_id)}
     evaluation = plan_evaluate(spec=spec)
     title = f"{plan.title} · {profile.key} v{profile.version}"[:200]
-    return plan_save(evaluation=evaluation, author=author, title=title, rerun_of=plan)
+    return plan_save(evaluation=evaluation, actor=actor, title=title, rerun_of=plan)

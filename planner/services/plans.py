@@ -115,14 +115,14 @@ def default_title(evaluation: Evaluation) -> str:
 
 @transaction.atomic
 def plan_save(
-    *, evaluation: Evaluation, author: Any, title: str = "", rerun_of: Plan | None = None
+    *, evaluation: Evaluation, actor: Any, title: str = "", rerun_of: Plan | None = None
 ) -> Plan:
     """Store an evaluation as an immutable Plan snapshot."""
     rec = evaluation.result.recommendation
     spec = {k: v for k, v in evaluation.spec.items() if k != "title"}
     plan = Plan(
         title=(title or evaluation.spec.get("title") or default_title(evaluation))[:200],
-        author=author,
+        author=actor,
         spec=spec,
         engine_input=evaluation.engine_input,
         result=evaluation.result.to_dict(),
@@ -147,15 +147,15 @@ def plan_save(
     return plan
 
 
-def plan_create(*, spec: Mapping[str, Any], author: Any, title: str = "") -> Plan:
+def plan_create(*, spec: Mapping[str, Any], actor: Any, title: str = "") -> Plan:
     """Evaluate `spec` with the current engine and save the snapshot (SpecError if invalid)."""
-    return plan_save(evaluation=plan_evaluate(spec=spec), author=author, title=title)
+    return plan_save(evaluation=plan_evaluate(spec=spec), actor=actor, title=title)
 
 
-def plan_rerun(*, plan: Plan, author: Any) -> Plan:
+def plan_rerun(*, plan: Plan, actor: Any) -> Plan:
     """Evaluate a saved plan's spec with the current engine and save it as a new plan.
 
     The spec is resolved again, so machines changed in the inventory since are picked up.
     """
     evaluation = plan_evaluate(spec=plan.spec)
-    return plan_save(evaluation=evaluation, author=author, title=plan.title, rerun_of=plan)
+    return plan_save(evaluation=evaluation, actor=actor, title=plan.title, rerun_of=plan)

@@ -140,7 +140,7 @@ class PlanWhatIfView(LoginRequiredMixin, View):
             return redirect(plan.get_absolute_url())
         changes = ", ".join(f"{label}: {value}" for label, value in form.describe())
         title = _("%(title)s — what if %(changes)s") % {"title": plan.title, "changes": changes}
-        new = plan_save(evaluation=evaluation, author=request.user, title=title[:200])
+        new = plan_save(evaluation=evaluation, actor=request.user, title=title[:200])
         messages.success(request, _("Saved the changed plan."))
         return redirect(new.get_absolute_url())
 
@@ -150,7 +150,7 @@ class PlanRerunView(PlannerRequiredMixin, View):
     def post(self, request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
         plan = plan_get(public_id)
         try:
-            new = plan_rerun(plan=plan, author=request.user)
+            new = plan_rerun(plan=plan, actor=request.user)
         except SpecError as exc:
             details = "; ".join(f"{k}: {v}" for k, v in exc.errors.items())
             messages.error(

@@ -137,7 +137,7 @@ class WizardStepView(PlannerRequiredMixin, View):
             first = next(s for s in STEPS if s.slug in by_step)
             messages.error(request, _("The planner cannot use these answers yet; see below."))
             return redirect("planner:wizard-step", step=first.slug)
-        plan = plan_save(evaluation=evaluation, author=request.user)
+        plan = plan_save(evaluation=evaluation, actor=request.user)
         messages.success(request, _("Plan saved. Share its address with your team."))
         return redirect(plan.get_absolute_url())
 

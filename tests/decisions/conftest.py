@@ -340,7 +340,7 @@ OWNED = {
 def make_decision(user: Any, **fields: Any):
     """Create a bare proposed record through the service."""
     fields.setdefault("title", "Keep mp on the dedicated nodes")
-    return services.decision_create(user=user, **fields)
+    return services.decision_create(actor=user, **fields)
 
 
 def complete_decision(user: Any, *, measured: dict[str, float] | None = None, **fields: Any):

@@ -105,7 +105,7 @@ def test_accept_refused_lists_what_is_missing(planner_api, planner):
 
 def test_supersede_and_read_only(planner_api, planner):
     old = complete_decision(planner, measured=PASSING)
-    services.decision_accept(decision=old, user=planner)
+    services.decision_accept(decision=old, actor=planner)
     new = make_decision(planner, title="Adopt Ray")
 
     response = planner_api.post(

@@ -61,7 +61,7 @@ def _english():
 def test_golden_s1_dedicated_accepted(planner, s1_static_plan):
     decision = services.decision_create_from_plan(
         plan=s1_static_plan,
-        user=planner,
+        actor=planner,
         evidence={
             "start_to_serving": {"threshold": 180},
             "ttft_p95": {"threshold": 800},
@@ -74,7 +74,7 @@ def test_golden_s1_dedicated_accepted(planner, s1_static_plan):
     decision = DecisionRecord.objects.get(pk=decision.pk)
     services.decision_update(
         decision=decision,
-        user=planner,
+        actor=planner,
         expected_version=decision.version,
         responsibilities={
             "proof": {"owner": "Platform team"},
@@ -85,20 +85,20 @@ def test_golden_s1_dedicated_accepted(planner, s1_static_plan):
     measured["drill_in_flight"] = 12.5  # the drill failed: in-flight streams were cut off
     _measure(decision, measured)
     decision = DecisionRecord.objects.get(pk=decision.pk)
-    services.decision_accept(decision=decision, user=planner, with_open_evidence=True)
+    services.decision_accept(decision=decision, actor=planner, with_open_evidence=True)
 
     _check_golden("s1_dedicated_accepted.md", export_markdown(_pin_times(decision)))
 
 
 def test_golden_s3_shared_proposed(planner, s3_static_plan):
-    decision = services.decision_create_from_plan(plan=s3_static_plan, user=planner)
+    decision = services.decision_create_from_plan(plan=s3_static_plan, actor=planner)
 
     _check_golden("s3_shared_proposed.md", export_markdown(_pin_times(decision)))
 
 
 def test_golden_without_plan_with_markdown_and_pipes(planner):
     decision = services.decision_create(
-        user=planner,
+        actor=planner,
         title="Serve Qwen3-8B on the workstation",
         context="One **RTX 4090**, 24 GB.\n\n| a | b |\n|---|---|\n| 1 | 2 |",
         responsibilities={"allocation": {"owner": "Nobody | me", "mechanism": "line 1\nline 2"}},
@@ -108,8 +108,8 @@ def test_golden_without_plan_with_markdown_and_pipes(planner):
 
 
 def test_export_decisions_writes_once_and_rewrites_only_changes(tmp_path, planner, capsys):
-    first = services.decision_create(user=planner, title="Keep mp")
-    second = services.decision_create(user=planner, title="Adopt Ray 在共享池")
+    first = services.decision_create(actor=planner, title="Keep mp")
+    second = services.decision_create(actor=planner, title="Adopt Ray 在共享池")
     target = tmp_path / "adr"
 
     call_command("export_decisions", str(target))
@@ -123,7 +123,7 @@ def test_export_decisions_writes_once_and_rewrites_only_changes(tmp_path, planne
     assert {p.name: p.stat().st_mtime_ns for p in target.iterdir()} == mtimes
 
     services.decision_update(
-        decision=second, user=planner, expected_version=1, context="Changed context."
+        decision=second, actor=planner, expected_version=1, context="Changed context."
     )
     call_command("export_decisions", str(target))
     assert "1 written, 1 unchanged, 0 removed" in capsys.readouterr().out
@@ -131,7 +131,7 @@ def test_export_decisions_writes_once_and_rewrites_only_changes(tmp_path, planne
     assert "Changed context." in (target / "0002-adopt-ray-在共享池.md").read_text()
 
     services.decision_update(
-        decision=first, user=planner, expected_version=1, title="Keep mp for now"
+        decision=first, actor=planner, expected_version=1, title="Keep mp for now"
     )
     call_command("export_decisions", str(target))
     assert "1 written, 1 unchanged, 1 removed" in capsys.readouterr().out
@@ -147,7 +147,7 @@ def test_raw_html_in_a_record_does_not_reach_the_markdown_export(planner):
 
     hostile = '<img src=x onerror="alert(1)"> <script>alert(2)</script> <!-- c -->'
     decision = services.decision_create(
-        user=planner,
+        actor=planner,
         title="<b>Keep</b> mp",
         context=hostile,
         consequences="p95 < 200 ms and <a href='javascript:x'>link</a>",

@@ -16,7 +16,7 @@ def test_s1_dedicated_route_a_proposes_platform_mp_and_no_ray_migration(request,
     plan = request.getfixturevalue(fixture)
     assert plan.route == "A"
 
-    decision = services.decision_create_from_plan(plan=plan, user=planner)
+    decision = services.decision_create_from_plan(plan=plan, actor=planner)
 
     rows = _rows(decision)
     assert decision.plan == plan
@@ -45,7 +45,7 @@ def test_s3_shared_route_b_proposes_placement_group_with_the_plans_bundles(
     plan = request.getfixturevalue(fixture)
     assert (plan.route, plan.tp, plan.pp, plan.replicas) == ("B", 4, 2, 1)
 
-    decision = services.decision_create_from_plan(plan=plan, user=planner)
+    decision = services.decision_create_from_plan(plan=plan, actor=planner)
 
     rows = _rows(decision)
     assert decision.pool_kind == "shared"
@@ -69,7 +69,7 @@ def test_s3_shared_route_b_proposes_placement_group_with_the_plans_bundles(
 
 
 def test_s3_dedicated_engine_plan_proposes_mp_across_nodes(planner, s3_dedicated_engine_plan):
-    decision = services.decision_create_from_plan(plan=s3_dedicated_engine_plan, user=planner)
+    decision = services.decision_create_from_plan(plan=s3_dedicated_engine_plan, actor=planner)
 
     rows = _rows(decision)
     assert decision.executor_backend == "mp"

@@ -15,7 +15,7 @@ def test_each_write_adds_a_revision_with_who_when_and_what(planner, admin_user):
     decision = make_decision(planner, context="First line.\nSecond line.")
     services.decision_update(
         decision=decision,
-        user=admin_user,
+        actor=admin_user,
         expected_version=1,
         context="First line.\nSecond line, reworded.",
         responsibilities={"allocation": {"owner": "Slurm", "mechanism": "salloc --exclusive"}},
@@ -38,15 +38,17 @@ def test_each_write_adds_a_revision_with_who_when_and_what(planner, admin_user):
 def test_saving_without_a_change_adds_no_revision(planner):
     decision = make_decision(planner, title="Same")
 
-    services.decision_update(decision=decision, user=planner, expected_version=1, title="Same")
+    services.decision_update(decision=decision, actor=planner, expected_version=1, title="Same")
 
     assert decision.revisions.count() == 1
 
 
 def test_diff_between_any_two_revisions(planner):
     decision = make_decision(planner, context="a\nb\nc")
-    services.decision_update(decision=decision, user=planner, expected_version=1, context="a\nB\nc")
-    services.decision_update(decision=decision, user=planner, expected_version=2, title="Renamed")
+    services.decision_update(
+        decision=decision, actor=planner, expected_version=1, context="a\nB\nc"
+    )
+    services.decision_update(decision=decision, actor=planner, expected_version=2, title="Renamed")
     r1, r3 = (decision.revisions.get(number=n).snapshot for n in (1, 3))
 
     changes = {c.key: c for c in diff(r1, r3)}
@@ -60,7 +62,7 @@ def test_diff_between_any_two_revisions(planner):
 
 def test_diff_page_and_api(planner_client, planner_api, planner):
     decision = make_decision(planner, title="Before")
-    services.decision_update(decision=decision, user=planner, expected_version=1, title="After")
+    services.decision_update(decision=decision, actor=planner, expected_version=1, title="After")
 
     page = planner_client.get(f"/decisions/{decision.number}/diff/?a=1&b=2")
     api = planner_api.get(f"/api/v1/decisions/{decision.number}/diff/?a=1&b=2")
@@ -77,11 +79,11 @@ def test_diff_page_and_api(planner_client, planner_api, planner):
 def test_a_stale_version_is_refused_with_the_other_change(planner, admin_user):
     decision = make_decision(planner, title="Original")
     # Both read version 1; the admin saves first.
-    services.decision_update(decision=decision, user=admin_user, expected_version=1, title="Admin")
+    services.decision_update(decision=decision, actor=admin_user, expected_version=1, title="Admin")
 
     with pytest.raises(services.DecisionConflict) as conflict:
         services.decision_update(
-            decision=decision, user=planner, expected_version=1, title="Planner"
+            decision=decision, actor=planner, expected_version=1, title="Planner"
         )
 
     assert conflict.value.current_version == 2
@@ -96,7 +98,7 @@ def test_the_edit_page_shows_the_conflict_and_keeps_the_input(planner_client, pl
     data = form_data(planner_client.get(f"/decisions/{decision.number}/edit/"))
     data["title"] = "Planner's title"
     services.decision_update(
-        decision=decision, user=admin_user, expected_version=1, title="Admin's title"
+        decision=decision, actor=admin_user, expected_version=1, title="Admin's title"
     )
 
     response = planner_client.post(f"/decisions/{decision.number}/edit/", data)
@@ -118,7 +120,7 @@ def test_the_edit_page_shows_the_conflict_and_keeps_the_input(planner_client, pl
 
 def test_the_api_answers_409_with_the_changes(planner_api, planner, admin_user):
     decision = make_decision(planner, title="Original")
-    services.decision_update(decision=decision, user=admin_user, expected_version=1, title="Admin")
+    services.decision_update(decision=decision, actor=admin_user, expected_version=1, title="Admin")
 
     response = planner_api.patch(
         f"/api/v1/decisions/{decision.number}/", {"title": "Mine", "version": 1}, format="json"
@@ -151,7 +153,7 @@ def test_numbers_stay_unique_under_concurrent_creates(django_user_model):
     def create(i: int) -> None:
         try:
             barrier.wait()
-            services.decision_create(user=user, title=f"race {i}")
+            services.decision_create(actor=user, title=f"race {i}")
         except BaseException as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
         finally:
@@ -179,7 +181,7 @@ def test_the_revision_list_names_changed_fields_by_their_labels(viewer_client, p
     decision = make_decision(planner, title="Before")
     services.decision_update(
         decision=decision,
-        user=planner,
+        actor=planner,
         expected_version=1,
         pool_kind="shared",
         responsibilities={"allocation": {"owner": "Slurm"}},

@@ -12,7 +12,7 @@ def test_an_empty_record_is_refused_with_everything_missing(planner):
     decision = make_decision(planner)
 
     with pytest.raises(services.AcceptanceRefused) as refused:
-        services.decision_accept(decision=decision, user=planner)
+        services.decision_accept(decision=decision, actor=planner)
 
     missing = refused.value.messages
     assert len([m for m in missing if "has no owner" in m]) == 5
@@ -27,13 +27,13 @@ def test_one_missing_owner_is_named(planner):
     decision = complete_decision(planner, measured=PASSING)
     services.decision_update(
         decision=decision,
-        user=planner,
+        actor=planner,
         expected_version=decision.version,
         responsibilities={"recovery": {"owner": " "}},
     )
 
     with pytest.raises(services.AcceptanceRefused) as refused:
-        services.decision_accept(decision=decision, user=planner)
+        services.decision_accept(decision=decision, actor=planner)
 
     assert refused.value.messages == ["“How traffic comes back after a failure” has no owner."]
 
@@ -41,7 +41,7 @@ def test_one_missing_owner_is_named(planner):
 def test_complete_and_passing_record_is_accepted_without_the_flag(planner):
     decision = complete_decision(planner, measured=PASSING)
 
-    accepted = services.decision_accept(decision=decision, user=planner)
+    accepted = services.decision_accept(decision=decision, actor=planner)
 
     assert accepted.status == Status.ACCEPTED
     assert accepted.accepted_with_open_evidence is False
@@ -55,25 +55,25 @@ def test_missing_or_failing_measurements_need_the_explicit_flag(planner):
     decision = complete_decision(planner, measured=failing)
 
     with pytest.raises(services.AcceptanceRefused) as refused:
-        services.decision_accept(decision=decision, user=planner)
+        services.decision_accept(decision=decision, actor=planner)
     messages = " ".join(refused.value.messages)
     assert "Time to first token, p95” fails: measured 950 ms, threshold ≤ 800" in messages
     assert "time from a worker failure to the next successful request” has no measurement" in (
         messages
     )
 
-    accepted = services.decision_accept(decision=decision, user=planner, with_open_evidence=True)
+    accepted = services.decision_accept(decision=decision, actor=planner, with_open_evidence=True)
     assert accepted.status == Status.ACCEPTED
     assert accepted.accepted_with_open_evidence is True
 
 
 def test_the_open_evidence_flag_stays_after_the_evidence_passes(planner):
     decision = complete_decision(planner, measured={**PASSING, "ttft_p95": 950.0})
-    services.decision_accept(decision=decision, user=planner, with_open_evidence=True)
+    services.decision_accept(decision=decision, actor=planner, with_open_evidence=True)
 
     decision.refresh_from_db()
     services.record_evidence_measurement(
-        decision=decision, item_kind="ttft_p95", value=0.3, unit="s", source="typed", user=planner
+        decision=decision, item_kind="ttft_p95", value=0.3, unit="s", source="typed", actor=planner
     )
 
     decision.refresh_from_db()
@@ -92,13 +92,13 @@ def test_thresholds_without_measurements_are_open_not_blocking(planner):
 
 def test_an_accepted_record_must_stay_complete(planner):
     decision = complete_decision(planner, measured=PASSING)
-    services.decision_accept(decision=decision, user=planner)
+    services.decision_accept(decision=decision, actor=planner)
     decision.refresh_from_db()
 
     with pytest.raises(services.AcceptanceRefused):
         services.decision_update(
             decision=decision,
-            user=planner,
+            actor=planner,
             expected_version=decision.version,
             verifiable_sentence="",
         )
@@ -109,20 +109,20 @@ def test_an_accepted_record_must_stay_complete(planner):
 
 def test_reject_only_from_proposed(planner):
     decision = make_decision(planner)
-    services.decision_reject(decision=decision, user=planner)
+    services.decision_reject(decision=decision, actor=planner)
 
     with pytest.raises(services.InvalidTransition):
-        services.decision_accept(decision=decision, user=planner)
+        services.decision_accept(decision=decision, actor=planner)
     decision.refresh_from_db()
     assert decision.status == Status.REJECTED
 
 
 def test_superseding_links_both_ways_and_freezes_the_old_record(planner):
     old = complete_decision(planner, measured=PASSING)
-    services.decision_accept(decision=old, user=planner)
-    new = services.decision_draft_successor(decision=old, user=planner)
+    services.decision_accept(decision=old, actor=planner)
+    new = services.decision_draft_successor(decision=old, actor=planner)
 
-    services.decision_supersede(decision=old, superseded_by=new, user=planner)
+    services.decision_supersede(decision=old, superseded_by=new, actor=planner)
 
     old.refresh_from_db()
     assert old.status == Status.SUPERSEDED
@@ -132,7 +132,7 @@ def test_superseding_links_both_ways_and_freezes_the_old_record(planner):
     assert new.revisions.order_by("-number").first().snapshot["supersedes"] == [old.label]
     with pytest.raises(services.DecisionReadOnly):
         services.decision_update(
-            decision=old, user=planner, expected_version=old.version, title="Sneaky edit"
+            decision=old, actor=planner, expected_version=old.version, title="Sneaky edit"
         )
     with pytest.raises(services.DecisionReadOnly):
         services.record_evidence_measurement(
@@ -145,12 +145,12 @@ def test_only_accepted_records_are_superseded_and_never_by_themselves(planner):
     proposed = make_decision(planner)
     other = make_decision(planner)
     with pytest.raises(services.InvalidTransition):
-        services.decision_supersede(decision=proposed, superseded_by=other, user=planner)
+        services.decision_supersede(decision=proposed, superseded_by=other, actor=planner)
 
     accepted = complete_decision(planner, measured=PASSING)
-    services.decision_accept(decision=accepted, user=planner)
+    services.decision_accept(decision=accepted, actor=planner)
     with pytest.raises(services.InvalidTransition):
-        services.decision_supersede(decision=accepted, superseded_by=accepted, user=planner)
+        services.decision_supersede(decision=accepted, superseded_by=accepted, actor=planner)
 
 
 def test_record_evidence_measurement_from_monitoring_converts_units_and_needs_a_window(planner):
@@ -175,7 +175,7 @@ def test_record_evidence_measurement_from_monitoring_converts_units_and_needs_a_
         window_start=start,
         window_end=end,
         note="vllm-a, vllm-b",
-        user=None,
+        actor=None,
     )
 
     assert item.measured_value == pytest.approx(99.8)
@@ -215,7 +215,7 @@ def test_non_finite_or_negative_values_are_refused(planner, value):
     with pytest.raises(ValidationError):
         services.decision_update(
             decision=decision,
-            user=planner,
+            actor=planner,
             expected_version=1,
             evidence={"ttft_p95": {"threshold": value}},
         )

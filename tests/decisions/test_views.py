@@ -59,7 +59,7 @@ def test_create_needs_a_title(planner_client):
 
 
 def test_the_detail_page_reads_like_a_document(viewer_client, planner, s3_static_plan):
-    decision = services.decision_create_from_plan(plan=s3_static_plan, user=planner)
+    decision = services.decision_create_from_plan(plan=s3_static_plan, actor=planner)
 
     body = viewer_client.get(f"/decisions/{decision.number}/").content.decode()
 
@@ -107,9 +107,9 @@ def test_accepting_an_incomplete_record_lists_what_is_missing(planner_client, pl
 
 def test_editing_a_superseded_record_is_refused(planner_client, planner):
     old = complete_decision(planner, measured=PASSING)
-    services.decision_accept(decision=old, user=planner)
+    services.decision_accept(decision=old, actor=planner)
     new = make_decision(planner, title="Successor")
-    services.decision_supersede(decision=old, superseded_by=new, user=planner)
+    services.decision_supersede(decision=old, superseded_by=new, actor=planner)
 
     get = planner_client.get(f"/decisions/{old.number}/edit/")
     post = planner_client.post(f"/decisions/{old.number}/edit/", {"title": "x", "version": 3})
@@ -126,7 +126,7 @@ def test_editing_a_superseded_record_is_refused(planner_client, planner):
 
 def test_supersede_page_and_successor_draft(planner_client, planner):
     old = complete_decision(planner, measured=PASSING)
-    services.decision_accept(decision=old, user=planner)
+    services.decision_accept(decision=old, actor=planner)
 
     draft = planner_client.post(f"/decisions/{old.number}/successor/")
     new = DecisionRecord.objects.exclude(pk=old.pk).get()
@@ -222,7 +222,7 @@ def test_list_filters(viewer_client, planner, query, expected):
     a = complete_decision(
         planner, measured=PASSING, title="A", model_name="Llama-3.1-70B", route="A"
     )
-    services.decision_accept(decision=a, user=planner)
+    services.decision_accept(decision=a, actor=planner)
     make_decision(
         planner,
         title="B",
@@ -243,10 +243,10 @@ def test_list_query_count_does_not_grow_with_rows(viewer_client, planner, s1_sta
             assert viewer_client.get("/decisions/").status_code == 200
         return len(ctx)
 
-    services.decision_create_from_plan(plan=s1_static_plan, user=planner)
+    services.decision_create_from_plan(plan=s1_static_plan, actor=planner)
     one = count()
     for _ in range(5):
-        services.decision_create_from_plan(plan=s1_static_plan, user=planner)
+        services.decision_create_from_plan(plan=s1_static_plan, actor=planner)
     six = count()
 
     assert six == one
@@ -302,7 +302,7 @@ def test_admin_pages_render(admin_client_, planner):
 
 def test_list_shows_each_owner_once_and_filters_open_evidence(viewer_client, planner):
     accepted = complete_decision(planner, measured={**PASSING, "ttft_p95": 999})
-    services.decision_accept(decision=accepted, user=planner, with_open_evidence=True)
+    services.decision_accept(decision=accepted, actor=planner, with_open_evidence=True)
     make_decision(planner, title="Other")
 
     body = viewer_client.get("/decisions/").content.decode()

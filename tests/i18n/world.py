@@ -32,10 +32,10 @@ def build_world(admin_user: Any) -> dict[str, Any]:
         "hardware": {"hostnames": ["a100-01", "a100-02"]},
         "title": "q32-a100",
     }
-    plan = plan_create(spec=spec, author=admin_user, title="q32-a100")
+    plan = plan_create(spec=spec, actor=admin_user, title="q32-a100")
     plan_b = plan_create(
         spec={**spec, "hardware": {"hostnames": ["a800-01", "a800-02"]}},
-        author=admin_user,
+        actor=admin_user,
         title="q32-a800",
     )
     # Route B on a shared pool, one replica TP4 × PP2 (DOMAIN.md S3): placement groups, Ray.
@@ -56,14 +56,14 @@ def build_world(admin_user: Any) -> dict[str, Any]:
                 "inter_node_gbps": 25,
             },
         },
-        author=admin_user,
+        actor=admin_user,
         title="q72-shared",
     )
     # A decision's prefilled text is written in its author's language: call this inside
     # translation.override() to create it in another language.
-    decision = decision_create_from_plan(plan=plan, user=admin_user, title="d-q32")
-    rejected = decision_create_from_plan(plan=plan_shared, user=admin_user, title="d-q72")
-    decision_reject(decision=rejected, user=admin_user)
+    decision = decision_create_from_plan(plan=plan, actor=admin_user, title="d-q32")
+    rejected = decision_create_from_plan(plan=plan_shared, actor=admin_user, title="d-q72")
+    decision_reject(decision=rejected, actor=admin_user)
     vllm = target_create(name="vllm-01", kind="vllm", base_url="http://127.0.0.1:9/v1")
     ray = target_create(name="ray-01", kind="ray", base_url="http://127.0.0.1:9/ray")
     # A target whose last polls failed: its error kind, message and partial errors show too.

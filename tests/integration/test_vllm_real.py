@@ -136,7 +136,7 @@ def test_a_real_server_linked_to_a_plan_is_polled_and_compared(vllm_server, plan
     from tests.planner.fleet import build_demo_fleet
 
     build_demo_fleet()
-    plan = plan_create(spec={**S1_SPEC}, author=planner)
+    plan = plan_create(spec={**S1_SPEC}, actor=planner)
     target = target_create(name="tiny", kind="vllm", base_url=vllm_server, plan=plan)
     call_command("poll", "tiny", stdout=StringIO())
     _complete(vllm_server, 4)

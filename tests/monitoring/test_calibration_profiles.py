@@ -20,8 +20,8 @@ pytestmark = pytest.mark.django_db
 def test_a_window_of_two_replicas_becomes_a_versioned_profile(two_replicas, planner):  # noqa: F811
     start, end = resolve_range("1h")
 
-    first = calibration_create(targets=list(two_replicas), start=start, end=end, user=planner)
-    second = calibration_create(targets=list(two_replicas), start=start, end=end, user=planner)
+    first = calibration_create(targets=list(two_replicas), start=start, end=end, actor=planner)
+    second = calibration_create(targets=list(two_replicas), start=start, end=end, actor=planner)
 
     assert first.key == "a800-80g-sxm/llama/int8"
     assert (first.version, second.version) == (1, 2)
@@ -39,9 +39,9 @@ def test_a_window_of_two_replicas_becomes_a_versioned_profile(two_replicas, plan
 
 def test_a_plan_made_with_a_profile_says_so_and_keeps_it(two_replicas, s1_plan, planner):  # noqa: F811
     start, end = resolve_range("1h")
-    profile = calibration_create(targets=list(two_replicas), start=start, end=end, user=planner)
+    profile = calibration_create(targets=list(two_replicas), start=start, end=end, actor=planner)
 
-    calibrated = plan_with_calibration(plan=s1_plan, profile=profile, author=planner)
+    calibrated = plan_with_calibration(plan=s1_plan, profile=profile, actor=planner)
 
     assert calibrated.calibration == profile
     assert calibrated.result["calibration"]["profile"] == str(profile.public_id)
@@ -52,8 +52,8 @@ def test_a_plan_made_with_a_profile_says_so_and_keeps_it(two_replicas, s1_plan, 
     # The KV overhead costs blocks: the calibrated plan predicts fewer than the original.
     assert plan_values(calibrated).replica.kv_blocks < plan_values(s1_plan).replica.kv_blocks
     # A later refit does not change an old plan: a re-run keeps the version it named.
-    calibration_create(targets=list(two_replicas), start=start, end=end, user=planner)
-    again = plan_rerun(plan=calibrated, author=planner)
+    calibration_create(targets=list(two_replicas), start=start, end=end, actor=planner)
+    again = plan_rerun(plan=calibrated, actor=planner)
     assert again.calibration == profile
     assert plan_values(again).replica.kv_blocks == plan_values(calibrated).replica.kv_blocks
 
@@ -62,7 +62,7 @@ def test_targets_of_different_keys_cannot_share_a_profile(two_replicas, make_tar
     from planner.services import plan_create
     from tests.planner.conftest import S2A_SPEC
 
-    qwen = plan_create(spec={**S2A_SPEC}, author=planner)
+    qwen = plan_create(spec={**S2A_SPEC}, actor=planner)
     other = make_target(name="qwen-replica", plan=qwen)
     feed_simulated(other, _replica("q", blocks=5000, model="Qwen/Qwen2.5-32B-Instruct"))
     start, end = resolve_range("1h")
@@ -149,7 +149,7 @@ def test_what_if_with_a_profile_shows_the_calibrated_plan_beside_and_saves_it(
     planner_client,
 ):
     start, end = resolve_range("1h")
-    profile = calibration_create(targets=list(two_replicas), start=start, end=end, user=planner)
+    profile = calibration_create(targets=list(two_replicas), start=start, end=end, actor=planner)
     url = f"/plans/{s1_plan.public_id}/what-if/"
 
     page = planner_client.get(s1_plan.get_absolute_url())

@@ -30,7 +30,7 @@ def test_measurements_are_rounded_to_what_they_support(value, unit, expected):
 
 @pytest.fixture
 def measured_target(make_target, planner):
-    decision = decision_create(user=planner, title="llama on a800")
+    decision = decision_create(actor=planner, title="llama on a800")
     target = make_target(decision=decision)
     start = timezone.now() - timedelta(minutes=30)
     for key, value in (
@@ -45,7 +45,7 @@ def measured_target(make_target, planner):
 
 def _typed(decision, planner, kind, value, unit):
     record_evidence_measurement(
-        decision=decision, item_kind=kind, value=value, unit=unit, source="typed", user=planner
+        decision=decision, item_kind=kind, value=value, unit=unit, source="typed", actor=planner
     )
 
 
@@ -55,7 +55,7 @@ def test_a_typed_value_is_held_back_until_confirmed(measured_target, planner):
     end = timezone.now()
     start = end - timedelta(hours=1)
 
-    first = evidence_fill(target=target, start=start, end=end, user=planner)
+    first = evidence_fill(target=target, start=start, end=end, actor=planner)
 
     items = {i.kind: i for i in decision.evidence_items.all()}
     assert items["ttft_p95"].measured_value == 500.0  # kept
@@ -69,7 +69,7 @@ def test_a_typed_value_is_held_back_until_confirmed(measured_target, planner):
     assert (items["itl_p95"].window_start, items["itl_p95"].window_end) == (start, end)
     assert target.name in items["itl_p95"].note
 
-    evidence_fill(target=target, start=start, end=end, user=planner, overwrite=["ttft_p95"])
+    evidence_fill(target=target, start=start, end=end, actor=planner, overwrite=["ttft_p95"])
 
     replaced = decision.evidence_items.get(kind="ttft_p95")
     assert replaced.measured_value == 434.0

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.django_db
 
 def test_the_ttft_rule_follows_the_linked_decisions_threshold(make_target, planner):
     decision = decision_create(
-        user=planner, title="llama on a800", evidence={"ttft_p95": {"threshold": 800}}
+        actor=planner, title="llama on a800", evidence={"ttft_p95": {"threshold": 800}}
     )
     target = make_target()
 
@@ -28,7 +28,7 @@ def test_the_ttft_rule_follows_the_linked_decisions_threshold(make_target, plann
 
 
 def test_one_click_fills_the_decision_evidence_from_a_window(make_target, planner, planner_client):
-    decision = decision_create(user=planner, title="qwen on a100")
+    decision = decision_create(actor=planner, title="qwen on a100")
     target = make_target(decision=decision)
     now = timezone.now()
     start = now - timedelta(minutes=30)
@@ -68,6 +68,6 @@ def test_one_click_fills_the_decision_evidence_from_a_window(make_target, planne
 
 
 def test_filling_evidence_needs_the_planner_role(make_target, planner, viewer_client):
-    target = make_target(decision=decision_create(user=planner, title="x"))
+    target = make_target(decision=decision_create(actor=planner, title="x"))
 
     assert viewer_client.post(f"/monitoring/targets/{target.pk}/evidence/").status_code == 403

@@ -23,7 +23,7 @@ LLAMA_70B = "meta-llama/Llama-3.1-70B-Instruct"
 @pytest.fixture
 def s1_plan(planner):
     build_demo_fleet()
-    return plan_create(spec={**S1_SPEC}, author=planner)
+    return plan_create(spec={**S1_SPEC}, actor=planner)
 
 
 def _replica(name: str, *, blocks: int, model: str = LLAMA_70B, seed: int = 1) -> VllmProfile:
@@ -175,7 +175,7 @@ def test_the_slo_rows_come_from_the_decision(make_target, s1_plan, planner):
     from planner.decisions.services import decision_create
 
     decision = decision_create(
-        user=planner,
+        actor=planner,
         title="llama on a800",
         evidence={"ttft_p95": {"threshold": 800}, "itl_p95": {"threshold": 1}},
     )
@@ -196,7 +196,7 @@ def test_a_model_mismatch_shows_on_the_target_plan_and_decision_pages(
 ):
     from planner.decisions.services import decision_create
 
-    decision = decision_create(user=planner, title="llama on a800", plan=s1_plan)
+    decision = decision_create(actor=planner, title="llama on a800", plan=s1_plan)
     target = make_target(name="wrong-model", plan=s1_plan, decision=decision)
     feed_simulated(target, _replica("q", blocks=5000, model="Qwen/Qwen2.5-32B-Instruct"))
     served = b"wrong-model serves Qwen/Qwen2.5-32B-Instruct"
@@ -216,7 +216,9 @@ def test_the_target_page_draws_like_for_like_lines(two_replicas, planner, viewer
     from planner.decisions.services import decision_create
 
     a, _ = two_replicas
-    decision = decision_create(user=planner, title="slo", evidence={"ttft_p95": {"threshold": 800}})
+    decision = decision_create(
+        actor=planner, title="slo", evidence={"ttft_p95": {"threshold": 800}}
+    )
     Target.objects.filter(pk=a.pk).update(decision=decision)
 
     page = viewer_client.get(a.get_absolute_url())
@@ -395,7 +397,7 @@ def test_the_planner_pages_read_the_plan_once_not_once_per_replica(
 
     from planner.decisions.services import decision_create
 
-    decision = decision_create(user=planner, title="llama on a800", plan=s1_plan)
+    decision = decision_create(actor=planner, title="llama on a800", plan=s1_plan)
     for url in (s1_plan.get_absolute_url(), decision.get_absolute_url()):
         with CaptureQueriesContext(connection) as queries:
             assert viewer_client.get(url).status_code == 200

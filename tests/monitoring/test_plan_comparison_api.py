@@ -113,7 +113,7 @@ def test_bad_parameters_and_unlinked_targets_get_clear_errors(viewer_api, make_t
 def test_a_target_links_to_a_decision_by_its_number(planner_api, planner):
     from planner.decisions.services import decision_create
 
-    decision = decision_create(user=planner, title="llama on a800")
+    decision = decision_create(actor=planner, title="llama on a800")
     number = planner_api.get(f"/api/v1/decisions/{decision.number}/").json()["number"]
 
     response = planner_api.post(

@@ -89,7 +89,7 @@ def test_without_machines_the_plans_hosts_are_expected_read_without_its_result(
     from tests.planner.fleet import build_demo_fleet
 
     build_demo_fleet()
-    plan = plan_create(spec={**S1_SPEC}, author=planner)
+    plan = plan_create(spec={**S1_SPEC}, actor=planner)
     assert plan.hostnames
     target = make_target(kind="ray", base_url="http://127.0.0.1:9/ray", plan=plan)
     target = Target.objects.defer("token").get(pk=target.pk)  # as a poll loads it

@@ -165,7 +165,7 @@ def test_viewer_cannot_create_plans(demo_fleet, viewer_api, s2a_spec):
 
 @pytest.fixture
 def two_plans(demo_fleet, planner, admin_user, s1_spec, s2a_spec):
-    return plan_create(spec=s1_spec, author=planner), plan_create(spec=s2a_spec, author=admin_user)
+    return plan_create(spec=s1_spec, actor=planner), plan_create(spec=s2a_spec, actor=admin_user)
 
 
 def test_list_filters_by_model_route_author_machine(two_plans, viewer_api):
@@ -190,7 +190,7 @@ def test_list_query_count_does_not_grow_with_plans(two_plans, viewer_api, planne
     with CaptureQueriesContext(connection) as few:
         viewer_api.get(PLANS)
     for _ in range(5):
-        plan_create(spec=s2a_spec, author=planner)
+        plan_create(spec=s2a_spec, actor=planner)
     with CaptureQueriesContext(connection) as many:
         viewer_api.get(PLANS)
     assert len(many) == len(few) <= 6

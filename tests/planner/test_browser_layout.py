@@ -38,7 +38,7 @@ def plan_url(transactional_db, planner):
     for name in ("viewer", "planner", "admin"):
         Group.objects.get_or_create(name=name)
     build_demo_fleet()
-    return plan_create(spec=ROUTE_A, author=planner).get_absolute_url()
+    return plan_create(spec=ROUTE_A, actor=planner).get_absolute_url()
 
 
 def _open(browser, live_server, planner, url: str, width: int, height: int):

@@ -35,7 +35,7 @@ def s2b_plan(demo_fleet, planner):
         "pinned_layout": {"tp": 4, "pp": 1, "replicas": 2},
         "hardware": {"pool": "a100-pool"},
     }
-    return plan_create(spec=spec, author=planner)
+    return plan_create(spec=spec, actor=planner)
 
 
 def test_every_candidate_downloads_as_a_bundle_on_each_variant(s2b_plan, viewer_api):

@@ -28,7 +28,7 @@ _STYLESHEET = re.compile(r"<link[^>]*rel=\"stylesheet\"[^>]*href=\"(?P<href>[^\"
 
 @pytest.fixture
 def chart_page(demo_fleet, planner, planner_client, s2a_spec):
-    plan = plan_create(spec=s2a_spec, author=planner)
+    plan = plan_create(spec=s2a_spec, actor=planner)
     response = planner_client.get(plan.get_absolute_url())
     assert response.status_code == 200
     return plan, response.content.decode()

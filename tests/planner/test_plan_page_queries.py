@@ -19,8 +19,8 @@ def _queries(client, url: str, params: dict | None = None, status: int = 200) ->
 
 @pytest.fixture
 def plans(demo_fleet, planner, s1_spec, s2a_spec):
-    small = plan_create(spec=s2a_spec, author=planner)
-    large = plan_create(spec=s1_spec, author=planner)
+    small = plan_create(spec=s2a_spec, actor=planner)
+    large = plan_create(spec=s1_spec, actor=planner)
     return small, large
 
 
@@ -30,7 +30,7 @@ def test_plan_lists_do_not_grow_with_the_plans_listed(
 ):
     two = _queries(planner_client, url)
     for _ in range(6):
-        plan_create(spec=s2a_spec, author=planner)
+        plan_create(spec=s2a_spec, actor=planner)
 
     eight = _queries(planner_client, url)
 

@@ -25,7 +25,7 @@ def _cells(table: str, column: int) -> list[str]:
 
 @pytest.fixture
 def page(demo_fleet, planner, planner_client, s1_spec):
-    plan = plan_create(spec=s1_spec, author=planner)
+    plan = plan_create(spec=s1_spec, actor=planner)
 
     def get(language: str) -> str:
         planner_client.cookies[settings.LANGUAGE_COOKIE_NAME] = language

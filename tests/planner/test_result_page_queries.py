@@ -21,8 +21,8 @@ def _queries(client, url: str) -> int:
 def test_result_and_compare_pages_use_a_fixed_number_of_queries(
     demo_fleet, planner, planner_client, s2a_spec, s1_spec
 ):
-    small = plan_create(spec=s2a_spec, author=planner)
-    large = plan_create(spec=s1_spec, author=planner)
+    small = plan_create(spec=s2a_spec, actor=planner)
+    large = plan_create(spec=s1_spec, actor=planner)
 
     detail_small = _queries(planner_client, small.get_absolute_url())
     detail_large = _queries(planner_client, large.get_absolute_url())

@@ -155,7 +155,7 @@ def test_query_count_does_not_grow_with_the_fleet(demo_fleet, s1_spec):
 
 
 def test_plan_is_an_immutable_snapshot(demo_fleet, planner, s2a_spec):
-    plan = plan_create(spec=s2a_spec, author=planner)
+    plan = plan_create(spec=s2a_spec, actor=planner)
 
     assert plan.engine_version
     assert plan.spec == s2a_spec
@@ -168,10 +168,10 @@ def test_plan_is_an_immutable_snapshot(demo_fleet, planner, s2a_spec):
 
 
 def test_rerun_resolves_the_inventory_again(demo_fleet, planner, s2a_spec):
-    plan = plan_create(spec=s2a_spec, author=planner)
+    plan = plan_create(spec=s2a_spec, actor=planner)
     Machine.objects.filter(hostname="a100-02").update(status="maintenance")
 
-    new = plan_rerun(plan=plan, author=planner)
+    new = plan_rerun(plan=plan, actor=planner)
 
     assert new.rerun_of == plan
     assert new.title == plan.title
@@ -183,8 +183,8 @@ def test_rerun_resolves_the_inventory_again(demo_fleet, planner, s2a_spec):
 
 
 def test_compare_highlights_what_changed(demo_fleet, planner, s1_spec, s2a_spec):
-    a = plan_create(spec=s1_spec, author=planner)
-    b = plan_create(spec=s2a_spec, author=planner)
+    a = plan_create(spec=s1_spec, actor=planner)
+    b = plan_create(spec=s2a_spec, actor=planner)
     diff = compare_plans(a, b)
     changed = {row.key for row in diff.recommendation + diff.figures if row.changed}
     assert "weight_dtype" in changed
@@ -215,7 +215,7 @@ def test_s1_on_the_real_demo_fleet_uses_the_dedicated_a800s(db, planner, monkeyp
         "hardware": {"fleet": True},
     }
 
-    plan = plan_create(spec=spec, author=planner)
+    plan = plan_create(spec=spec, actor=planner)
 
     assert plan.route == "A"
     assert plan.pool_kind == "dedicated"  # the chosen machines' pool, not the shared A100s
@@ -243,7 +243,7 @@ def test_a_model_spec_used_by_a_saved_plan_cannot_be_deleted(demo_fleet, planner
     from inventory.selectors import model_spec_get, object_usages
     from planner.services import plan_create
 
-    plan = plan_create(spec=s1_spec, author=planner, title="S1 for the usage check")
+    plan = plan_create(spec=s1_spec, actor=planner, title="S1 for the usage check")
 
     usages = object_usages(model_spec_get(slug=plan.model_slug))
 

@@ -10,7 +10,7 @@ from planner.services import plan_create
 
 @pytest.fixture
 def s1_plan(demo_fleet, planner, s1_spec):
-    return plan_create(spec=s1_spec, author=planner)
+    return plan_create(spec=s1_spec, actor=planner)
 
 
 def test_result_page_shows_the_simulated_serving_of_the_recommendation(viewer_client, s1_plan):

@@ -16,7 +16,7 @@ WIZARD = "/plans/new/{}/"
 
 @pytest.fixture
 def s1_plan(demo_fleet, planner, s1_spec):
-    return plan_create(spec=s1_spec, author=planner)
+    return plan_create(spec=s1_spec, actor=planner)
 
 
 # ------------------------------------------------------------------ permissions
@@ -290,11 +290,11 @@ def test_wizard_defaults_come_from_the_catalog_and_inventory(demo_fleet, planner
 
 
 def test_plan_list_query_count_is_constant(demo_fleet, viewer_client, planner, s1_spec):
-    plan_create(spec=s1_spec, author=planner)
+    plan_create(spec=s1_spec, actor=planner)
     with CaptureQueriesContext(connection) as one:
         assert viewer_client.get("/plans/").status_code == 200
     for _ in range(6):
-        plan_create(spec=s1_spec, author=planner)
+        plan_create(spec=s1_spec, actor=planner)
     with CaptureQueriesContext(connection) as many:
         assert viewer_client.get("/plans/").status_code == 200
     assert len(many) == len(one)
@@ -302,8 +302,8 @@ def test_plan_list_query_count_is_constant(demo_fleet, viewer_client, planner, s
 
 
 def test_plan_list_filters(demo_fleet, viewer_client, planner, s1_spec, s2a_spec):
-    s1 = plan_create(spec=s1_spec, author=planner)
-    s2a = plan_create(spec=s2a_spec, author=planner)
+    s1 = plan_create(spec=s1_spec, actor=planner)
+    s2a = plan_create(spec=s2a_spec, actor=planner)
     page = viewer_client.get("/plans/", {"machine": "a100-01"}).content.decode()
     assert s2a.get_absolute_url() in page
     assert s1.get_absolute_url() not in page
@@ -367,7 +367,7 @@ def test_rerun_creates_a_new_plan_and_compares(planner_client, s1_plan):
 
 
 def test_compare_from_the_list_checkboxes(viewer_client, s1_plan, planner, s2a_spec):
-    other = plan_create(spec=s2a_spec, author=planner)
+    other = plan_create(spec=s2a_spec, actor=planner)
     response = viewer_client.get(
         "/plans/compare/", {"plan": [str(s1_plan.public_id), str(other.public_id)]}
     )
@@ -458,7 +458,7 @@ def test_hypothetical_machines_and_a_pinned_layout(demo_fleet, planner_client):
 
 
 def test_what_if_context_8k_to_64k_with_yarn(planner_client, demo_fleet, planner, s2a_spec):
-    plan = plan_create(spec={**s2a_spec, "model": "qwen2.5-72b"}, author=planner)
+    plan = plan_create(spec={**s2a_spec, "model": "qwen2.5-72b"}, actor=planner)
     refused = planner_client.get(f"/plans/{plan.public_id}/what-if/", {"max_model_len": 65536})
     assert refused.status_code == 400
     assert "rope_scaling_factor" in refused.content.decode()

@@ -16,7 +16,7 @@ def _changed(plan, data):
 
 
 def test_more_machines_adds_hypothetical_copies(demo_fleet, planner, s2a_spec):
-    plan = plan_create(spec=s2a_spec, author=planner)
+    plan = plan_create(spec=s2a_spec, actor=planner)
     form, spec = _changed(plan, {"machine_count": "4"})
 
     evaluation = plan_evaluate(spec=spec)
@@ -29,7 +29,7 @@ def test_more_machines_adds_hypothetical_copies(demo_fleet, planner, s2a_spec):
 
 
 def test_fewer_machines_keep_the_first(demo_fleet, planner, s2a_spec):
-    plan = plan_create(spec=s2a_spec, author=planner)
+    plan = plan_create(spec=s2a_spec, actor=planner)
     _form, spec = _changed(plan, {"machine_count": "1"})
 
     evaluation = plan_evaluate(spec=spec)
@@ -41,7 +41,7 @@ def test_fewer_machines_keep_the_first(demo_fleet, planner, s2a_spec):
 
 
 def test_another_gpu_type_changes_the_memory_budget(demo_fleet, planner, s2a_spec):
-    plan = plan_create(spec=s2a_spec, author=planner)
+    plan = plan_create(spec=s2a_spec, actor=planner)
     _form, spec = _changed(plan, {"gpu": "h100-sxm"})
 
     evaluation = plan_evaluate(spec=spec)

@@ -55,7 +55,7 @@ def _summary(plan, data):
 
 @pytest.fixture
 def s2a_plan(demo_fleet, planner, s2a_spec):
-    return plan_create(spec=s2a_spec, author=planner)
+    return plan_create(spec=s2a_spec, actor=planner)
 
 
 @settings(

@@ -77,7 +77,7 @@ def seeded(planner) -> dict[str, dict[str, object]]:
     machines = build_demo_fleet()
     machine = machines["a100-01"]
     nic = machine.nics.first()
-    plan = plan_create(spec=S2A_SPEC, author=planner)
+    plan = plan_create(spec=S2A_SPEC, actor=planner)
     decision = complete_decision(planner, plan=plan)
     target = target_create(name="fuzz-vllm", kind="vllm", base_url="http://127.0.0.1:9/vllm/x")
     rule = target.alert_rules.first()

@@ -25,7 +25,7 @@ def fleet(db):
 
 
 def test_a_machine_a_saved_plan_runs_on_cannot_be_deleted(fleet, planner, planner_api):
-    plan = plan_create(spec=S1_SPEC, author=planner, title="S1 plan")
+    plan = plan_create(spec=S1_SPEC, actor=planner, title="S1 plan")
     machine = Machine.objects.get(hostname="a800-01")
 
     response = planner_api.delete(f"/api/v1/inventory/machines/{machine.pk}/")
@@ -36,7 +36,7 @@ def test_a_machine_a_saved_plan_runs_on_cannot_be_deleted(fleet, planner, planne
 
 
 def test_a_pool_a_saved_plan_names_cannot_be_deleted(fleet, planner):
-    plan_create(spec=S2A_SPEC, author=planner, title="S2a plan")
+    plan_create(spec=S2A_SPEC, actor=planner, title="S2a plan")
     pool = Pool.objects.get(name="a100-pool")
 
     with pytest.raises(services.InUseError):
@@ -47,7 +47,7 @@ def test_a_pool_a_saved_plan_names_cannot_be_deleted(fleet, planner):
 
 
 def test_a_machine_no_plan_uses_can_still_be_deleted(fleet, planner):
-    plan_create(spec=S1_SPEC, author=planner, title="S1 plan")  # on the A800s only
+    plan_create(spec=S1_SPEC, actor=planner, title="S1 plan")  # on the A800s only
     machine = Machine.objects.get(hostname="a100-01")
 
     services.machine_delete(machine=machine, actor=planner)
@@ -125,7 +125,7 @@ def test_api_token_creation_and_revocation_are_audited(planner):
 def test_the_machine_delete_page_names_the_plans_and_offers_retiring(
     fleet, planner, planner_client
 ):
-    plan_create(spec=S1_SPEC, author=planner, title="S1 plan")
+    plan_create(spec=S1_SPEC, actor=planner, title="S1 plan")
     machine = Machine.objects.get(hostname="a800-01")
 
     page = planner_client.get(f"/inventory/machines/{machine.pk}/delete/").content.decode()

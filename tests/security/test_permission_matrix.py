@@ -399,7 +399,7 @@ def world(db) -> dict[str, Any]:
     gpu_type = GpuTypeFactory(slug="matrix-gpu", name="Matrix GPU")
     pool = PoolFactory(name="matrix-pool")
     machine = MachineFactory(hostname="matrix-01", gpu_type=gpu_type, pool=pool)
-    plan = plan_create(spec=dict(S1_SPEC), author=users["planner"], title="S1 for the matrix")
+    plan = plan_create(spec=dict(S1_SPEC), actor=users["planner"], title="S1 for the matrix")
     target = target_create(name="matrix-target", kind="vllm", base_url="http://127.0.0.1:9/v")
     rule = AlertRule.objects.filter(target=target).first()
     now = timezone.now()
@@ -431,7 +431,7 @@ def world(db) -> dict[str, Any]:
             created_by=users["planner"], file_format="csv", rows=[]
         ),
         "plan": plan,
-        "decision": decision_create(user=users["planner"], title="Keep mp on the A800 pair"),
+        "decision": decision_create(actor=users["planner"], title="Keep mp on the A800 pair"),
         "target": target,
         "linked_target": linked_target,
         "calibration": calibration,

@@ -60,7 +60,7 @@ def test_the_what_if_page_shares_the_limit(viewer_client, planner):
     from tests.planner.fleet import build_demo_fleet
 
     build_demo_fleet()
-    plan = plan_create(spec=S1_SPEC, author=planner, title="S1")
+    plan = plan_create(spec=S1_SPEC, actor=planner, title="S1")
     url = f"/plans/{plan.public_id}/what-if/?concurrency=64"
 
     codes = [viewer_client.get(url).status_code for _ in range(3)]

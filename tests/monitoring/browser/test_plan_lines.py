@@ -33,7 +33,7 @@ def test_the_target_page_draws_plan_and_slo_lines(
 ):
     page, errors = browser_page
     decision = decision_create(
-        user=planner,
+        actor=planner,
         title="llama on a800",
         plan=s1_plan,
         evidence={"ttft_p95": {"threshold": 900}, "itl_p95": {"threshold": 40}},
@@ -83,7 +83,7 @@ def test_the_profile_page_draws_measured_before_and_after(
         feed_simulated(target, _replica(name, blocks=blocks, seed=seed))
         targets.append(target)
     start, end = resolve_range("1h")
-    profile = calibration_create(targets=targets, start=start, end=end, user=planner)
+    profile = calibration_create(targets=targets, start=start, end=end, actor=planner)
 
     page.goto(live_server.url + profile.get_absolute_url())
     page.wait_for_selector("[data-calibration-chart='itl_ms'][data-drawn]", timeout=30_000)

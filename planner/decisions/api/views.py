@@ -18,10 +18,7 @@ from rest_framework.serializers import as_serializer_error
 
 from core.parsers import DepthLimitedJSONParser
 from planner.decisions import selectors, services
-from planner.decisions.filters import DecisionRecordFilterSet
-from planner.decisions.markdown import export_filename, export_markdown
-from planner.decisions.models import DecisionRecord, DecisionRevision
-from planner.decisions.serializers import (
+from planner.decisions.api.serializers import (
     AcceptSerializer,
     ConflictSerializer,
     DecisionRecordSerializer,
@@ -35,6 +32,9 @@ from planner.decisions.serializers import (
     SupersedeSerializer,
     VersionSerializer,
 )
+from planner.decisions.filters import DecisionRecordFilterSet
+from planner.decisions.markdown import export_filename, export_markdown
+from planner.decisions.models import DecisionRecord, DecisionRevision
 
 
 class MarkdownRenderer(BaseRenderer):
@@ -117,7 +117,7 @@ class DecisionRecordViewSet(
         serializer = DecisionWriteSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         try:
-            decision = services.decision_create(user=request.user, **serializer.service_kwargs())
+            decision = services.decision_create(actor=request.user, **serializer.service_kwargs())
         except ValidationError as exc:
             return _validation(exc)
         return self._out(decision, status.HTTP_201_CREATED)
@@ -129,7 +129,7 @@ class DecisionRecordViewSet(
         try:
             services.decision_update(
                 decision=decision,
-                user=request.user,
+                actor=request.user,
                 expected_version=serializer.validated_data["version"],
                 **serializer.service_kwargs(),
             )
@@ -166,7 +166,7 @@ class DecisionRecordViewSet(
             overrides["title"] = serializer.validated_data["title"]
         try:
             decision = services.decision_create_from_plan(
-                plan=serializer.validated_data["plan"], user=request.user, **overrides
+                plan=serializer.validated_data["plan"], actor=request.user, **overrides
             )
         except ValidationError as exc:
             return _validation(exc)
@@ -182,7 +182,7 @@ class DecisionRecordViewSet(
         try:
             services.decision_accept(
                 decision=decision,
-                user=request.user,
+                actor=request.user,
                 with_open_evidence=serializer.validated_data["with_open_evidence"],
                 expected_version=serializer.validated_data.get("version"),
             )
@@ -200,7 +200,7 @@ class DecisionRecordViewSet(
         try:
             services.decision_reject(
                 decision=decision,
-                user=request.user,
+                actor=request.user,
                 expected_version=serializer.validated_data.get("version"),
             )
         except services.DecisionError as exc:
@@ -220,7 +220,7 @@ class DecisionRecordViewSet(
             services.decision_supersede(
                 decision=decision,
                 superseded_by=serializer.validated_data["superseded_by"],
-                user=request.user,
+                actor=request.user,
                 expected_version=serializer.validated_data.get("version"),
             )
         except services.DecisionError as exc:
@@ -247,7 +247,7 @@ class DecisionRecordViewSet(
                 window_start=data.get("window_start"),
                 window_end=data.get("window_end"),
                 note=data.get("note", ""),
-                user=request.user,
+                actor=request.user,
                 expected_version=data.get("version"),
             )
         except services.DecisionError as exc:
