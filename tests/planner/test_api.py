@@ -107,6 +107,7 @@ def _inline(gpus_per_node=4):
             id="command-in-interface-name",
         ),
         pytest.param({"vllm_image": "vllm/vllm-openai $(id)"}, "vllm_image", id="bad-image"),
+        pytest.param({"step_backend": "vidur"}, "step_backend", id="unknown-step-backend"),
         pytest.param(
             {"model": {"hf_config": LLAMA_8B_CONFIG, "hf_repo": "a/b`id`"}},
             "model.hf_repo",
@@ -125,6 +126,15 @@ def test_evaluate_bad_spec_is_400_naming_the_field(
     errors = response.json()
     assert field in errors, errors
     assert errors[field][0]
+
+
+def test_evaluate_names_what_timed_the_serving_steps(demo_fleet, planner_api, s2a_spec):
+    response = planner_api.post(EVALUATE, {**s2a_spec, "step_backend": "roofline"}, format="json")
+
+    assert response.status_code == 200, response.json()
+    best = next(c for c in response.json()["candidates"] if c["serving"])
+    assert best["serving"]["step_backend"] == "roofline"
+    assert best["serving"]["band_basis"]
 
 
 def test_evaluate_rejects_a_non_object(planner_api):
