@@ -11,18 +11,17 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
-from planner import engine_texts_i18n as engine_i18n
 from planner.engine.result import Candidate, PlanResult
 from planner.presentation.assumptions import assumption_rows
 from planner.presentation.footnotes import footnoted
+from planner.presentation.messages import shown_all, text
 from planner.presentation.numbers import amount, count
 from planner.presentation.pitfalls import relevant_pitfalls
 from planner.presentation.routes import route_options, signal_hits
-from planner.presentation.verdict import plan_verdict
+from planner.presentation.verdict import plan_verdict, recommendation_sentence
 from planner.services.bundles import allocation_rows
 from planner.services.charts import result_figures
 from planner.services.exports import config_files
-from planner.texts import recommendation_sentence, render_messages
 
 KIND_LABELS: dict[str, Any] = {
     "single-gpu": gettext_lazy("one GPU"),
@@ -56,7 +55,7 @@ def _why(c: Candidate, best: Candidate | None) -> str:
         return _("Recommended.")
     if not c.fits:
         return _("Rejected: %(reason)s.") % {
-            "reason": engine_i18n.phrase(c.rejected_reason) or _("does not fit")
+            "reason": text(c.rejected_reason) if c.rejected_reason else _("does not fit")
         }
     if not c.serves_load:
         most = math.floor(c.max_concurrency_total + 1e-9)
@@ -142,8 +141,8 @@ def result_context(
         {"id": f"{prefix}{key}", "data_id": f"{prefix}{key}-data", "figure": fig}
         for key, fig in result_figures(result).items()
     ]
-    signals = render_messages(result.signals)
-    reasons = render_messages(rec.reasons)
+    signals = shown_all(result.signals)
+    reasons = shown_all(rec.reasons)
     footnoted_reasons, sources = footnoted(reasons)
     files = config_files(result)
     hits_for, hits_against = signal_hits(result)
@@ -162,8 +161,9 @@ def result_context(
         "signal_hits_against": hits_against,
         "verdict": plan_verdict(result, engine_input),
         "routes": route_options(result),
-        "pitfalls": render_messages(relevant_pitfalls(result)),
+        "pitfalls": shown_all(relevant_pitfalls(result)),
         "placement": result.placement,
+        "single_bundle_reason": text(result.placement.single_bundle.reason),
         "configs": result.configs,
         **_allocation_context(result),
         "config_files": [

@@ -9,6 +9,7 @@ from rest_framework import serializers
 from planner.engine.spec import KV_DTYPES, TRAFFIC_SHAPES, WEIGHT_DTYPES
 from planner.engine.step_backend import STEP_BACKENDS
 from planner.models import Plan
+from planner.presentation.api import api_result
 from planner.selectors import plan_result
 
 
@@ -162,7 +163,7 @@ class PlanDetailSerializer(PlanListSerializer):
 
     @extend_schema_field(PlanResultSerializer)
     def get_result(self, plan: Plan) -> dict[str, Any]:
-        return plan_result(plan).to_dict()
+        return api_result(plan_result(plan))
 
 
 class CompareSerializer(serializers.Serializer):

@@ -26,6 +26,7 @@ from planner.api.serializers import (
 from planner.engine.spec import SpecError
 from planner.filters import PlanFilterSet
 from planner.models import Plan
+from planner.presentation.api import api_result
 from planner.services import compare_plans, plan_create, plan_evaluate, plan_rerun
 from planner.services.bundles import BundleUnavailable
 from planner.services.exports import plan_archive, plan_json, plan_markdown
@@ -58,7 +59,7 @@ class EvaluateView(APIView):
             evaluation = plan_evaluate(spec=serializer.validated_data)
         except SpecError as exc:
             raise _field_errors(exc) from exc
-        return Response(evaluation.result.to_dict())
+        return Response(api_result(evaluation.result))
 
 
 @extend_schema(tags=["plans"])

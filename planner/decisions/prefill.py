@@ -14,19 +14,15 @@ from django.utils.translation import gettext_lazy
 from planner.decisions.guidance import EvidenceKind, PoolKind
 from planner.engine.result import (
     Candidate,
-    Message,
-    Pitfall,
     Placement,
     PlanResult,
     Severity,
-    Signal,
     SingleBundle,
 )
-from planner.engine_texts_i18n import cite_after
 from planner.models import Plan, Route
+from planner.presentation import messages
 from planner.presentation.routes import route_options
 from planner.selectors import plan_result
-from planner.texts import render_action, render_text
 
 MAX_ALTERNATIVES = 6
 MAX_CONSEQUENCES = 8
@@ -74,11 +70,6 @@ def _placement_text(placement: Placement, plan: Plan) -> tuple[str, str]:
     return parts, str(placement.strategy)
 
 
-def _text(message: Message | Signal | Pitfall) -> str:
-    """Return an engine message (id + params + English) in the current language."""
-    return render_text(message.id, message.params, message.text) or message.id
-
-
 CANDIDATE_KINDS = {
     "single-gpu": gettext_lazy("one GPU"),
     "intra-node": gettext_lazy("inside one node"),
@@ -101,7 +92,7 @@ SEVERITIES = {Severity.HIGH: gettext_lazy("high"), Severity.MEDIUM: gettext_lazy
 
 
 def _signals_hit(result: PlanResult, direction: str) -> list[str]:
-    return [_text(s) for s in result.signals if s.hit and s.direction == direction]
+    return [messages.text(s.message) for s in result.signals if s.hit and s.direction == direction]
 
 
 def _context(plan: Plan, result: PlanResult, hosts: list[str]) -> str:
@@ -124,7 +115,7 @@ def _context(plan: Plan, result: PlanResult, hosts: list[str]) -> str:
     reasons = result.recommendation.reasons
     if reasons:
         lines += ["", _("The plan's reasons:"), ""]
-        lines += [f"- {_text(r)}" + cite_after(r.rule) for r in reasons]
+        lines += [f"- {messages.with_citation(r)}" for r in reasons]
     return "\n".join(lines)
 
 
@@ -148,7 +139,7 @@ def _alternatives(result: PlanResult, best: Candidate | None) -> str:
         if best is not None and c.id == best.id:
             continue
         if c.rejected_reason:
-            why = _("rejected: %(reason)s") % {"reason": c.rejected_reason}
+            why = _("rejected: %(reason)s") % {"reason": messages.text(c.rejected_reason)}
         elif not c.fits:
             why = _("does not fit")
         else:
@@ -179,9 +170,11 @@ def _consequences(result: PlanResult) -> str:
     for p in result.pitfalls:
         if p.severity not in SEVERITIES:
             continue
-        action = " → " + render_action(p.id, p.params, p.action) if p.action else ""
+        action = messages.action(p.message)
         severity = str(SEVERITIES[p.severity])
-        lines.append(f"- [{severity}] {_text(p)}{action}")
+        lines.append(
+            f"- [{severity}] {messages.text(p.message)}" + (f" → {action}" if action else "")
+        )
         if len(lines) >= MAX_CONSEQUENCES:
             break
     return "\n".join(lines)

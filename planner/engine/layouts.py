@@ -15,6 +15,7 @@ from planner.engine.memory import (
     default_max_num_seqs,
     plan_memory,
 )
+from planner.engine.messages import Code, message
 from planner.engine.network import Link, inter_node_link, intra_node_link, nic_key
 from planner.engine.result import Candidate, MemoryBreakdown
 from planner.engine.serving import build_context
@@ -154,10 +155,7 @@ def evaluate(
     perf = estimate(ctx, wl, replicas=replicas, balancer_efficiency=a.balancer_efficiency)
     reason = mem.reason
     if not placeable:
-        reason = (
-            f"needs {layout.replicas} replica(s) of {tp * pp} GPUs; the nodes offer room for "
-            f"{len(hosts)}"
-        )
+        reason = message(Code.REJECT_ROOM, replicas=layout.replicas, gpus=tp * pp, room=len(hosts))
     fits = mem.fits and placeable
     total_conc = mem.max_concurrency * replicas
     serves = fits and total_conc + 1e-9 >= wl.concurrency

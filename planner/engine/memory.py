@@ -21,6 +21,7 @@ from catalog.architecture import Architecture, mlp_params
 from catalog.quantization import QuantScheme, coarse_dtype
 from planner.engine.assumptions import DTYPE_BYTES, GIB, Assumptions
 from planner.engine.configs.vllm_flags import VLLM_VERSION
+from planner.engine.messages import Code, Message, message
 from planner.engine.profiling import NativeSampler, ProfilingRules, profiling_rules
 
 
@@ -91,7 +92,7 @@ class MemoryResult:
     blocks: int
     max_concurrency: float
     fits: bool
-    reason: str
+    reason: Message | None  # why it does not fit; None when it does
     rules: ProfilingRules
 
     @property
@@ -500,11 +501,14 @@ def plan_memory(
     max_conc = worst.blocks / max(1, worst.blocks_per_request)
     poorest = min(stages, key=lambda st: st.kv_budget_bytes)
     if poorest.kv_budget_bytes <= 0:
-        fits, reason = False, "weights and overheads exceed the requested memory"
+        fits, reason = False, message(Code.REJECT_MEMORY)
     elif max_conc < 1:
-        fits, reason = False, f"KV cache holds {kv_tokens} tokens < max_model_len {max_model_len}"
+        fits, reason = (
+            False,
+            message(Code.REJECT_KV, kv_tokens=kv_tokens, max_model_len=max_model_len),
+        )
     else:
-        fits, reason = True, ""
+        fits, reason = True, None
     return MemoryResult(
         stages=tuple(stages),
         kv_tokens=kv_tokens,

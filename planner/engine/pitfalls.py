@@ -5,23 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from planner.engine.assumptions import Assumptions
+from planner.engine.messages import Code, Param, Term, message
 from planner.engine.result import Candidate, Pitfall
 from planner.engine.spec import Node, PlanSpec
-from planner.engine.texts import action_text, message
 
 
-def _pit(
-    pid: str, severity: str, action_params: dict[str, object] | None = None, **params: object
-) -> Pitfall:
-    msg = message(pid, **params)
-    return Pitfall(
-        id=pid,
-        rule=msg.rule,
-        severity=severity,
-        params=dict(params),
-        text=msg.text,
-        action=action_text(pid, **{**params, **(action_params or {})}),
-    )
+def _pit(code: Code, severity: str, **params: Param) -> Pitfall:
+    """Return the pitfall `code`; `params` fill its text and its action."""
+    return Pitfall(message=message(code, **params), severity=severity)
 
 
 def check_pitfalls(
@@ -43,53 +34,55 @@ def check_pitfalls(
     ray = backend == "ray" or route == "C"
     image = spec.vllm_image
     if multi_node or spans:
-        out.append(_pit("pit_nccl_socket_ifname", "high" if spans else "medium", nic=nic))
+        out.append(_pit(Code.PIT_NCCL_SOCKET_IFNAME, "high" if spans else "medium", nic=nic))
         kinds = {x.kind for x in data_nics if x is not None}
         if "roce" in kinds:
-            out.append(_pit("pit_nccl_roce_gid", "high", nic=nic))
+            out.append(_pit(Code.PIT_NCCL_ROCE_GID, "high", nic=nic))
         if spans and kinds <= {"ethernet"}:
-            out.append(_pit("pit_nccl_tcp", "medium"))
-        out.append(_pit("pit_nccl_debug", "info"))
+            out.append(_pit(Code.PIT_NCCL_TCP, "medium"))
+        out.append(_pit(Code.PIT_NCCL_DEBUG, "info"))
         for node in nodes:
             if node.data_nic is None:
-                out.append(_pit("pit_no_data_nic", "high", hostname=node.hostname))
+                out.append(_pit(Code.PIT_NO_DATA_NIC, "high", hostname=node.hostname))
     if spans:
-        out.append(_pit("pit_weights_every_node", "medium"))
+        out.append(_pit(Code.PIT_WEIGHTS_EVERY_NODE, "medium"))
         link = min((x.speed_gbps for x in data_nics if x is not None), default=1.0)
         if link < 10:
-            out.append(_pit("pit_link_below_10gbe", "high", link_gbps=link))
+            out.append(_pit(Code.PIT_LINK_BELOW_10GBE, "high", link_gbps=link))
         if best.kind == "cross-node-tp" and link < 100:
             out.append(
-                _pit("pit_slow_link_cross_tp", "high", link_gbps=link, comm_ms=round(comm_ms, 1))
+                _pit(Code.PIT_SLOW_LINK_CROSS_TP, "high", link_gbps=link, comm_ms=round(comm_ms, 1))
             )
     if ray:
         gpn = max((n.usable_gpus for n in nodes), default=best.gpus_per_replica)
         head = min(nodes, key=lambda n: (n.usable_gpus, n.hostname)).hostname if nodes else ""
-        out.append(_pit("pit_ray_num_gpus", "high", gpus_per_replica=best.gpus_per_replica))
-        out.append(_pit("pit_ray_version", "medium", {"image": image}))
-        out.append(_pit("pit_ray_start_num_gpus", "medium", {"gpus_per_node": gpn}))
-        out.append(_pit("pit_ray_head_light", "low", {"head": head}))
-        out.append(_pit("pit_ray_logs", "low"))
-        out.append(_pit("pit_nnodes_with_ray", "info"))
+        out.append(_pit(Code.PIT_RAY_NUM_GPUS, "high", gpus_per_replica=best.gpus_per_replica))
+        out.append(_pit(Code.PIT_RAY_VERSION, "medium", image=image))
+        out.append(_pit(Code.PIT_RAY_START_NUM_GPUS, "medium", gpus_per_node=gpn))
+        out.append(_pit(Code.PIT_RAY_HEAD_LIGHT, "low", head=head))
+        out.append(_pit(Code.PIT_RAY_LOGS, "low"))
+        out.append(_pit(Code.PIT_NNODES_WITH_RAY, "info"))
     if route == "C":
         weights = best.memory.weights_gib * best.gpus_per_replica
         cold = weights * 1.073741824 / a.cold_start_gbs
         out.append(
             _pit(
-                "pit_cold_start",
+                Code.PIT_COLD_START,
                 "high" if cold > 60 else "medium",
                 weights_gib=round(weights, 1),
                 cold_start_s=round(cold),
             )
         )
-        out.append(_pit("pit_ray_max_restarts", "medium"))
+        out.append(_pit(Code.PIT_RAY_MAX_RESTARTS, "medium"))
     if spec.hardware.pool_kind == "shared" and spec.gpu_memory_utilization > 0.85:
-        out.append(_pit("pit_gpu_util_shared", "medium", pool_kind=spec.hardware.pool_kind))
+        out.append(
+            _pit(Code.PIT_GPU_UTIL_SHARED, "medium", pool_kind=Term(spec.hardware.pool_kind))
+        )
     per_replica = spec.workload.concurrency / max(best.replicas, 1)
     if best.fits and best.max_concurrency_per_replica < per_replica:
         out.append(
             _pit(
-                "pit_low_kv_headroom",
+                Code.PIT_LOW_KV_HEADROOM,
                 "high",
                 max_concurrency=round(best.max_concurrency_per_replica, 1),
                 max_model_len=spec.max_model_len,
@@ -99,9 +92,9 @@ def check_pitfalls(
     if best.weight_dtype in ("int8", "int4") and not (
         spec.pre_quantized and spec.weight_dtype == best.weight_dtype
     ):
-        out.append(_pit("pit_needs_quantized_checkpoint", "high", dtype=best.weight_dtype))
-    out.append(_pit("pit_docker_ipc", "medium"))
-    out.append(_pit("pit_pin_versions", "low", {"image": image}))
-    out.append(_pit("pit_prefix_caching", "info"))
+        out.append(_pit(Code.PIT_NEEDS_QUANTIZED_CHECKPOINT, "high", dtype=best.weight_dtype))
+    out.append(_pit(Code.PIT_DOCKER_IPC, "medium"))
+    out.append(_pit(Code.PIT_PIN_VERSIONS, "low", image=image))
+    out.append(_pit(Code.PIT_PREFIX_CACHING, "info"))
     order = {"high": 0, "medium": 1, "low": 2, "info": 3}
     return sorted(out, key=lambda p: order[p.severity])

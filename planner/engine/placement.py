@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from planner.engine.messages import Code, message
 from planner.engine.result import (
     Bundle,
     Candidate,
@@ -53,11 +54,7 @@ def plan_placement(best: Candidate, nodes: Sequence[Node], *, required: bool) ->
     single = SingleBundle(
         resources={"GPU": gpus},
         placeable=gpus <= max_free,
-        reason=(
-            ""
-            if gpus <= max_free
-            else f"a bundle must fit on one node; the largest node has {max_free} free GPUs"
-        ),
+        reason=None if gpus <= max_free else message(Code.BUNDLE_TOO_BIG, gpus=max_free),
     )
     return Placement(
         required=required,

@@ -18,6 +18,7 @@ from planner.engine.layouts import (
     spec_assumptions,
 )
 from planner.engine.memory import default_batched_tokens, kv_bytes_per_token
+from planner.engine.messages import Code, Message, Term, message
 from planner.engine.network import Link, domain_example, inter_node_link, intra_node_link
 from planner.engine.pitfalls import check_pitfalls
 from planner.engine.placement import plan_placement
@@ -51,13 +52,15 @@ from planner.engine.serving.kernels import gpu_generation
 from planner.engine.signals import evaluate_signals, wants_route_c
 from planner.engine.spec import Node, PlanSpec
 from planner.engine.step_backend import StepBackend
-from planner.engine.texts import Message, message
 
 
-def _hosts_text(names: set[str]) -> str:
+def _hosts(names: set[str]) -> str | Message:
+    """Return the machines a recommendation uses: four named, then how many more."""
     hosts = sorted(names)
     shown = ", ".join(hosts[:4])
-    return shown if len(hosts) <= 4 else f"{shown} and {len(hosts) - 4} more"
+    return (
+        shown if len(hosts) <= 4 else message(Code.HOSTS_AND_MORE, hosts=shown, more=len(hosts) - 4)
+    )
 
 
 def _r(x: float, nd: int = 1) -> float:
@@ -190,9 +193,9 @@ def _evaluate_pinned(
         pinned = with_serving(spec, next(c for c in scored if c.pinned), a)
         verdict = _pinned_verdict(pinned, requested, chosen)
     else:
-        verdict = "cannot be laid out on nodes of this size"
+        verdict = message(Code.PINNED_NO_LAYOUT)
     return pinned, message(
-        "pinned_layout",
+        Code.PINNED_LAYOUT,
         tp=spec.pinned.tp,
         pp=spec.pinned.pp,
         replicas=spec.pinned.replicas,
@@ -240,32 +243,52 @@ def _configs(
     return build_configs(spec, best, group.nodes, route=route, backend=backend)
 
 
+_ROUTE_CODES = {
+    Route.SINGLE: Code.ROUTE_SINGLE,
+    Route.A: Code.ROUTE_A,
+    Route.B: Code.ROUTE_B,
+    Route.C: Code.ROUTE_C,
+}
+
+
 def _summary(
     spec: PlanSpec,
     best: Candidate,
     chosen: str,
+    *,
     route: Route,
     backend: Backend,
     balancer: Balancer,
-) -> str:
-    """Return the recommendation in one paragraph."""
+) -> Message:
+    """Return the recommendation in one sentence (or that nothing fits)."""
     if route == Route.NONE:
-        return (
-            f"Nothing fits: {spec.model_name} at max_model_len {spec.max_model_len} does not "
-            f"start on the offered {best.gpu} nodes, even quantized to {chosen}. Add GPUs, "
-            "shorten max_model_len or pick a smaller model."
+        return message(
+            Code.SUMMARY_NOTHING_FITS,
+            model=spec.model_name,
+            max_model_len=spec.max_model_len,
+            gpu=best.gpu,
+            dtype=chosen,
         )
-    wl = spec.workload
-    used_names = {h for hosts in best.hosts for h in hosts}
-    return (
-        f"Route {route}: serve {spec.model_name} with {chosen} weights as "
-        f"TP{best.tp}×PP{best.pp} × {best.replicas} replica(s) on {best.gpu} "
-        f"({_hosts_text(used_names)}). Each "
-        f"replica holds {best.kv_tokens_per_replica} KV tokens, "
-        f"{_r(best.max_concurrency_per_replica)} sequences of {spec.max_model_len} tokens; "
-        f"≈{_r(best.output_throughput_tok_s, 0)} output tok/s at {wl.concurrency} concurrent "
-        f"(TTFT ≈ {_r(best.ttft_ms, 0)} ms, inter-token ≈ {_r(best.itl_ms)} ms). Executor "
-        f"{backend}, balancer {balancer}."
+    return message(
+        Code.SUMMARY,
+        route=message(_ROUTE_CODES[route]),
+        model=spec.model_name,
+        dtype=chosen,
+        tp=best.tp,
+        pp=best.pp,
+        replicas=best.replicas,
+        gpu=best.gpu,
+        hosts=_hosts({h for hosts in best.hosts for h in hosts}),
+        kv_tokens=best.kv_tokens_per_replica,
+        max_concurrency=_r(best.max_concurrency_per_replica),
+        max_model_len=spec.max_model_len,
+        throughput_tok_s=_r(best.output_throughput_tok_s, 0),
+        concurrency=spec.workload.concurrency,
+        ttft_ms=_r(best.ttft_ms, 0),
+        itl_ms=_r(best.itl_ms),
+        backend=backend.value,
+        # No balancer is a word to translate; a balancer's name is shown as it is.
+        balancer=Term.NONE if balancer == Balancer.NONE else balancer.value,
     )
 
 
@@ -353,7 +376,7 @@ def plan(spec: PlanSpec, assumptions: Assumptions | None = None) -> PlanResult:
         executor_backend=backend,
         balancer=balancer,
         candidate_id=best.id,
-        summary=_summary(spec, best, chosen, route, backend, balancer),
+        summary=_summary(spec, best, chosen, route=route, backend=backend, balancer=balancer),
         reasons=tuple(reasons),
     )
     return PlanResult(
@@ -405,15 +428,16 @@ def with_pool_kind_of(spec: PlanSpec, used: list[Node]) -> PlanSpec:
     return replace(spec, hardware=replace(spec.hardware, pool_kind=kind))
 
 
-def _pinned_verdict(pinned: Candidate, requested: str, chosen: str) -> str:
+def _pinned_verdict(pinned: Candidate, requested: str, chosen: str) -> Message:
     """Return what became of the user's pinned layout, judged at the dtype they asked for."""
     if not pinned.fits:
+        reason = pinned.rejected_reason or message(Code.REJECT_MEMORY)
         if requested != chosen:
-            return f"does not fit at {requested} weights: {pinned.rejected_reason}"
-        return "does not fit: " + pinned.rejected_reason
+            return message(Code.PINNED_NO_FIT_AT_DTYPE, dtype=requested, reason=reason)
+        return message(Code.PINNED_NO_FIT, reason=reason)
     if not pinned.serves_load:
-        return "fits but does not hold the target concurrency"
-    return "fits"
+        return message(Code.PINNED_SHORT_OF_LOAD)
+    return message(Code.PINNED_FITS)
 
 
 def _route(spec: PlanSpec, best: Candidate, signals: list[Signal], nodes_used: int) -> Route:
@@ -427,24 +451,16 @@ def _route(spec: PlanSpec, best: Candidate, signals: list[Signal], nodes_used: i
     return Route.SINGLE if best.replicas == 1 else Route.A
 
 
-def _backend(spec: PlanSpec, route: Route) -> tuple[Backend, str]:
+def _backend(spec: PlanSpec, route: Route) -> tuple[Backend, Message]:
     """Return the executor backend of the route and why."""
     ops = spec.operations
     if route == Route.C:
-        return Backend.RAY, "Ray Serve deployments run on a Ray cluster"
+        return Backend.RAY, message(Code.WHY_RAY_SERVE)
     shared = spec.hardware.pool_kind == "shared"
     if route == Route.B and (shared or ops.ray_in_use or ops.avoid_manual_nccl):
-        return Backend.RAY, (
-            "the pool is shared, so a placement group must reserve every GPU of the replica "
-            "atomically"
-            if shared
-            else "Ray already manages these nodes' processes"
-        )
-    return Backend.MP, (
-        "dedicated nodes: one explicit vllm serve per node (--nnodes/--node-rank/"
-        "--master-addr, --headless on the workers), no Ray to operate"
-        if route == Route.B
-        else "every replica lives inside one node; multiprocessing workers, no Ray"
+        return Backend.RAY, message(Code.WHY_SHARED_POOL if shared else Code.WHY_RAY_MANAGES)
+    return Backend.MP, message(
+        Code.WHY_MP_ACROSS_NODES if route == Route.B else Code.WHY_MP_INSIDE_NODE
     )
 
 
@@ -479,7 +495,7 @@ def memory_rules_message(spec: PlanSpec, best: Candidate, a: Assumptions) -> Mes
     if rules.full_length_prefill:
         tokens = spec.max_model_len if spec.max_model_len <= 32768 else tokens
     return message(
-        "memory_rules",
+        Code.MEMORY_RULES,
         vllm_version=rules.version,
         engine=rules.engine,
         cuda_graph_gib=_r(best.memory.cuda_graph_gib, 2),
@@ -526,10 +542,10 @@ def prefer_small_replicas(
         "concurrency": wl.concurrency,
     }
     if share < a.small_replica_min_share:
-        return cands, message("larger_tp_wins", **params)
+        return cands, message(Code.LARGER_TP_WINS, **params)
     reordered = [pick, *(c for c in cands if c is not pick)]
     return reordered, message(
-        "small_model_replicas",
+        Code.SMALL_MODEL_REPLICAS,
         replicas=pick.replicas,
         larger_replicas=best.replicas,
         **params,

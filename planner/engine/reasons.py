@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 from planner.engine.assumptions import Assumptions
 from planner.engine.memory import default_batched_tokens
+from planner.engine.messages import Code, Message, Term, message
 from planner.engine.result import Backend, Balancer, Candidate, CandidateKind, Route, Signal
 from planner.engine.spec import Nic, PlanSpec
-from planner.engine.texts import Message, message
 
 # Weight dtypes to try, in order, when the requested one does not fit.
 QUANT_LADDER = {
@@ -47,7 +47,7 @@ class Deployment:
 
     route: Route
     backend: Backend
-    why_backend: str
+    why_backend: Message
     balancer: Balancer
     signals: Sequence[Signal]
     nodes_used: int
@@ -60,7 +60,7 @@ def explain(
     best, cands = ranking.best, ranking.candidates
     out = [*node_selection(spec, best, deployment.nodes_used), *quantization(spec, ranking)]
     if not best.fits:
-        return [*out, message("nothing_fits", max_model_len=spec.max_model_len)]
+        return [*out, message(Code.NOTHING_FITS, max_model_len=spec.max_model_len)]
     out += fit(spec, best)
     out += replicas(spec, best, cands, deployment.balancer)
     out += layout_choice(spec, best, cands)
@@ -69,10 +69,12 @@ def explain(
         out += spanning(spec, best, cands, a)
     out += chunked_prefill(spec, best, cands, a)
     out.append(ray_verdict(deployment, best))
-    out.append(message("executor_backend", backend=deployment.backend, why=deployment.why_backend))
+    out.append(
+        message(Code.EXECUTOR_BACKEND, backend=deployment.backend.value, why=deployment.why_backend)
+    )
     out += load_and_slos(spec, best)
     if spec.workload.shared_prefixes:
-        out.append(message("sglang_prefix"))
+        out.append(message(Code.SGLANG_PREFIX))
     return out
 
 
@@ -92,12 +94,12 @@ def node_selection(spec: PlanSpec, best: Candidate, nodes_used: int) -> list[Mes
     nic = _first_node_nic(spec, best)
     return [
         message(
-            "node_selection",
+            Code.NODE_SELECTION,
             nodes_used=nodes_used,
             nodes_offered=len(spec.hardware.nodes),
             gpu=best.gpu,
             link_gbps=nic.speed_gbps if nic else 0,
-            link_kind=nic.kind if nic else "none",
+            link_kind=Term(nic.kind) if nic else Term.NONE,
             concurrency=spec.workload.concurrency,
         )
     ]
@@ -111,7 +113,7 @@ def quantization(spec: PlanSpec, ranking: Ranking) -> list[Message]:
     requested = ranking.by_dtype[spec.weight_dtype][0]
     out = [
         message(
-            "quantize_first",
+            Code.QUANTIZE_FIRST,
             requested_dtype=spec.weight_dtype,
             requested_weights_gib=_r(requested.memory.weights_gib),
             dtype=chosen,
@@ -126,7 +128,7 @@ def quantization(spec: PlanSpec, ranking: Ranking) -> list[Message]:
         if top.kv_tokens_per_replica < 4 * spec.max_model_len:
             out.append(
                 message(
-                    "quantized_barely",
+                    Code.QUANTIZED_BARELY,
                     dtype=dtype,
                     weights_gib=_r(top.memory.weights_gib),
                     kv_tokens=top.kv_tokens_per_replica,
@@ -155,7 +157,7 @@ def quantize_for_fewer_nodes(
         nic = next(iter(_replica_nics(spec, best)), None)
         return [
             message(
-                "quantize_fewer_nodes",
+                Code.QUANTIZE_FEWER_NODES,
                 dtype=dtype,
                 nodes=pick.nodes_per_replica,
                 requested_dtype=chosen,
@@ -176,7 +178,7 @@ def fit(spec: PlanSpec, best: Candidate) -> list[Message]:
     if best.kind == CandidateKind.SINGLE_GPU and best.replicas == 1:
         return [
             message(
-                "fits_one_gpu",
+                Code.FITS_ONE_GPU,
                 weights_gib=_r(best.memory.weights_gib),
                 kv_tokens=best.kv_tokens_per_replica,
             )
@@ -185,7 +187,7 @@ def fit(spec: PlanSpec, best: Candidate) -> list[Message]:
         return []
     return [
         message(
-            "fits_one_node",
+            Code.FITS_ONE_NODE,
             tp=best.tp,
             weights_gib=_r(best.memory.weights_gib),
             max_concurrency=_r(best.max_concurrency_per_replica),
@@ -211,14 +213,14 @@ def replicas(
     single = one if one is not None and one.fits else None
     return [
         message(
-            "replicas_behind_balancer",
+            Code.REPLICAS_BEHIND_BALANCER,
             replicas=best.replicas,
             tp=best.tp,
             pp=best.pp,
-            balancer=balancer,
-            balancer_config="least_conn, max_fails=2 fail_timeout=5s, streaming unbuffered"
-            if balancer == Balancer.NGINX
-            else "Serve proxy on every node",
+            balancer=balancer.value,
+            balancer_config=message(
+                Code.BALANCER_NGINX if balancer == Balancer.NGINX else Code.BALANCER_SERVE
+            ),
             capacity_ratio=_r(
                 best.capacity_output_tok_s / single.capacity_output_tok_s if single else 0, 2
             ),
@@ -230,19 +232,18 @@ def replicas(
     ]
 
 
-def _runner_up_note(spec: PlanSpec, best: Candidate, runner: Candidate) -> str:
+def _runner_up_note(spec: PlanSpec, best: Candidate, runner: Candidate) -> Message:
     if not runner.serves_load:
-        return (
-            f"; it cannot hold {spec.workload.concurrency} sequences of {spec.max_model_len} tokens"
+        return message(
+            Code.RUNNER_UP_SHORT_OF_LOAD,
+            concurrency=spec.workload.concurrency,
+            max_model_len=spec.max_model_len,
         )
     if runner.spans_nodes and not best.spans_nodes:
-        return "; its replicas span nodes"
+        return message(Code.RUNNER_UP_SPANS_NODES)
     if runner.output_throughput_tok_s < best.output_throughput_tok_s:
-        return (
-            "; decode is bound by HBM reads of the weights, so fewer, larger replicas keep "
-            "bigger batches"
-        )
-    return ""
+        return message(Code.RUNNER_UP_HBM_BOUND)
+    return message(Code.RUNNER_UP_NO_NOTE)
 
 
 def layout_choice(spec: PlanSpec, best: Candidate, cands: Sequence[Candidate]) -> list[Message]:
@@ -253,7 +254,7 @@ def layout_choice(spec: PlanSpec, best: Candidate, cands: Sequence[Candidate]) -
     runner = others[0]
     return [
         message(
-            "layout_choice",
+            Code.LAYOUT_CHOICE,
             tp=best.tp,
             pp=best.pp,
             replicas=best.replicas,
@@ -277,7 +278,7 @@ def cross_node_worse(spec: PlanSpec, best: Candidate, cands: Sequence[Candidate]
     link = next(iter(_replica_nics(spec, worst)))
     return [
         message(
-            "cross_node_worse",
+            Code.CROSS_NODE_WORSE,
             layout=f"TP{worst.tp}",
             comm_ms=_r(worst.comm_per_decode_step_ms),
             link_gbps=link.speed_gbps if link else 1,
@@ -288,12 +289,12 @@ def cross_node_worse(spec: PlanSpec, best: Candidate, cands: Sequence[Candidate]
     ]
 
 
-def _network_verdict(speed_gbps: float) -> str:
+def _network_verdict(speed_gbps: float) -> Message:
     if speed_gbps < 10:
-        return "below 10 GbE: quantize or pick a smaller model before spanning nodes"
+        return message(Code.LINK_TOO_SLOW)
     if speed_gbps < 100:
-        return "works with care; keep TP inside nodes and PP across them"
-    return "comfortable for PP, workable for cross-node TP"
+        return message(Code.LINK_WITH_CARE)
+    return message(Code.LINK_COMFORTABLE)
 
 
 def spanning(
@@ -303,7 +304,7 @@ def spanning(
     single = [c for c in cands if c.nodes_per_replica == 1 and c.replicas == 1 and c.fits]
     out = [
         message(
-            "must_span_nodes",
+            Code.MUST_SPAN_NODES,
             single_node_concurrency=_r(
                 max((c.max_concurrency_per_replica for c in single), default=0.0)
             ),
@@ -318,7 +319,7 @@ def spanning(
     if best.kind == CandidateKind.CROSS_NODE_PP and tp_cross:
         out.append(
             message(
-                "pp_over_cross_tp",
+                Code.PP_OVER_CROSS_TP,
                 tp=best.tp,
                 pp=best.pp,
                 cross_tp=tp_cross[0].tp,
@@ -334,9 +335,9 @@ def spanning(
     )
     out.append(
         message(
-            "network_check",
+            Code.NETWORK_CHECK,
             link_gbps=speed,
-            link_kind=kind,
+            link_kind=Term(kind),
             effective_gbs=_r(speed / 8 * efficiency, 2),
             verdict=_network_verdict(speed),
         )
@@ -364,9 +365,9 @@ def chunked_prefill(
     top = max(single, key=lambda c: c.max_concurrency_per_replica)
     return [
         message(
-            "v1_chunked_prefill",
+            Code.V1_CHUNKED_PREFILL,
             max_model_len=spec.max_model_len,
-            max_num_batched_tokens=mnbt,
+            max_num_batched_tokens=str(mnbt),  # a flag value: never grouped like a count
             layout=top.label,
             max_concurrency=_r(top.max_concurrency_per_replica),
         )
@@ -377,19 +378,19 @@ def ray_verdict(deployment: Deployment, best: Candidate) -> Message:
     """Return whether the signals recommend Ray Serve, call for considering it, or not."""
     hits_for = [s for s in deployment.signals if s.direction == "for_ray" and s.hit]
     hits_against = [s for s in deployment.signals if s.direction == "against_ray" and s.hit]
-    names = ", ".join(s.id for s in hits_for)
+    names = tuple(s.code for s in hits_for)
     if deployment.route == Route.C:
         return message(
-            "ray_route_c",
+            Code.RAY_ROUTE_C,
             hits=len(hits_for),
             signals=names,
             gpus_per_replica=best.gpus_per_replica,
         )
     if hits_for:
         return message(
-            "ray_consider", hits=len(hits_for), signals=names, hits_against=len(hits_against)
+            Code.RAY_CONSIDER, hits=len(hits_for), signals=names, hits_against=len(hits_against)
         )
-    return message("ray_not_needed", hits_for=0, hits_against=len(hits_against))
+    return message(Code.RAY_NOT_NEEDED, hits_for=0, hits_against=len(hits_against))
 
 
 def load_and_slos(spec: PlanSpec, best: Candidate) -> list[Message]:
@@ -399,7 +400,7 @@ def load_and_slos(spec: PlanSpec, best: Candidate) -> list[Message]:
     if not best.serves_load:
         out.append(
             message(
-                "load_not_served",
+                Code.LOAD_NOT_SERVED,
                 max_concurrency_total=_r(best.max_concurrency_total),
                 max_model_len=spec.max_model_len,
                 concurrency=wl.concurrency,
@@ -409,11 +410,11 @@ def load_and_slos(spec: PlanSpec, best: Candidate) -> list[Message]:
     ttft = best.serving.ttft_p95_ms if best.serving else best.ttft_ms
     itl = best.serving.itl_p95_ms if best.serving else best.itl_ms
     if wl.ttft_slo_ms is not None and ttft > wl.ttft_slo_ms:
-        out.append(message("slo_missed", metric="TTFT", value_ms=_r(ttft), slo_ms=wl.ttft_slo_ms))
+        out.append(
+            message(Code.SLO_MISSED, metric=Term.TTFT, value_ms=_r(ttft), slo_ms=wl.ttft_slo_ms)
+        )
     if wl.itl_slo_ms is not None and itl > wl.itl_slo_ms:
         out.append(
-            message(
-                "slo_missed", metric="inter-token latency", value_ms=_r(itl), slo_ms=wl.itl_slo_ms
-            )
+            message(Code.SLO_MISSED, metric=Term.ITL, value_ms=_r(itl), slo_ms=wl.itl_slo_ms)
         )
     return out

@@ -2,25 +2,22 @@
 
 from __future__ import annotations
 
+from planner.engine.messages import Code, Message, Param, Term, message
 from planner.engine.result import Candidate, Signal
 from planner.engine.spec import PlanSpec
-from planner.engine.texts import message
 
 STRENGTH_RANK = {"low": 0, "medium": 1, "medium-high": 2, "high": 3}
 
 
 def _signal(
-    sid: str, direction: str, strength: str, hit: bool, why: str, **params: object
+    code: Code, direction: str, strength: str, hit: bool, why: Code | Message, **params: Param
 ) -> Signal:
-    msg = message(sid, why=why, **params)
+    reason = why if isinstance(why, Message) else message(why)
     return Signal(
-        id=sid,
-        rule=msg.rule,
+        message=message(code, why=reason, **params),
         direction=direction,
         strength=strength,
         hit=hit,
-        params={"why": why, **params},
-        text=msg.text,
     )
 
 
@@ -30,106 +27,94 @@ def evaluate_signals(spec: PlanSpec, best: Candidate, nodes_used: int) -> list[S
     swings = wl.traffic_shape in ("diurnal", "bursty")
     spans = best.nodes_per_replica > 1
     quant_fits = best.nodes_per_replica == 1
+    fixed_fleet = nodes_used <= 2 and not ops.models_change_often and not ops.multi_model_pool
     return [
         _signal(
-            "sig_models_change_often",
+            Code.SIG_MODELS_CHANGE_OFTEN,
             "for_ray",
             "medium",
             ops.models_change_often,
-            "you said models change often" if ops.models_change_often else "the model is fixed",
+            Code.WHY_MODELS_CHANGE if ops.models_change_often else Code.WHY_MODEL_FIXED,
         ),
         _signal(
-            "sig_multi_model_pool",
+            Code.SIG_MULTI_MODEL_POOL,
             "for_ray",
             "high",
             ops.multi_model_pool,
-            "several models share the GPU pool"
-            if ops.multi_model_pool
-            else "one model owns these GPUs",
+            Code.WHY_MODELS_SHARE_POOL if ops.multi_model_pool else Code.WHY_ONE_MODEL,
         ),
         _signal(
-            "sig_traffic_swings",
+            Code.SIG_TRAFFIC_SWINGS,
             "for_ray",
             "medium-high",
             swings,
-            "Serve autoscaling follows the load; keep min_replicas ≥ 1"
-            if swings
-            else "traffic is steady",
-            shape=wl.traffic_shape,
+            Code.WHY_AUTOSCALING if swings else Code.WHY_TRAFFIC_STEADY,
+            shape=Term(wl.traffic_shape),
         ),
         _signal(
-            "sig_self_healing_slo",
+            Code.SIG_SELF_HEALING_SLO,
             "for_ray",
             "medium",
             ops.self_healing_slo,
-            "an explicit self-healing SLO exists"
-            if ops.self_healing_slo
-            else "no explicit self-healing SLO was given",
+            Code.WHY_SELF_HEALING if ops.self_healing_slo else Code.WHY_NO_SELF_HEALING,
         ),
         _signal(
-            "sig_ray_in_use",
+            Code.SIG_RAY_IN_USE,
             "for_ray",
             "high",
             ops.ray_in_use,
-            "a Ray estate already runs here and can be reused"
-            if ops.ray_in_use
-            else "no Ray cluster runs here today",
+            Code.WHY_RAY_ESTATE if ops.ray_in_use else Code.WHY_NO_RAY_CLUSTER,
         ),
         _signal(
-            "sig_cross_node_no_nccl",
+            Code.SIG_CROSS_NODE_NO_NCCL,
             "for_ray",
             "medium",
             spans and ops.avoid_manual_nccl,
-            "Ray starts the workers on every node (it does not add bandwidth)"
+            Code.WHY_RAY_STARTS_WORKERS
             if spans and ops.avoid_manual_nccl
-            else (
-                "no replica spans nodes" if not spans else "you accept launching each node by hand"
+            else (Code.WHY_NO_REPLICA_SPANS if not spans else Code.WHY_LAUNCH_BY_HAND),
+        ),
+        _signal(
+            Code.SIG_FIXED_SMALL_FLEET,
+            "against_ray",
+            "medium",
+            fixed_fleet,
+            message(
+                Code.WHY_FIXED_FLEET if fixed_fleet else Code.WHY_FLEET_OR_CHANGING,
+                nodes=nodes_used,
             ),
         ),
         _signal(
-            "sig_fixed_small_fleet",
-            "against_ray",
-            "medium",
-            nodes_used <= 2 and not ops.models_change_often and not ops.multi_model_pool,
-            f"{nodes_used} fixed machine(s) serve one fixed model"
-            if nodes_used <= 2 and not ops.models_change_often and not ops.multi_model_pool
-            else f"{nodes_used} machines or changing models",
-        ),
-        _signal(
-            "sig_steady_traffic",
+            Code.SIG_STEADY_TRAFFIC,
             "against_ray",
             "medium",
             not swings,
-            "fixed replicas cover steady traffic"
+            Code.WHY_FIXED_REPLICAS
             if not swings
-            else f"traffic is {wl.traffic_shape}",
+            else message(Code.WHY_TRAFFIC_IS, shape=Term(wl.traffic_shape)),
         ),
         _signal(
-            "sig_gateway_available",
+            Code.SIG_GATEWAY_AVAILABLE,
             "against_ray",
             "medium",
             ops.gateway_available,
-            "the existing gateway can balance the replicas"
-            if ops.gateway_available
-            else "no gateway was declared (Nginx config is generated)",
+            Code.WHY_GATEWAY if ops.gateway_available else Code.WHY_NO_GATEWAY,
         ),
         _signal(
-            "sig_quantization_fits",
+            Code.SIG_QUANTIZATION_FITS,
             "against_ray",
             "medium",
             quant_fits,
-            f"{best.weight_dtype} weights fit one node per replica"
+            message(Code.WHY_DTYPE_FITS_NODE, dtype=best.weight_dtype)
             if quant_fits
-            else "the model must span nodes",
+            else Code.WHY_MUST_SPAN,
         ),
         _signal(
-            "sig_no_ray_experience",
+            Code.SIG_NO_RAY_EXPERIENCE,
             "against_ray",
             "medium",
             not ops.team_ray_experience,
-            "the team has no Ray operations experience"
-            if not ops.team_ray_experience
-            else "the team operates Ray today",
+            Code.WHY_NO_RAY_EXPERIENCE if not ops.team_ray_experience else Code.WHY_RAY_EXPERIENCE,
         ),
     ]
 

@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from planner import engine_texts_i18n as engine_i18n
-from planner.texts import RenderedMessage
+from planner.presentation.messages import Shown
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -25,22 +24,21 @@ class Footnoted:
     numbers: tuple[int, ...]
 
 
-def footnoted(messages: Iterable[RenderedMessage]) -> tuple[list[Footnoted], list[Source]]:
+def footnoted(messages: Iterable[Shown]) -> tuple[list[Footnoted], list[Source]]:
     """Return each message with the numbers of its sources, and the sources numbered once."""
     sources: dict[tuple[str, str], Source] = {}
     out = []
     for m in messages:
-        articles = engine_i18n.sources(m.rule)
         numbers = []
-        for ref in m.rules or ():
-            key = (ref.anchor, articles)
+        for ref in m.rules:
+            key = (ref.anchor, m.sources)
             if key not in sources:
                 sources[key] = Source(
                     number=len(sources) + 1,
                     anchor=ref.anchor,
-                    label=engine_i18n.rule_label(ref.label),
+                    label=ref.label,
                     heading=ref.heading,
-                    articles=articles,
+                    articles=m.sources,
                 )
             numbers.append(sources[key].number)
         out.append(Footnoted(text=m.text, numbers=tuple(dict.fromkeys(numbers))))

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from planner.engine.messages import Code
 from planner.engine.result import Pitfall, PlanResult
 
 # NCCL runs between nodes only when one replica spans them; replicas that each live inside one
 # node never open a cross-node NCCL ring, whatever the number of machines.
-_CROSS_NODE_NCCL = ("pit_nccl_socket_ifname", "pit_nccl_roce_gid", "pit_nccl_tcp", "pit_nccl_debug")
+_CROSS_NODE_NCCL = (
+    Code.PIT_NCCL_SOCKET_IFNAME,
+    Code.PIT_NCCL_ROCE_GID,
+    Code.PIT_NCCL_TCP,
+    Code.PIT_NCCL_DEBUG,
+)
 
 
 def relevant_pitfalls(result: PlanResult) -> tuple[Pitfall, ...]:
@@ -15,4 +21,4 @@ def relevant_pitfalls(result: PlanResult) -> tuple[Pitfall, ...]:
     best = result.best
     if best is not None and best.spans_nodes:
         return result.pitfalls
-    return tuple(p for p in result.pitfalls if p.id not in _CROSS_NODE_NCCL)
+    return tuple(p for p in result.pitfalls if p.code not in _CROSS_NODE_NCCL)

@@ -10,8 +10,8 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
 from planner.engine.result import Backend, Candidate, PlanResult, Route
+from planner.presentation.messages import text
 from planner.presentation.numbers import amount, count
-from planner.texts import nothing_fits_sentence
 
 ROUTE_TITLES: dict[Route, Any] = {
     Route.SINGLE: gettext_lazy("One vLLM server"),
@@ -20,6 +20,25 @@ ROUTE_TITLES: dict[Route, Any] = {
     Route.C: gettext_lazy("Route C: a Ray Serve pool"),
     Route.NONE: gettext_lazy("Nothing fits"),
 }
+
+
+def nothing_fits_sentence(result: PlanResult) -> str:
+    """Return what a plan where no layout fits says instead of a recommendation."""
+    return _(
+        "No layout on the offered machines starts %(model)s at %(ctx)s tokens, even "
+        "quantized: add GPUs, shorten the context or pick a smaller model."
+    ) % {
+        "model": result.model.name,
+        "ctx": count(result.model.max_model_len),
+    }
+
+
+def recommendation_sentence(result: PlanResult) -> str:
+    """Return the recommendation in one sentence, in the reader's language."""
+    if not result.recommendation.fits:
+        # The engine's best effort that does not fit is no layout to serve with.
+        return nothing_fits_sentence(result)
+    return text(result.recommendation.summary)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -10,8 +10,8 @@ from typing import Any
 from django.utils.translation import gettext_lazy as _
 
 from planner.engine.result import PlanResult
+from planner.presentation.messages import message_key, text
 from planner.selectors import plan_result
-from planner.texts import render_message
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -149,13 +149,13 @@ def compare_results(
         for k in sorted(set(lspec) | set(rspec))
         if k != "title"
     ]
-    lpit = {p.id for p in left_result.pitfalls}
-    rpit = {p.id for p in right_result.pitfalls}
-    lsig = {s.id: s.hit for s in left_result.signals}
-    rsig = {s.id: s.hit for s in right_result.signals}
-    # Readers see each signal and pitfall in words (the newer side's), never its id.
+    lpit = {message_key(p.message) for p in left_result.pitfalls}
+    rpit = {message_key(p.message) for p in right_result.pitfalls}
+    lsig = {message_key(s.message): s.hit for s in left_result.signals}
+    rsig = {message_key(s.message): s.hit for s in right_result.signals}
+    # Readers see each signal and pitfall in words (the newer side's), never its code.
     words = {
-        m.id: render_message(m).text
+        message_key(m.message): text(m.message)
         for m in (*left_result.signals, *left_result.pitfalls)
         + (*right_result.signals, *right_result.pitfalls)
     }

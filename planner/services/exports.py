@@ -11,11 +11,12 @@ from typing import Any
 
 from django.utils.translation import gettext as _
 
-from planner import engine_texts_i18n as engine_i18n
 from planner.engine.result import PlanResult
+from planner.presentation import messages
+from planner.presentation.api import api_result
+from planner.presentation.verdict import recommendation_sentence
 from planner.selectors import plan_result
 from planner.services.bundles import BundleUnavailable, bundle_files, plan_bundle
-from planner.texts import recommendation_sentence, render_messages
 
 ARCHIVE_ROOT = "serveplan-configs"
 
@@ -31,7 +32,7 @@ def plan_json(plan: Any) -> dict[str, Any]:
         "rerun_of": str(plan.rerun_of.public_id) if plan.rerun_of_id else None,
         "spec": plan.spec,
         "engine_input": plan.engine_input,
-        "result": plan_result(plan).to_dict(),
+        "result": api_result(plan_result(plan)),
     }
 
 
@@ -110,7 +111,7 @@ def plan_markdown(plan: Any) -> str:
         ("## " + _("Reasons")),
         "",
     ]
-    out += [f"- {m.text}{engine_i18n.cite_after(m.rule)}" for m in render_messages(rec.reasons)]
+    out += [f"- {messages.with_citation(m)}" for m in rec.reasons]
     if best:
         out += [
             "",
@@ -144,14 +145,15 @@ def plan_markdown(plan: Any) -> str:
         "|---|---|---|---|---|---|---|",
     ]
     for c in result.candidates:
+        why_not = _md_escape(messages.text(c.rejected_reason))
         out.append(
             f"| {c.label} | {c.weight_dtype} | {'✓' if c.fits else '✗'} | {c.score} | "
-            f"{c.output_throughput_tok_s} | {c.ttft_ms} | {_md_escape(c.rejected_reason)} |"
+            f"{c.output_throughput_tok_s} | {c.ttft_ms} | {why_not} |"
         )
     out += ["", ("## " + _("Pitfalls")), ""]
     out += [
         f"- [ ] **{m.severity_label}** {m.text} → {m.action}"
-        for m in render_messages(result.pitfalls)
+        for m in messages.shown_all(result.pitfalls)
     ]
     out += ["", ("## " + _("Signals for and against Ray")), ""]
     out += [
@@ -160,7 +162,7 @@ def plan_markdown(plan: Any) -> str:
             + (_("for Ray") if m.direction == "for_ray" else _("against Ray"))
             + f" ({m.strength_label}): {m.text}"
         )
-        for m in render_messages(result.signals)
+        for m in messages.shown_all(result.signals)
     ]
     out += ["", ("## " + _("Configs")), ""]
     for name, text in config_files(result).items():

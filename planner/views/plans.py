@@ -22,12 +22,12 @@ from planner.filters import PlanFilterSet
 from planner.forms.whatif import WhatIfForm
 from planner.models import Plan
 from planner.presentation.changes import what_if_summary
+from planner.presentation.rules import RULES
 from planner.presenters import decision_url, result_context
 from planner.selectors import plan_get, plan_result
 from planner.services import compare_plans, compare_results, plan_evaluate, plan_rerun, plan_save
 from planner.services.bundles import BUNDLE_VARIANT_KEYS, BundleUnavailable, candidate_bundles
 from planner.services.exports import plan_archive, plan_json, plan_markdown
-from planner.texts import RULES
 from planner.throttles import evaluation_throttled
 
 PAGE_SIZE = 25
@@ -221,7 +221,7 @@ class RulesView(LoginRequiredMixin, TemplateView):
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
         context["rules"] = [
-            {"anchor": anchor, "heading": heading, "text": text}
-            for anchor, (heading, text) in RULES.items()
+            {"anchor": rule.value, "heading": heading, "text": text}
+            for rule, (heading, text) in RULES.items()
         ]
         return context

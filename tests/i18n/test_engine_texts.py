@@ -1,75 +1,99 @@
-"""Every engine text (reason, signal, pitfall, action) reaches the reader through gettext.
+"""Every engine message reaches the reader through gettext, from one template per code.
 
-The engine returns ids + params + English (planner/engine/texts.py); planner/texts.py holds one
-gettext template per id. These tests fail when the two drift apart: a new engine id without a
-template, a template whose English no longer matches the engine's, or a placeholder the engine
-does not send (the renderer would then silently fall back to English).
+The engine returns codes with typed parameters (planner/engine/messages.py); each code has one
+English template in planner/presentation/templates.py, marked with N_() for extraction. These
+tests fail when a template is missing from the catalog or untranslated, when its English is
+written anywhere else too, or when a translation drops a value the engine sends.
 """
 
 from __future__ import annotations
 
 import re
 import string
+from pathlib import Path
 
+import polib
 import pytest
+from django.conf import settings
 from django.utils import translation
 
-from planner import texts as django_texts
-from planner.engine import texts as engine_texts
+from planner.engine.messages import SIGNATURES, Code, Term, message
+from planner.presentation.messages import action, citation, text
+from planner.presentation.rules import citation_text, sources_text
+from planner.presentation.templates import TEMPLATES, TERM_CONTEXT, TERMS, Article, Rule
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
+CATALOG = Path(settings.BASE_DIR) / "locale" / "zh_Hans" / "LC_MESSAGES" / "django.po"
+TRANSLATED = [c for c in Code if TEMPLATES[c].translated]
 
 
 def _fields(template: str) -> set[str]:
     return {name for _, name, _, _ in string.Formatter().parse(template) if name}
 
 
-def _english(lazy: object) -> str:
-    with translation.override("en"):
-        return str(lazy)
+def _catalog() -> dict[tuple[str | None, str], str]:
+    return {(e.msgctxt, e.msgid): e.msgstr for e in polib.pofile(str(CATALOG)) if not e.obsolete}
 
 
-ENGINE_MESSAGES = sorted(engine_texts.TEXTS)
-ENGINE_ACTIONS = sorted(engine_texts.ACTIONS)
+def _templates() -> list[str]:
+    return [
+        s
+        for c in TRANSLATED
+        for s in (TEMPLATES[c].text, TEMPLATES[c].action, TEMPLATES[c].name)
+        if s
+    ]
 
 
-@pytest.mark.parametrize("msg_id", ENGINE_MESSAGES)
-def test_every_engine_message_has_a_translatable_template(msg_id):
-    assert msg_id in django_texts.MESSAGES, f"planner/texts.py has no gettext template for {msg_id}"
+def test_every_template_and_word_has_a_translation_in_the_catalog():
+    catalog = _catalog()
+    missing = [t for t in _templates() if not catalog.get((None, t))]
+    missing += [w for w in TERMS.values() if not catalog.get((TERM_CONTEXT, w))]
+    assert missing == []
 
 
-@pytest.mark.parametrize("msg_id", ENGINE_MESSAGES)
-def test_template_english_matches_the_engine(msg_id):
-    _rule, english = engine_texts.TEXTS[msg_id]
-    assert _english(django_texts.MESSAGES[msg_id]) == english
+def test_each_template_is_written_once():
+    """No second copy of an engine template anywhere in the code (the engine, a Django-side
+    table of the same English, a parser of it): the catalog entry is the only other copy."""
+    root = Path(settings.BASE_DIR)
+    own = root / "planner" / "presentation" / "templates.py"
+    sources = {
+        p: p.read_text(encoding="utf-8")
+        for p in (*root.glob("*/**/*.py"), *root.glob("templates/**/*.html"))
+        if p != own and ".venv" not in p.parts and "tests" not in p.parts
+    }
+    long_ones = [t for t in _templates() if len(t) > 40]
+    copies = [
+        (t[:50], str(p.relative_to(root)))
+        for t in long_ones
+        for p, code in sources.items()
+        if t[:40] in code
+    ]
+    assert copies == []
 
 
-@pytest.mark.parametrize("msg_id", ENGINE_ACTIONS)
-def test_action_english_matches_the_engine(msg_id):
-    assert msg_id in django_texts.ACTIONS
-    assert _english(django_texts.ACTIONS[msg_id]) == engine_texts.ACTIONS[msg_id]
+def _sample(code: Code) -> dict:
+    return {name: f"<{name}>" for name in SIGNATURES[code]}
 
 
-@pytest.mark.parametrize("msg_id", ENGINE_MESSAGES)
-def test_chinese_rendering_uses_the_catalog(msg_id):
-    _rule, english = engine_texts.TEXTS[msg_id]
-    params = {name: f"<{name}>" for name in _fields(english)}
+@pytest.mark.parametrize("code", TRANSLATED)
+def test_chinese_rendering_uses_the_catalog(code):
+    params = _sample(code)
+    sample = message(code, **params)
     with translation.override("zh-hans"):
-        text = django_texts.render_text(msg_id, params, english.format(**params))
-    assert CJK.search(text), f"{msg_id} is not translated: {text}"
-    for value in params.values():
-        assert value in text, f"{msg_id}: the translation drops {value}"
+        rendered = {TEMPLATES[code].text: text(sample), TEMPLATES[code].action: action(sample)}
+    for template, out in rendered.items():
+        if not template:
+            continue
+        assert CJK.search(out), f"{code} is not translated: {out}"
+        for name in _fields(template):
+            assert params[name] in out, f"{code}: the translation drops {{{name}}}"
 
 
-@pytest.mark.parametrize("msg_id", ENGINE_ACTIONS)
-def test_chinese_action_uses_the_catalog(msg_id):
-    english = engine_texts.ACTIONS[msg_id]
-    params = {name: f"<{name}>" for name in _fields(english)}
+def test_words_are_translated_with_their_context():
     with translation.override("zh-hans"):
-        text = django_texts.render_action(msg_id, params, english.format(**params))
-    assert CJK.search(text), f"{msg_id} is not translated: {text}"
-    for value in params.values():
-        assert value in text
+        shape = text(message(Code.WHY_TRAFFIC_IS, shape=Term.DIURNAL))
+    assert "day/night" not in shape
+    assert CJK.search(shape)
 
 
 # --- the engine's own English (phrases in params, citations) --------------------------------
@@ -160,52 +184,41 @@ def _result(spec: dict):
 @pytest.mark.django_db
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_engine_results_read_in_chinese(name):
-    from planner import engine_texts_i18n as i18n
     from tests.i18n.pseudo import english_words
 
     result = _result(SCENARIOS[name])
-    messages = [*result.recommendation.reasons, *result.signals, *result.pitfalls]
+    messages = [
+        result.recommendation.summary,
+        *result.recommendation.reasons,
+        *(s.message for s in result.signals),
+        *(p.message for p in result.pitfalls),
+        *(c.rejected_reason for c in result.candidates if c.rejected_reason),
+        *filter(None, [result.placement.single_bundle.reason]),
+    ]
     problems = []
     with translation.override("zh-hans"):
         for m in messages:
-            rendered = django_texts.render_message(m)
-            for text in (rendered.text, rendered.action, i18n.cite(m.rule)):
-                if english_words(text):
-                    problems.append((m.id, text, english_words(text)))
-        for c in result.candidates:
-            reason = i18n.phrase(c.rejected_reason)
-            if english_words(reason):
-                problems.append((c.id, reason, english_words(reason)))
-        reason = i18n.phrase(result.placement.single_bundle.reason)
-        if english_words(reason):
-            problems.append(("placement", reason, english_words(reason)))
+            for rendered in (text(m), action(m), citation(m)):
+                if english_words(rendered):
+                    problems.append((m.code, rendered, english_words(rendered)))
     assert problems == []
 
 
 def test_citations_name_the_source_articles_in_the_readers_language():
-    from planner import engine_texts_i18n as i18n
-
-    rule = "§3 Route A (000 §2, 002 §3)"
+    rules, sources = (Rule.ROUTE_A,), (Article("000", "2"), Article("002", "3"))
     with translation.override("zh-hans"):
-        assert i18n.sources(rule) == "依据：文章 000 第 2 节、文章 002 第 3 节"
-        assert i18n.cite(rule) == "DOMAIN §3 路线 A（依据：文章 000 第 2 节、文章 002 第 3 节）"
-        assert i18n.sources("§3, §5 (001)") == "依据：文章 001"
+        assert sources_text(sources) == "依据：文章 000 第 2 节、文章 002 第 3 节"
+        assert (
+            citation_text(rules, sources)
+            == "DOMAIN §3 路线 A（依据：文章 000 第 2 节、文章 002 第 3 节）"
+        )
+        assert sources_text((Article("001"),)) == "依据：文章 001"
     with translation.override("en"):
-        assert i18n.sources(rule) == "sources: article 000 §2, article 002 §3"
-        assert i18n.cite(rule) == rule  # English keeps the engine's compact form
-
-
-def test_missing_action_params_are_read_back_from_the_engine_english():
-    from planner import engine_texts_i18n as i18n
-
-    english = "Pin the image tag (vllm/vllm-openai:v0.32.0) on every node."
-    assert i18n.recover_params("Pin the image tag ({image}) on every node.", english) == {
-        "image": "vllm/vllm-openai:v0.32.0"
-    }
-    with translation.override("zh-hans"):
-        text = django_texts.render_action("pit_pin_versions", {}, english)
-    assert "vllm/vllm-openai:v0.32.0" in text
-    assert CJK.search(text)
+        assert sources_text(sources) == "sources: article 000 §2, article 002 §3"
+        assert (
+            citation_text(rules, sources)
+            == "DOMAIN §3 Route A (sources: article 000 §2, article 002 §3)"
+        )
 
 
 @pytest.mark.django_db

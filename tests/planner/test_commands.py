@@ -6,6 +6,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from planner.presentation.api import api_result
 from planner.services import plan_evaluate
 
 
@@ -19,7 +20,7 @@ def test_plan_prints_the_result_json(demo_fleet, tmp_path, s2a_spec, capsys):
     call_command("plan", "--spec", _write(tmp_path, s2a_spec))
 
     printed = json.loads(capsys.readouterr().out)
-    assert printed == plan_evaluate(spec=s2a_spec).result.to_dict()
+    assert printed == api_result(plan_evaluate(spec=s2a_spec).result)
     assert printed["recommendation"]["route"] == "A"
 
 

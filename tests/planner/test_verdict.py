@@ -8,8 +8,7 @@ from django.utils import translation
 
 from planner.engine.result import PlanResult
 from planner.presentation.pitfalls import relevant_pitfalls
-from planner.presentation.verdict import plan_verdict
-from planner.texts import recommendation_sentence
+from planner.presentation.verdict import plan_verdict, recommendation_sentence
 
 FIXTURES = Path(__file__).parent / "engine" / "fixtures" / "results"
 
@@ -83,9 +82,9 @@ def test_nccl_pitfalls_only_when_a_replica_spans_nodes():
     _spec, route_a = _saved("v2_route_a.json")  # 2 replicas, each inside one node
     _spec, route_b = _saved("v2_route_b.json")  # one replica across 2 nodes
 
-    assert any(p.id.startswith("pit_nccl") for p in route_a.pitfalls)
-    assert not any(p.id.startswith("pit_nccl") for p in relevant_pitfalls(route_a))
-    assert any(p.id.startswith("pit_nccl") for p in relevant_pitfalls(route_b))
+    assert any(p.code.startswith("pit_nccl") for p in route_a.pitfalls)
+    assert not any(p.code.startswith("pit_nccl") for p in relevant_pitfalls(route_a))
+    assert any(p.code.startswith("pit_nccl") for p in relevant_pitfalls(route_b))
 
 
 @pytest.mark.parametrize(
@@ -116,12 +115,12 @@ def test_three_routes_side_by_side_with_one_chosen(name, chosen):
 
 def test_reasons_cite_their_sources_as_footnotes():
     from planner.presentation.footnotes import footnoted
-    from planner.texts import render_messages
+    from planner.presentation.messages import shown_all
 
     _spec, result = _saved("v2_route_b.json")
 
     with translation.override("en"):
-        reasons, sources = footnoted(render_messages(result.recommendation.reasons))
+        reasons, sources = footnoted(shown_all(result.recommendation.reasons))
 
     assert sources
     assert [s.number for s in sources] == list(range(1, len(sources) + 1))

@@ -8,6 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from planner.engine.spec import SpecError
+from planner.presentation.api import api_result
 from planner.services import plan_evaluate
 
 EXIT_BAD_SPEC = 2
@@ -45,5 +46,5 @@ class Command(BaseCommand):
             ) from exc
         indent = options["indent"] or None
         self.stdout.write(
-            json.dumps(evaluation.result.to_dict(), indent=indent, ensure_ascii=False)
+            json.dumps(api_result(evaluation.result), indent=indent, ensure_ascii=False)
         )

@@ -7,7 +7,7 @@ known laws, so what is checked is how the adapter composes and rescales them.
 import math
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from planner.engine.serving.aiconfigurator import AicPasses, _bucket
@@ -48,7 +48,6 @@ def test_a_decode_pass_is_its_kernels_with_the_all_reduce_apart():
     assert all_reduce == pytest.approx(ALL_REDUCE)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     decodes=st.integers(0, 200),
     context=st.integers(1, 30_000),

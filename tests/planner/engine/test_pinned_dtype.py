@@ -1,6 +1,7 @@
 """A pinned layout keeps the weight dtype the user asked for, or is reported as not fitting."""
 
 from planner.engine import plan, spec_from_dict
+from planner.presentation.messages import english_text
 
 
 def _spec(**extra):
@@ -25,12 +26,13 @@ def test_pinned_layout_that_needs_quantization_is_reported_as_not_fitting():
     assert result.pinned.weight_dtype == "bf16"
     assert not result.pinned.fits
     assert result.pinned.output_throughput_tok_s == 0.0
-    verdict = next(r for r in result.recommendation.reasons if r.id == "pinned_layout")
-    assert "does not fit at bf16 weights" in verdict.params["verdict"]
+    pinned = next(r for r in result.recommendation.reasons if r.code == "pinned_layout")
+    verdict = english_text(pinned.params["verdict"])
+    assert "does not fit at bf16 weights" in verdict
     # 65.7 GiB of bf16 weights per H100 leave no KV budget once TP2's ~2 GiB of non-torch
     # buffers and the CUDA-graph estimate are counted (issue 13).
     assert any(
-        why in verdict.params["verdict"]
+        why in verdict
         for why in ("KV cache holds", "weights and overheads exceed the requested memory")
     )
 

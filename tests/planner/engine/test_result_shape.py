@@ -4,7 +4,8 @@ import json
 import re
 
 from planner.engine import plan, spec_from_dict
-from planner.engine.texts import TEXTS
+from planner.engine.messages import SIGNATURES, Message
+from planner.presentation.messages import english_action, english_text
 from tests.planner.engine.conftest import hardware
 
 UNIT = re.compile(r"_(gib|ms|us|tok_s|gbs|gbps|bytes|tokens|params|s)(_|$)")
@@ -141,14 +142,18 @@ def test_every_number_names_its_unit():
     assert not bad
 
 
-def test_messages_carry_id_rule_params_and_text_from_the_table():
+def test_messages_are_codes_with_the_parameters_of_their_code():
     result = _result()
-    messages = [*result.recommendation.reasons, *result.signals, *result.pitfalls]
+    messages = [
+        *result.recommendation.reasons,
+        result.recommendation.summary,
+        *(s.message for s in result.signals),
+        *(p.message for p in result.pitfalls),
+    ]
     assert messages
     for m in messages:
-        assert m.id in TEXTS
-        assert m.rule.startswith("§")
-        assert m.text
-        assert isinstance(m.params, dict)
+        assert isinstance(m, Message)
+        assert set(m.params) == set(SIGNATURES[m.code])
+        assert english_text(m)
     assert all(p.severity in {"high", "medium", "low", "info"} for p in result.pitfalls)
-    assert all(p.action for p in result.pitfalls)
+    assert all(english_action(p.message) for p in result.pitfalls)

@@ -5,15 +5,16 @@ import json
 import pytest
 
 from planner.engine import plan, spec_from_dict
+from planner.presentation.messages import english_text
 from tests.planner.engine.conftest import hardware
 
 
 def _ids(result, kind):
-    return {x.id for x in getattr(result, kind)}
+    return {x.code for x in getattr(result, kind)}
 
 
 def _reason_ids(result):
-    return {m.id for m in result.recommendation.reasons}
+    return {m.code for m in result.recommendation.reasons}
 
 
 def test_s1_70b_int8_on_two_a800_nodes_replicas_inside_nodes(s1_spec):
@@ -218,10 +219,8 @@ def test_s5_70b_on_one_80gb_gpu_quantize_first():
     ids = _reason_ids(result)
     assert "quantize_first" in ids
     assert "quantized_barely" in ids
-    assert (
-        "accuracy"
-        in next(m for m in result.recommendation.reasons if m.id == "quantize_first").text
-    )
+    advice = next(m for m in result.recommendation.reasons if m.code == "quantize_first")
+    assert "accuracy" in english_text(advice)
     assert "pit_needs_quantized_checkpoint" in _ids(result, "pitfalls")
 
 
@@ -235,7 +234,7 @@ def test_nothing_fits_says_so_and_emits_no_commands():
     assert not result.best.fits
     assert "nothing_fits" in _reason_ids(result)
     assert result.configs["vllm_serve"] == []
-    assert result.recommendation.summary.startswith("Nothing fits")
+    assert english_text(result.recommendation.summary).startswith("Nothing fits")
 
 
 def test_small_model_on_a_large_fleet_gets_many_tp1_or_tp2_replicas():
@@ -252,7 +251,7 @@ def test_small_model_on_a_large_fleet_gets_many_tp1_or_tp2_replicas():
         )
     )
     rec = result.recommendation
-    reasons = {m.id: m for m in rec.reasons}
+    reasons = {m.code: m for m in rec.reasons}
     # Either branch used to pass; the case is the small replicas, so require them.
     assert rec.tp <= 2
     assert rec.replicas >= 8
@@ -274,7 +273,7 @@ def test_a_larger_tp_stays_first_when_small_replicas_are_much_slower():
         )
     )
     rec = result.recommendation
-    reasons = {m.id: m for m in rec.reasons}
+    reasons = {m.code: m for m in rec.reasons}
     assert rec.tp > 2
     assert reasons["larger_tp_wins"].params["share_pct"] < 85
     assert reasons["larger_tp_wins"].params["larger_tp"] == rec.tp
@@ -295,12 +294,12 @@ def test_quantize_first_when_a_quantized_form_fits_fewer_nodes():
         )
     )
     assert result.recommendation.nodes_per_replica == 2
-    advice = next(m for m in result.recommendation.reasons if m.id == "quantize_fewer_nodes")
+    advice = next(m for m in result.recommendation.reasons if m.code == "quantize_fewer_nodes")
     assert (advice.params["nodes"], advice.params["requested_nodes"]) == (1, 2)
     assert advice.params["link_gbps"] == 10
     total = advice.params["weights_gib"] * advice.params["gpus"]
     assert total < advice.params["requested_weights_gib"] * advice.params["requested_gpus"]
-    assert "Quantize first" in advice.text
+    assert "Quantize first" in english_text(advice)
 
 
 def test_every_plan_names_the_memory_rules_it_followed():
@@ -315,7 +314,9 @@ def test_every_plan_names_the_memory_rules_it_followed():
     assert not old.memory_rules.cuda_graphs_subtracted
     assert old.best.kv_tokens_per_replica > new.best.kv_tokens_per_replica
     assert (
-        next(m for m in old.recommendation.reasons if m.id == "memory_rules").params["vllm_version"]
+        next(m for m in old.recommendation.reasons if m.code == "memory_rules").params[
+            "vllm_version"
+        ]
         == "0.19.0"
     )
     v0 = plan(spec_from_dict({**spec, "vllm_version": "0.6.4"}))

@@ -1,0 +1,58 @@
+"""The result as the API returns it: the stored contract, each message with its English text
+beside its code and parameters (clients may read either; `from_dict` ignores the text)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from planner.engine.messages import Message
+from planner.engine.result import Candidate, Placement, PlanResult
+from planner.presentation.messages import english_action, english_text
+
+
+def _message(message: Message | None, *, with_action: bool = False) -> dict[str, Any] | None:
+    if message is None:
+        return None
+    out = {**message.to_json(), "text": english_text(message)}
+    if with_action:
+        out["action"] = english_action(message)
+    return out
+
+
+def _candidate(c: Candidate, stored: dict[str, Any]) -> dict[str, Any]:
+    return {**stored, "rejected_reason": _message(c.rejected_reason)}
+
+
+def _placement(p: Placement, stored: dict[str, Any]) -> dict[str, Any]:
+    single = {**stored["single_bundle"], "reason": _message(p.single_bundle.reason)}
+    out = {**stored, "single_bundle": single}
+    if p.pinned is not None:
+        out["pinned"] = _placement(p.pinned, stored["pinned"])
+    return out
+
+
+def api_result(result: PlanResult) -> dict[str, Any]:
+    """Return the result as JSON, every message with its English `text` (and `action`)."""
+    out = result.to_dict()
+    rec = result.recommendation
+    out["recommendation"] = {
+        **out["recommendation"],
+        "summary": _message(rec.summary),
+        "reasons": [_message(m) for m in rec.reasons],
+    }
+    out["signals"] = [
+        {**stored, "message": _message(s.message)}
+        for s, stored in zip(result.signals, out["signals"], strict=True)
+    ]
+    out["pitfalls"] = [
+        {**stored, "message": _message(p.message, with_action=True)}
+        for p, stored in zip(result.pitfalls, out["pitfalls"], strict=True)
+    ]
+    out["candidates"] = [
+        _candidate(c, stored)
+        for c, stored in zip(result.candidates, out["candidates"], strict=True)
+    ]
+    if result.pinned is not None:
+        out["pinned"] = _candidate(result.pinned, out["pinned"])
+    out["placement"] = _placement(result.placement, out["placement"])
+    return out
