@@ -9,6 +9,7 @@ from typing import Any
 
 from catalog import identifiers
 from catalog.architecture import Architecture, ArchitectureError, from_hf_config
+from catalog.architecture_json import config_only_values
 from catalog.data import load_gpus, load_models
 from catalog.quantization import parse_quantization
 from planner.engine.configs.vllm_flags import VLLM_VERSION
@@ -557,8 +558,14 @@ def _inline_architecture(r: _Reader, raw: Any) -> Architecture | None:
             f"must divide num_attention_heads ({values['num_attention_heads']})"
         )
         return None
+    # The fields beyond the inventory's columns (attention windows, vision tower, per-module
+    # quantization...): an Architecture sent whole (catalog.architecture_json) arrives whole.
+    extra = config_only_values(raw, values["num_layers"], "model.architecture", r.errors)
+    if any(k.startswith("model.architecture") for k in r.errors):
+        return None
     quant = raw.get("checkpoint_quantization")
     quant = quant if quant in _DECLARED_QUANTIZATION else None
+    stated_scheme = extra.pop("quantization", None)
     return Architecture(
         model_type=str(raw.get("model_type") or "inline"),
         tie_word_embeddings=bool(raw.get("tie_word_embeddings", False)),
@@ -567,12 +574,16 @@ def _inline_architecture(r: _Reader, raw: Any) -> Architecture | None:
         router_bias=bool(raw.get("router_bias", False)),
         default_dtype=str(raw.get("default_dtype") or "bf16"),
         checkpoint_quantization=quant,
-        quantization=parse_quantization(
-            {"quantization_config": _DECLARED_QUANTIZATION[quant]}, values["num_layers"]
-        )
-        if quant
-        else None,
+        quantization=stated_scheme
+        or (
+            parse_quantization(
+                {"quantization_config": _DECLARED_QUANTIZATION[quant]}, values["num_layers"]
+            )
+            if quant
+            else None
+        ),
         **values,
+        **extra,
     )
 
 

@@ -13,10 +13,9 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from catalog import Architecture, ArchitectureError, from_hf_config
+from catalog.architecture_json import architecture_to_json
 from catalog.data import load_models
 from core.json_input import nul_paths
-from inventory.architecture import ARCHITECTURE_FIELDS, architecture_values
 from inventory.models import Machine, MachineStatus, ModelSpec, NetworkInterface, Pool
 from inventory.selectors import model_spec_architecture
 from planner.engine.spec import SpecError
@@ -56,66 +55,20 @@ class ResolvedSpec:
         return "shared" if "shared" in kinds else "dedicated"
 
 
-# ModelSpec columns a user may edit, and the config.json key each one is read from.
-_EDITABLE_KEYS = {
-    "hidden_size": "hidden_size",
-    "num_layers": "num_hidden_layers",
-    "num_attention_heads": "num_attention_heads",
-    "num_kv_heads": "num_key_value_heads",
-    "head_dim": "head_dim",
-    "intermediate_size": "intermediate_size",
-    "vocab_size": "vocab_size",
-    "max_position_embeddings": "max_position_embeddings",
-    "tie_word_embeddings": "tie_word_embeddings",
-}
-
-
-def _config_with_edits(config: Mapping[str, Any], arch: Architecture) -> dict[str, Any] | None:
-    """Return the stored config.json with the user's column edits written into it.
-
-    None when the file no longer parses, an edit has no config.json key of its own, or the
-    edited file does not read back as the columns (a per-layer list of the file that no longer
-    matches an edited layer count).
-    """
-    try:
-        original = from_hf_config(config)
-    except ArchitectureError:
-        return None
-    edited = [n for n in ARCHITECTURE_FIELDS if getattr(arch, n) != getattr(original, n)]
-    if not edited:
-        return dict(config)
-    if any(n not in _EDITABLE_KEYS for n in edited):
-        return None
-    out = dict(config)
-    nested = isinstance(out.get("text_config"), Mapping)
-    target = dict(out["text_config"]) if nested else out
-    target.update({_EDITABLE_KEYS[n]: getattr(arch, n) for n in edited})
-    if nested:
-        out["text_config"] = target
-    try:
-        read_back = from_hf_config(out)
-    except ArchitectureError:
-        return None
-    same = all(getattr(read_back, n) == getattr(arch, n) for n in ARCHITECTURE_FIELDS)
-    return out if same else None
-
-
 def _model_from_inventory(row: ModelSpec) -> dict[str, Any]:
-    """Return the engine's `model` object for an inventory model spec (its edited columns win).
+    """Return the engine's `model` object for an inventory model spec: its Architecture, whole.
 
-    The stored config.json is sent when there is one (it carries what has no column: attention
-    windows, vision tower, per-module quantization), with the edited columns written into it.
-    Otherwise the columns go as they are, by the Architecture's own field names: no config.json
-    is made up, which would have to follow every model type's key names.
+    The inventory already holds the model as an Architecture (its stored config.json for what
+    has no column, the user's column edits winning): it goes to the engine as it is, by the
+    Architecture's own field names (catalog.architecture_json), never as a config.json made up
+    and parsed back.
     """
-    arch = model_spec_architecture(row)
-    model: dict[str, Any] = {"slug": row.slug, "name": row.name, "hf_repo": row.hf_repo}
-    cfg = _config_with_edits(row.config_json, arch) if row.config_json else None
-    if cfg is not None:
-        model["hf_config"] = cfg
-    else:
-        model["architecture"] = architecture_values(arch)
-    return model
+    return {
+        "slug": row.slug,
+        "name": row.name,
+        "hf_repo": row.hf_repo,
+        "architecture": architecture_to_json(model_spec_architecture(row)),
+    }
 
 
 def resolve_model(raw: Any, errors: dict[str, str]) -> tuple[Any, str]:

@@ -11,6 +11,7 @@ from catalog.data import load_models
 from inventory import services
 from inventory.models import ModelSpec
 from inventory.selectors import model_spec_architecture
+from planner.engine.spec import spec_from_dict
 from planner.services.resolve import _model_from_inventory
 from tests.inventory.conftest import catalog_config
 
@@ -122,24 +123,31 @@ def test_import_of_wrapped_and_hybrid_configs_keeps_what_has_no_column(name, tot
     assert spec.total_params == pytest.approx(total_params, rel=0.01)
     arch = model_spec_architecture(spec)
     assert arch == from_hf_config(HF_CONFIGS[name])
-    # The planner receives the stored file, so windows, vision and quantization survive.
-    assert _model_from_inventory(spec)["hf_config"] == HF_CONFIGS[name]
+    # The planner receives the whole Architecture, so windows, vision and quantization survive.
+    hardware = {"node_count": 1, "gpus_per_node": 8, "gpu": "a100-80g-sxm"}
+    engine_model = _model_from_inventory(spec)
+    assert "hf_config" not in engine_model
+    assert spec_from_dict({"model": engine_model, "hardware": hardware}).architecture == arch
 
 
-def test_edited_columns_are_written_into_the_stored_config():
+def test_edited_columns_reach_the_engine_with_what_has_no_column():
     spec = services.model_spec_import_config(config=HF_CONFIGS["gemma-3-27b"], name="G3")
     spec.max_position_embeddings = 32768
-    engine_model = _model_from_inventory(spec)
+    hardware = {"node_count": 1, "gpus_per_node": 8, "gpu": "a100-80g-sxm"}
 
-    assert engine_model["hf_config"]["text_config"]["max_position_embeddings"] == 32768
-    assert engine_model["hf_config"]["vision_config"] == HF_CONFIGS["gemma-3-27b"]["vision_config"]
+    arch = spec_from_dict(
+        {"model": _model_from_inventory(spec), "hardware": hardware, "max_model_len": 4096}
+    ).architecture
+
+    original = from_hf_config(HF_CONFIGS["gemma-3-27b"])
+    assert arch.max_position_embeddings == 32768  # the edit wins
+    assert arch.vision_params == original.vision_params > 0  # the file's vision tower stays
+    assert arch.layer_windows == original.layer_windows
 
 
 def test_an_edited_layer_count_the_file_cannot_carry_reaches_the_engine_as_the_columns():
-    """gpt-oss lists one attention kind per layer: halving the layers in the file would make the
-    engine refuse a config.json the user never sees; the columns go instead."""
-    from planner.engine.spec import spec_from_dict
-
+    """gpt-oss lists one attention kind per layer: with half the layers those windows no longer
+    line up, so the per-layer facts are dropped and the columns go as they are."""
     spec = services.model_spec_import_config(config=HF_CONFIGS["gpt-oss-20b"], name="G")
     spec.num_layers = 12
     engine_model = _model_from_inventory(spec)

@@ -70,8 +70,20 @@ def test_inventory_model_spec_wins_over_the_catalog(demo_fleet):
 
     resolved = resolve_spec({"model": "qwen2.5-32b", "hardware": {"fleet": True}})
 
-    assert resolved.engine_input["model"]["hf_config"]["max_position_embeddings"] == 65536
+    assert resolved.engine_input["model"]["architecture"]["max_position_embeddings"] == 65536
     assert spec_from_dict({**resolved.engine_input, "max_model_len": 65536}).max_model_len == 65536
+
+
+def test_an_inventory_model_reaches_the_engine_as_its_architecture(demo_fleet):
+    row = ModelSpec.objects.get(slug="llama-3.1-70b")
+    assert row.config_json  # the catalog's config.json is stored beside the columns
+
+    model = resolve_spec({"model": row.slug, "hardware": {"fleet": True}}).engine_input["model"]
+
+    assert "hf_config" not in model  # no config.json goes to the engine, made up or stored
+    hardware = {"node_count": 1, "gpus_per_node": 8, "gpu": "h100-sxm"}
+    engine_arch = spec_from_dict({"model": model, "hardware": hardware}).architecture
+    assert engine_arch == model_spec_architecture(row)
 
 
 def test_inventory_only_model(demo_fleet):
