@@ -72,6 +72,21 @@ def _cpu_ms_per_call(fn, rounds: int = 10) -> tuple[float, float]:
     )
 
 
+def _serial_round_cpu(ids: list[int]) -> tuple[float, float, float]:
+    """Poll every target once, serially: (wall s, worker CPU s, PostgreSQL backend CPU s)."""
+    from monitoring.tasks import poll_target
+
+    time.sleep(1.0)
+    started, process, backend = time.perf_counter(), time.process_time(), _backend_cpu_s()
+    for target_id in ids:
+        poll_target.apply(kwargs={"target_id": target_id})
+    return (
+        time.perf_counter() - started,
+        time.process_time() - process,
+        _backend_cpu_s() - backend,
+    )
+
+
 def _machines(hostnames: list[str]) -> None:
     from inventory.models import GpuType, Machine, Pool
 
@@ -117,6 +132,14 @@ def bench_polling_and_view(count: int = MACHINES, processes: int = 4) -> None:
                 f"{len(ids) / r.wall_s:.0f} polls/s, {r.stored / len(ids):.0f} samples per poll, "
                 f"CPU {1000 * r.cpu_s / len(ids):.1f} ms per poll, {r.up}/{len(ids)} targets up"
             )
+        wall, cpu, backend = _serial_round_cpu(ids)
+        print(
+            f"  one more serial round: {wall:.1f} s wall; CPU per poll "
+            f"{1000 * cpu / len(ids):.1f} ms in the worker + "
+            f"{1000 * backend / len(ids):.1f} ms in its PostgreSQL backend "
+            f"(busy machine: CPU per poll x {len(ids)} = {cpu + backend:.1f} s of the "
+            f"{INTERVAL_S} s interval)"
+        )
         client = viewer_client()
         for url in ("/monitoring/machines/", "/monitoring/machines/grid/"):
             median, p95 = p95_ms(lambda url=url: client.get(url))

@@ -9,7 +9,7 @@ cluster quietly reporting one node fewer.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from inventory.models import Machine
@@ -51,22 +51,37 @@ def node_names(target: Target, labels: list[str]) -> dict[str, str]:
     return names
 
 
-def expected_hosts(target: Target) -> list[str]:
-    """Host names the cluster should have: its linked machines, else its plan's hosts."""
-    linked = list(target.machines.order_by("hostname").values_list("hostname", flat=True))
+def expected_machines(target: Target) -> list[tuple[str, str]]:
+    """(host name, management address or "") of the nodes the cluster should have: its linked
+    machines, else its plan's hosts (names only)."""
+    linked = list(
+        target.machines.order_by("hostname").values_list("hostname", "management_address")
+    )
     if linked:
         return linked
     if target.plan_id is None:
         return []
     # Only the host names: every Ray poll asks, and the plan's row carries its whole result.
     hosts = Plan.objects.filter(pk=target.plan_id).values_list("hostnames", flat=True).first()
-    return sorted({str(h).lower() for h in hosts or []})
+    return [(h, "") for h in sorted({str(h).lower() for h in hosts or []})]
 
 
-def missing_hosts(target: Target, answering: list[str]) -> list[str]:
-    """Expected host names whose node did not answer the last poll."""
+def missing_hosts(
+    target: Target, answering: Sequence[str], addresses: Sequence[str] = ()
+) -> list[str]:
+    """Expected host names whose node did not answer the last poll.
+
+    A node answers for a machine by its host name (short names compared) or by the machine's
+    management address (`addresses`: the answering exporters' `ip:port` labels): Ray names a
+    node by the host's own name, which need not be the inventory's.
+    """
     seen = {short_hostname(n) for n in answering}
-    return [h for h in expected_hosts(target) if short_hostname(h) not in seen]
+    ips = {_host(a) for a in addresses}
+    return [
+        hostname
+        for hostname, address in expected_machines(target)
+        if short_hostname(hostname) not in seen and not (address and address in ips)
+    ]
 
 
 def poll_extras(target: Target, samples: list[Any], info: Mapping[str, Any]) -> list[Sample]:
@@ -74,7 +89,7 @@ def poll_extras(target: Target, samples: list[Any], info: Mapping[str, Any]) -> 
 
     A poll that failed altogether stores nothing: the target is down and says so.
     """
-    expected = len(expected_hosts(target))
+    expected = len(expected_machines(target))
     if not expected:
         return []
     scraped = next((s.value for s in samples if s.key == "ray.cluster.nodes_scraped"), 0.0)

@@ -559,7 +559,7 @@ def ray_state(target: Target) -> dict[str, Any]:
         ],
         # Nodes Ray itself lists as dead, and expected hosts (inventory, plan) not answering.
         "dead_nodes": [n for n in listed if n.get("state") == "DEAD"],
-        "missing_hosts": cluster_nodes.missing_hosts(target, list(names.values())),
+        "missing_hosts": cluster_nodes.missing_hosts(target, list(names.values()), node_names),
         "nodes_expected": (target.latest or {}).get("ray.cluster.nodes_expected"),
         "gpu_ids": gpu_ids,
         "gpu_names": gpu_names,

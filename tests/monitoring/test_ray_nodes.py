@@ -54,6 +54,18 @@ def test_a_lost_node_is_counted_missing_and_opens_the_alert(make_target):
     assert cluster_nodes.missing_hosts(target, ["gpu-a"]) == ["gpu-b"]
 
 
+def test_a_node_answers_for_its_machine_by_the_management_address(make_target):
+    # Ray names nodes by the host's own name (`ip-10-0-0-5`), not the inventory's (`gpu-a`).
+    a = MachineFactory(hostname="gpu-a", management_address="10.0.0.5", nics=[])
+    b = MachineFactory(hostname="gpu-b", management_address="10.0.0.6", nics=[])
+    target = make_target(kind="ray", base_url="http://127.0.0.1:9/ray", machines=[a, b])
+
+    missing = cluster_nodes.missing_hosts(target, ["ip-10-0-0-5"], ["10.0.0.5:8080"])
+
+    assert missing == ["gpu-b"]
+    assert cluster_nodes.missing_hosts(target, [], ["10.0.0.5:8080", "10.0.0.6:8080"]) == []
+
+
 def test_without_an_expectation_nothing_is_stored(make_target):
     target = make_target(kind="ray", base_url="http://127.0.0.1:9/ray")
 

@@ -1,8 +1,12 @@
-"""Start a real Ray head on loopback for a test, and stop exactly the processes it started.
+"""Start a real Ray head (and worker nodes) on loopback for a test; stop exactly what it started.
 
 Recipe of METRICS.md: RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 keeps Ray on 127.0.0.1; fake GPUs give
 GPU resources (no utilization series: no driver); no Ray Serve (its replicas bind every
 interface). Every port is picked free, so that concurrent runs do not collide.
+
+Every process Ray starts inherits the environment variables below: the stop finds them by those,
+not by their command lines (Ray's agents rename themselves `ray::DashboardAgent`, and a command
+line may not name the temp dir), and never touches another run's Ray.
 """
 
 from __future__ import annotations
@@ -34,40 +38,71 @@ def free_ports(count: int) -> list[int]:
             s.close()
 
 
+RUN_VARIABLE = "SERVEPLAN_RAY_TEST"  # the run's temp dir: every process of the cluster
+NODE_VARIABLE = "SERVEPLAN_RAY_NODE"  # which node of the run a process belongs to
+
+
 def pids_mentioning(marker: str) -> list[int]:
-    """Return the pids whose command line contains `marker` (our temp dir)."""
+    """Return the pids whose command line or environment contains `marker`."""
     pids = []
+    needle = marker.encode()
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            found = needle in (entry / "cmdline").read_bytes()
+            found = found or needle in (entry / "environ").read_bytes()
         except OSError:
             continue
-        if marker in cmdline:
+        if found:
             pids.append(int(entry.name))
     return pids
 
 
+def kill_all(marker: str) -> None:
+    """Stop every process marked `marker` (TERM, then KILL for what is left)."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        pids = pids_mentioning(marker)
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
+        if pids:
+            time.sleep(3)
+
+
 @dataclass
 class RayHead:
+    """A Ray head on `ip`. With `cluster`, other nodes may join (start_worker): every node then
+    has a loopback address of its own (127.0.0.2, .3), since Ray rewrites 127.0.0.1 into the
+    machine's own address for a joining node, and its servers listen on every interface."""
+
     temp_dir: str
     gcs_port: int
     dashboard_port: int
     metrics_port: int
     env: dict[str, str]
     driver: subprocess.Popen | None = None
+    ip: str = "127.0.0.1"
+    cluster: bool = False
 
     @property
     def dashboard_url(self) -> str:
-        return f"http://127.0.0.1:{self.dashboard_port}"
+        return f"http://{self.ip}:{self.dashboard_port}"
+
+    def _node_env(self, name: str) -> dict[str, str]:
+        return {
+            **self.env,
+            # 0 keeps a lone head on loopback; a node joins only when it is 1 (on every node).
+            "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "1" if self.cluster else "0",
+            NODE_VARIABLE: f"{self.temp_dir}:{name}",
+        }
 
     def start(self) -> None:
         ports = free_ports(6)
         worker_base = 20000 + (os.getpid() % 200) * 100
         cmd = [
             str(Path(sys.executable).parent / "ray"), "start", "--head",
-            "--node-ip-address=127.0.0.1", "--dashboard-host=127.0.0.1",
+            f"--node-ip-address={self.ip}", f"--dashboard-host={self.ip}",
             f"--port={self.gcs_port}", f"--dashboard-port={self.dashboard_port}",
             f"--metrics-export-port={self.metrics_port}",
             f"--node-manager-port={ports[0]}", f"--object-manager-port={ports[1]}",
@@ -77,8 +112,34 @@ class RayHead:
             "--num-gpus=4", "--num-cpus=2", f"--temp-dir={self.temp_dir}",
             "--disable-usage-stats",
         ]  # fmt: skip
-        subprocess.run(cmd, env=self.env, check=True, capture_output=True, timeout=180)
+        env = self._node_env("head")
+        subprocess.run(cmd, env=env, check=True, capture_output=True, timeout=180)
         self._wait(f"{self.dashboard_url}/api/version")
+
+    def start_worker(self, name: str, ip: str, *, num_gpus: int = 2, num_cpus: int = 1) -> int:
+        """Join a worker node at `ip` to a `cluster` head; return its exporter port."""
+        assert self.cluster, "a head started without cluster=True refuses other nodes"
+        ports = free_ports(6)
+        worker_base = 24000 + (os.getpid() % 200) * 40
+        cmd = [
+            str(Path(sys.executable).parent / "ray"), "start",
+            f"--address={self.ip}:{self.gcs_port}", f"--node-ip-address={ip}",
+            f"--metrics-export-port={ports[0]}",
+            f"--node-manager-port={ports[1]}", f"--object-manager-port={ports[2]}",
+            f"--dashboard-agent-listen-port={ports[3]}", f"--dashboard-agent-grpc-port={ports[4]}",
+            f"--runtime-env-agent-port={ports[5]}",
+            f"--min-worker-port={worker_base}", f"--max-worker-port={worker_base + 39}",
+            f"--num-gpus={num_gpus}", f"--num-cpus={num_cpus}", "--disable-usage-stats",
+        ]  # fmt: skip
+        subprocess.run(cmd, env=self._node_env(name), check=True, capture_output=True, timeout=180)
+        return ports[0]
+
+    def kill_node(self, name: str) -> None:
+        """Kill every process of one node at once, as a machine that loses power."""
+        marker = f"{NODE_VARIABLE}={self.temp_dir}:{name}\0"  # NUL: the variable ends there
+        for pid in pids_mentioning(marker):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
     def _wait(self, url: str, timeout_s: float = 90) -> None:
         deadline = time.monotonic() + timeout_s
@@ -97,7 +158,7 @@ class RayHead:
             f"""
             import time, ray
             from ray.util.placement_group import placement_group
-            ray.init(address="127.0.0.1:{self.gcs_port}")
+            ray.init(address="{self.ip}:{self.gcs_port}")
 
             @ray.remote(num_cpus=0.1)
             class Worker:
@@ -116,7 +177,7 @@ class RayHead:
         )
         self.driver = subprocess.Popen(
             [sys.executable, "-c", script],
-            env=self.env,
+            env=self._node_env("driver"),
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,
@@ -132,23 +193,18 @@ class RayHead:
                 self.driver.wait(timeout=20)
             if self.driver.poll() is None:
                 self.driver.kill()
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            pids = pids_mentioning(self.temp_dir)
-            for pid in pids:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, sig)
-            if pids:
-                time.sleep(3)
+        kill_all(f"{RUN_VARIABLE}={self.temp_dir}")
+        kill_all(self.temp_dir)  # anything the environment did not reach
 
 
-def new_head() -> RayHead:
+def new_head(*, ip: str = "127.0.0.1", cluster: bool = False) -> RayHead:
     gcs, dashboard, metrics = free_ports(3)
     temp_dir = tempfile.mkdtemp(prefix="sp_ray_test_", dir="/tmp")
     env = dict(
         os.environ,
-        RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0",
         RAY_USAGE_STATS_ENABLED="0",
         RAY_ADDRESS="",
+        **{RUN_VARIABLE: temp_dir},
     )
     env.pop("RAY_ADDRESS")
-    return RayHead(temp_dir, gcs, dashboard, metrics, env)
+    return RayHead(temp_dir, gcs, dashboard, metrics, env, ip=ip, cluster=cluster)
