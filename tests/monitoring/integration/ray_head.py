@@ -24,6 +24,8 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 
 def free_ports(count: int) -> list[int]:
     sockets = []
@@ -195,6 +197,14 @@ class RayHead:
                 self.driver.kill()
         kill_all(f"{RUN_VARIABLE}={self.temp_dir}")
         kill_all(self.temp_dir)  # anything the environment did not reach
+
+
+def require_ray() -> None:
+    """Fail (never skip) a Ray test when Ray is not installed."""
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        pytest.fail("Ray is not installed: `.venv/bin/pip install -e '.[integration]'`")
 
 
 def new_head(*, ip: str = "127.0.0.1", cluster: bool = False) -> RayHead:

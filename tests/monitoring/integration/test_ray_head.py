@@ -8,7 +8,7 @@ import pytest
 
 from monitoring.models import Sample
 from monitoring.polling import poll
-from tests.monitoring.integration.ray_head import new_head
+from tests.monitoring.integration.ray_head import new_head, require_ray
 
 pytestmark = [pytest.mark.ray, pytest.mark.enable_socket, pytest.mark.django_db]
 
@@ -18,10 +18,7 @@ METRICS_DEADLINE_S = 120
 
 @pytest.fixture(scope="module")
 def ray_head():
-    try:
-        import ray  # noqa: F401
-    except ImportError:
-        pytest.fail("Ray is not installed: `.venv/bin/pip install -e '.[integration]'`")
+    require_ray()
     head = new_head()
     try:
         head.start()

@@ -16,7 +16,7 @@ from monitoring.models import AlertEvent, Target
 from monitoring.polling import poll
 from monitoring.tasks import alerts_evaluator
 from tests.inventory.factories import MachineFactory
-from tests.monitoring.integration.ray_head import new_head
+from tests.monitoring.integration.ray_head import new_head, require_ray
 
 pytestmark = [pytest.mark.ray, pytest.mark.enable_socket, pytest.mark.django_db]
 
@@ -26,10 +26,7 @@ DEADLINE_S = 90
 
 @pytest.fixture
 def two_nodes():
-    try:
-        import ray  # noqa: F401
-    except ImportError:
-        pytest.fail("Ray is not installed: `.venv/bin/pip install -e '.[integration]'`")
+    require_ray()
     head = new_head(ip=HEAD_IP, cluster=True)
     try:
         head.start()

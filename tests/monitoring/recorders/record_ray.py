@@ -2,7 +2,7 @@
 
 Starts a Ray head on loopback only (see /work/shared/METRICS.md), creates placement groups and
 actors from a driver so that their metric families appear, captures every endpoint the scraper
-reads, then stops exactly the processes it started (found by their temp dir, ended by pid).
+reads, then stops exactly the processes it started (found by an environment variable, ended by pid).
 
 Run: .venv/bin/python tests/monitoring/recorders/record_ray.py [OUT_DIR]
 Needs the `integration` extra (ray[default]). Ray Serve is deliberately not started: its
@@ -11,16 +11,17 @@ replicas listen on every interface.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # run as a script from anywhere
+from tests.monitoring.integration.ray_head import RUN_VARIABLE, kill_all  # noqa: E402
 
 GCS_PORT = 46379
 DASHBOARD_PORT = 48265
@@ -42,31 +43,6 @@ def _get(url: str) -> bytes:
         return resp.read()
 
 
-def _pids_under(temp_dir: str) -> list[int]:
-    """Return the pids whose command line mentions our temp dir (the processes we started)."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except OSError:
-            continue
-        if temp_dir in cmdline:
-            pids.append(int(entry.name))
-    return pids
-
-
-def _stop(temp_dir: str) -> None:
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        pids = _pids_under(temp_dir)
-        for pid in pids:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, sig)
-        if pids:
-            time.sleep(3)
-
-
 def _wait_for(url: str, timeout_s: float = 60) -> None:
     deadline = time.monotonic() + timeout_s
     while True:
@@ -85,7 +61,12 @@ def main() -> None:
     )
     out.mkdir(parents=True, exist_ok=True)
     temp_dir = tempfile.mkdtemp(prefix="sp_ray_rec_", dir="/tmp")
-    env = dict(os.environ, RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0", RAY_USAGE_STATS_ENABLED="0")
+    env = dict(
+        os.environ,
+        RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0",
+        RAY_USAGE_STATS_ENABLED="0",
+        **{RUN_VARIABLE: temp_dir},  # every Ray process inherits it: the stop finds them by it
+    )
     ray_bin = str(Path(sys.executable).parent / "ray")
     cmd = [
         ray_bin, "start", "--head",
@@ -166,7 +147,8 @@ def main() -> None:
         del workers, in_pg, stuck, pending
         ray.shutdown()
     finally:
-        _stop(temp_dir)
+        kill_all(f"{RUN_VARIABLE}={temp_dir}")
+        kill_all(temp_dir)
         print("stopped processes under", temp_dir, flush=True)
 
 
