@@ -28,6 +28,7 @@ class TargetForm(forms.ModelForm):
             "name",
             "kind",
             "base_url",
+            "selector",
             "machines",
             "plan",
             "plan_scope",

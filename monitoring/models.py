@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
@@ -75,6 +76,20 @@ class Target(models.Model):
             "Ray: the dashboard, e.g. http://10.0.0.9:8265. "
             "GPU: the machine's dcgm-exporter (http://10.0.0.5:9400) or nvidia_gpu_exporter "
             "(http://10.0.0.5:9835)."
+        ),
+        blank=True,
+    )
+    # Read-only mode: the series of a server an existing Prometheus scrapes. ServePlan polls
+    # nothing for such a target; it reads Prometheus (monitoring.stores.readonly).
+    selector = models.CharField(
+        _("Prometheus selector"),
+        max_length=500,
+        blank=True,
+        default="",
+        help_text=_(
+            "Instead of a URL: the job and instance labels under which your Prometheus already "
+            'scrapes this vLLM server, e.g. {job="vllm",instance="10.0.0.5:8000"}. ServePlan '
+            "then polls nothing and reads its series from Prometheus (MONITORING_PROMETHEUS_URL)."
         ),
     )
     machines = models.ManyToManyField(
@@ -197,6 +212,30 @@ class Target(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("monitoring:target-detail", kwargs={"pk": self.pk})
+
+    def clean(self) -> None:
+        """A target has a URL to poll or a Prometheus selector to read, never both or none."""
+        from monitoring.series.promql import SelectorError, canonical_selector
+
+        if self.selector:
+            if self.base_url:
+                raise ValidationError(
+                    {"selector": _("Give a base URL or a Prometheus selector, not both.")}
+                )
+            if self.kind != TargetKind.VLLM:
+                raise ValidationError(
+                    {"selector": _("Only vLLM servers can be read from Prometheus for now.")}
+                )
+            try:
+                self.selector = canonical_selector(self.selector)
+            except SelectorError as exc:
+                raise ValidationError({"selector": str(exc)}) from None
+        elif not self.base_url:
+            raise ValidationError({"base_url": _("Give a base URL or a Prometheus selector.")})
+
+    @property
+    def read_only(self) -> bool:
+        return bool(self.selector)
 
     @property
     def spacing_factor(self) -> int:

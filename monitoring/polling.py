@@ -16,10 +16,12 @@ import httpx
 from django.db import transaction
 
 from core.crypto import SecretUnreadable
-from monitoring import conf, pacing
+from monitoring import conf, pacing, stores
 from monitoring import kinds as web_kinds
 from monitoring.models import Target, TargetSnapshot
 from monitoring.scrape import ScrapeResult, kinds, scrape_once
+from monitoring.scrape.series import make_sample
+from monitoring.series import StoreUnavailable, readonly
 from monitoring.services import PollOutcome, poll_record_failure, poll_record_success
 
 # Failures worth retrying within the same slot: quick network ones, not the target's answer. A
@@ -116,6 +118,8 @@ def poll(
     in one transaction, so a poll costs one commit. With `record_transport_errors=False` a
     connect/timeout/DNS failure is returned unstored, for the caller to retry within its slot.
     """
+    if target.read_only:
+        return read_from_prometheus(target, slot=slot, on_stored=on_stored)
     started = time.monotonic()
     previous = previous_snapshot(target)
     try:
@@ -181,6 +185,51 @@ def poll(
             duration_ms=duration_ms,
         )
         if report.stored and on_stored is not None:
+            on_stored(report)
+    return report
+
+
+def read_from_prometheus(
+    target: Target, *, slot: int | None = None, on_stored: OnStored | None = None
+) -> PollReport:
+    """A read-only target's "poll": its current values from Prometheus (no request to the
+    server itself), stored on the target like a poll's, then `on_stored` (alerts).
+
+    Up when Prometheus' last scrape of it succeeded (`up` = 1); down when the scrape failed or
+    Prometheus has no series for the selector; a Prometheus that does not answer is an error of
+    kind "store".
+    """
+    started = time.monotonic()
+    ts = to_datetime(time.time())
+    try:
+        values = stores.read_only().values(stores.ref(target), readonly.EXPRESSIONS)
+    except StoreUnavailable as exc:
+        values, kind, message = {}, "store", str(exc)
+    else:
+        kind, message = "", ""
+        if values.get("poll.up") != 1.0:
+            kind = "scrape"
+            message = "Prometheus has no successful scrape of this selector"
+    duration_ms = (time.monotonic() - started) * 1000.0
+    report = PollReport(
+        target_id=target.pk,
+        ok=not kind,
+        stored=False,
+        ts=ts,
+        values={},
+        error_kind=kind,
+        error=message,
+        duration_ms=duration_ms,
+    )
+    if kind:
+        return record_failure(target, report, slot=slot, on_stored=on_stored)
+    samples = [make_sample(key, value) for key, value in values.items() if key != "poll.up"]
+    outcome = PollOutcome(samples=[s for s in samples if s is not None], duration_ms=duration_ms)
+    with transaction.atomic():
+        stored = poll_record_success(target=target, ts=ts, outcome=outcome, slot=slot) > 0
+        values.update({"poll.consecutive_failures": 0.0, OVERDUE_SERIES: 0.0})
+        report = replace(report, stored=stored, values=values)
+        if stored and on_stored is not None:
             on_stored(report)
     return report
 

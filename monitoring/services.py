@@ -63,6 +63,7 @@ TARGET_FIELDS = (
     "name",
     "kind",
     "base_url",
+    "selector",
     "poll_interval_s",
     "enabled",
     "plan",
@@ -76,7 +77,8 @@ def target_create(
     *,
     name: str,
     kind: str,
-    base_url: str,
+    base_url: str = "",
+    selector: str = "",
     poll_interval_s: int | None = None,
     enabled: bool = True,
     token: str = "",
@@ -86,11 +88,13 @@ def target_create(
     machines: Iterable[Any] = (),
     sample_limit: int | None = None,
 ) -> Target:
-    """Create a target with its default alert rules; it is polled at the next scheduler tick."""
+    """Create a target with its default alert rules; it is polled at the next scheduler tick
+    (a read-only target, one with a Prometheus `selector`, is read from Prometheus instead)."""
     target = Target(
         name=name,
         kind=kind,
         base_url=base_url.rstrip("/"),
+        selector=selector.strip(),
         poll_interval_s=poll_interval_s or settings.MONITORING_DEFAULT_POLL_INTERVAL_S,
         enabled=enabled,
         plan=plan,
@@ -100,7 +104,8 @@ def target_create(
     )
     with transaction.atomic():
         target.full_clean()
-        validate_monitored_url(target.base_url)
+        if not target.read_only:
+            validate_monitored_url(target.base_url)
         target.token = token
         target.save()
         machines = list(machines)
@@ -128,7 +133,7 @@ def target_update(
         setattr(target, name, value)
     with transaction.atomic():
         target.full_clean()
-        if "base_url" in changes:
+        if "base_url" in changes and not target.read_only:
             validate_monitored_url(target.base_url)
         if clear_token:
             target.token = ""
@@ -385,7 +390,10 @@ def _count_missed(target: Target, missed: int, rows: list[WriteSample]) -> None:
 
 
 def _write(target: Target, ts: datetime, rows: list[WriteSample]) -> None:
-    """Hand one poll's samples to the series store (in the poll's transaction)."""
+    """Hand one poll's samples to the series store (in the poll's transaction). A read-only
+    target's series are already in the Prometheus it was read from: nothing is written."""
+    if target.read_only:
+        return
     stores.current().write(WriteBatch(target=stores.ref(target), ts=ts, samples=tuple(rows)))
 
 

@@ -63,6 +63,7 @@ class TargetSerializer(serializers.ModelSerializer):
             "name",
             "kind",
             "base_url",
+            "selector",
             "machines",
             "plan",
             "plan_scope",

@@ -6,19 +6,23 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from monitoring.series import SeriesStore, TargetRef
+from monitoring.series import TargetRef
+
+if TYPE_CHECKING:
+    from monitoring.stores.readonly import ReadOnlyReader
+    from monitoring.stores.routing import RoutingStore
 
 EMBEDDED = "embedded"
 PROMETHEUS = "prometheus"
 BACKENDS = (EMBEDDED, PROMETHEUS)
 
-_cache: dict[tuple[Any, ...], SeriesStore] = {}
+_cache: dict[tuple[Any, ...], RoutingStore] = {}
 
 
 def _settings_key() -> tuple[Any, ...]:
@@ -31,13 +35,18 @@ def _settings_key() -> tuple[Any, ...]:
     )
 
 
-def current() -> SeriesStore:
+def current() -> RoutingStore:
     """Return the configured store (one per process and settings: it may hold a buffer)."""
     key = _settings_key()
     store = _cache.get(key)
     if store is None:
         store = _cache[key] = _build(*key)
     return store
+
+
+def read_only() -> ReadOnlyReader:
+    """Return the reader of read-only targets (StoreUnavailable when no Prometheus is set)."""
+    return current().read_only()
 
 
 def prometheus_urls(query_url: str, write_url: str) -> tuple[str, str]:
@@ -64,22 +73,30 @@ def reset() -> None:
 
 def _build(
     name: str, query_url: str, write_url: str, buffer_samples: int, timeout_s: float
-) -> SeriesStore:
-    if name == EMBEDDED:
-        from monitoring.stores.embedded import EmbeddedStore
+) -> RoutingStore:
+    """Return the configured backend behind the router that sends read-only targets to the
+    Prometheus at MONITORING_PROMETHEUS_URL (when one is set)."""
+    from monitoring.series.buffer import RetryBuffer
+    from monitoring.stores.prometheus import PrometheusStore
+    from monitoring.stores.readonly import ReadOnlyReader
+    from monitoring.stores.routing import RoutingStore
 
-        return EmbeddedStore()
-    if name == PROMETHEUS:
-        from monitoring.series.buffer import RetryBuffer
-        from monitoring.stores.prometheus import PrometheusStore
-
+    server = None
+    if query_url or name == PROMETHEUS:
         query_url, write_url = prometheus_urls(query_url, write_url)
-        return PrometheusStore(
+        server = PrometheusStore(
             query_url=query_url,
             write_url=write_url,
             buffer=RetryBuffer(max_samples=buffer_samples),
             timeout_s=timeout_s,
         )
+    read_only = ReadOnlyReader(server) if server else None
+    if name == EMBEDDED:
+        from monitoring.stores.embedded import EmbeddedStore
+
+        return RoutingStore(EmbeddedStore(), read_only)
+    if name == PROMETHEUS:
+        return RoutingStore(server, read_only)
     raise ImproperlyConfigured(
         f"MONITORING_SERIES_STORE: {name!r} is not a series store (one of {', '.join(BACKENDS)})."
     )
@@ -92,12 +109,13 @@ def ref(target: Any) -> TargetRef:
         name=target.name,
         kind=target.kind,
         interval_s=target.poll_interval_s,
+        selector=target.selector,
         last_success_at=target.last_success_at,
     )
 
 
 # The Target fields `ref` reads (querysets load only these: never the encrypted token).
-REF_FIELDS = ("pk", "name", "kind", "poll_interval_s", "last_success_at")
+REF_FIELDS = ("pk", "name", "kind", "poll_interval_s", "selector", "last_success_at")
 
 
 def refs(targets: Iterable[Any]) -> list[TargetRef]:

@@ -39,13 +39,47 @@ logger = logging.getLogger(__name__)
 Matrix = list[tuple[dict[str, str], list[tuple[float, float]]]]
 
 
-def _ms(when: datetime) -> int:
+def ms(when: datetime) -> int:
     return int(when.timestamp() * 1000)
 
 
-def _bucket_ms(start: datetime, end: datetime, max_points: int) -> int:
+def bucket_ms(start: datetime, end: datetime, max_points: int) -> int:
     """The embedded store's bucket width (monitoring.selectors._bucket_s), in whole ms."""
     return max(1000, int((end - start).total_seconds() * 1000 / max_points))
+
+
+def bucket_series(
+    target_id: int | None,
+    key: str,
+    labels: tuple[tuple[str, str], ...],
+    points: list[tuple[float, float]],
+    width_ms: int,
+    interval_s: float | None,
+) -> SeriesPoints:
+    """Points evaluated at bucket ends, placed mid-bucket as the embedded store places them,
+    with a gap wherever polls are missing (monitoring.selectors.with_gaps)."""
+    from monitoring.selectors import _max_gap_ms, with_gaps
+
+    times, values = with_gaps(
+        [int(t * 1000) - width_ms // 2 for t, _ in points],
+        [round(v, 6) for _, v in points],
+        max_gap_ms=_max_gap_ms(width_ms, interval_s),
+    )
+    return SeriesPoints(
+        target_id=target_id, key=key, labels=labels, times_ms=tuple(times), values=tuple(values)
+    )
+
+
+def range_result(
+    start: datetime, end: datetime, width_ms: int, series: Iterable[SeriesPoints] = ()
+) -> RangeResult:
+    return RangeResult(
+        start_ms=ms(start),
+        end_ms=ms(end),
+        bucket_s=width_ms / 1000,
+        source=Source.PROMETHEUS,
+        series=tuple(series),
+    )
 
 
 class PrometheusStore:
@@ -83,7 +117,7 @@ class PrometheusStore:
     def flush(self) -> bool:
         """Send what is pending; return True when nothing is left (also counts the outcome in
         ServePlan's own /metrics: serveplan_remote_write_samples{outcome})."""
-        done = self.buffer.flush(self._send)
+        done = self.buffer.flush(self.send)
         report = self.buffer.report()
         for outcome in ("written", "dropped"):
             delta = getattr(report, outcome) - getattr(self._reported, outcome)
@@ -100,7 +134,7 @@ class PrometheusStore:
         self._reported = report
         return done
 
-    def _send(self, batches: Sequence[WriteBatch]) -> None:
+    def send(self, batches: Sequence[WriteBatch]) -> None:
         try:
             response = self.client.post(
                 self.write_url,
@@ -155,7 +189,7 @@ class PrometheusStore:
     def raw(self, selector: str, start: datetime, end: datetime) -> Matrix:
         """Return the stored samples of `selector` with start <= t <= end, as written."""
         # One ms more: some servers' ranges are open on the left (VictoriaMetrics).
-        span_ms = _ms(end) - _ms(start) + 1
+        span_ms = ms(end) - ms(start) + 1
         rows = self.query(f"{selector}[{span_ms}ms]", end)
         low = start.timestamp()
         return [(m, [(t, v) for t, v in points if t >= low]) for m, points in rows]
@@ -168,15 +202,10 @@ class PrometheusStore:
         end: datetime,
         max_points: int,
     ) -> RangeResult:
-        from monitoring.selectors import _max_gap_ms, with_gaps
-
-        width_ms = _bucket_ms(start, end, max_points)
-        result = RangeResult(
-            start_ms=_ms(start), end_ms=_ms(end), bucket_s=width_ms / 1000, source=Source.PROMETHEUS
-        )
+        width_ms = bucket_ms(start, end, max_points)
         by_id = {t.id: t for t in targets}
         if not targets or not series:
-            return result
+            return range_result(start, end, width_ms)
         found: dict[tuple[int, str, tuple[tuple[str, str], ...]], SeriesPoints] = {}
         for match in dict.fromkeys(series):
             wanted = (
@@ -188,34 +217,18 @@ class PrometheusStore:
                 selector = selector[:-1] + "," + ",".join(map(str, extra)) + "}"
             rows = self.query_range(
                 f"avg_over_time({selector}[{width_ms}ms])",
-                _ms(start) + width_ms,
-                _ms(end),
+                ms(start) + width_ms,
+                ms(end),
                 width_ms,
             )
             for metric, points in rows:
                 target_id, labels = rw.series_labels(metric)
                 if target_id not in by_id or (wanted is not None and labels != wanted):
                     continue
-                times, values = with_gaps(
-                    [int(t * 1000) - width_ms // 2 for t, _ in points],
-                    [round(v, 6) for _, v in points],
-                    max_gap_ms=_max_gap_ms(width_ms, by_id[target_id].interval_s),
+                found[(target_id, match.key, labels)] = bucket_series(
+                    target_id, match.key, labels, points, width_ms, by_id[target_id].interval_s
                 )
-                found[(target_id, match.key, labels)] = SeriesPoints(
-                    target_id=target_id,
-                    key=match.key,
-                    labels=labels,
-                    times_ms=tuple(times),
-                    values=tuple(values),
-                )
-        ordered = tuple(found[k] for k in sorted(found))
-        return RangeResult(
-            start_ms=result.start_ms,
-            end_ms=result.end_ms,
-            bucket_s=result.bucket_s,
-            source=result.source,
-            series=ordered,
-        )
+        return range_result(start, end, width_ms, (found[k] for k in sorted(found)))
 
     def fleet_sum(
         self,
@@ -225,9 +238,7 @@ class PrometheusStore:
         end: datetime,
         max_points: int,
     ) -> RangeResult:
-        from monitoring.selectors import _max_gap_ms, with_gaps
-
-        width_ms = _bucket_ms(start, end, max_points)
+        width_ms = bucket_ms(start, end, max_points)
         ids = [t.id for t in targets]
         shortest = min((t.interval_s for t in targets), default=None)
         out = []
@@ -237,25 +248,10 @@ class PrometheusStore:
                 expr = (
                     f"sum(avg_over_time({promql.stored(key, ids, unlabelled=True)}[{width_ms}ms]))"
                 )
-                rows = self.query_range(expr, _ms(start) + width_ms, _ms(end), width_ms)
+                rows = self.query_range(expr, ms(start) + width_ms, ms(end), width_ms)
             points = rows[0][1] if rows else []
-            times, values = with_gaps(
-                [int(t * 1000) - width_ms // 2 for t, _ in points],
-                [round(v, 6) for _, v in points],
-                max_gap_ms=_max_gap_ms(width_ms, shortest),
-            )
-            out.append(
-                SeriesPoints(
-                    target_id=None, key=key, labels=(), times_ms=tuple(times), values=tuple(values)
-                )
-            )
-        return RangeResult(
-            start_ms=_ms(start),
-            end_ms=_ms(end),
-            bucket_s=width_ms / 1000,
-            source=Source.PROMETHEUS,
-            series=tuple(out),
-        )
+            out.append(bucket_series(None, key, (), points, width_ms, shortest))
+        return range_result(start, end, width_ms, out)
 
     def _keys_selector(self, keys: Iterable[str], target: TargetRef, *, unlabelled: bool) -> str:
         names = "|".join(rw.metric_name(k) for k in sorted(set(keys)))
@@ -266,7 +262,7 @@ class PrometheusStore:
         keys = list(keys)
         if target.last_success_at is None or not keys:
             return []
-        at_ms = _ms(target.last_success_at)
+        at_ms = ms(target.last_success_at)
         rows = self.raw(
             self._keys_selector(keys, target, unlabelled=False),
             target.last_success_at - timedelta(seconds=1),

@@ -3,7 +3,6 @@ Prometheus and VictoriaMetrics servers (session-scoped, on loopback, marker `tsd
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -39,14 +38,8 @@ class Backend:
     server: servers.Server | None = None
 
     def eventually(self, read: Callable[[], object], *, timeout_s: float = 15.0):
-        """Return `read()` once it is truthy: a server makes written samples searchable a
-        moment later (VictoriaMetrics ~1 s); the embedded store at once."""
-        deadline = time.monotonic() + timeout_s
-        while True:
-            value = read()
-            if value or time.monotonic() > deadline:
-                return value
-            time.sleep(0.25)
+        """Return `read()` once it is truthy (the embedded store: at once)."""
+        return servers.eventually(read, timeout_s=timeout_s)
 
 
 BACKENDS = [

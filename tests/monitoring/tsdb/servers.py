@@ -16,6 +16,17 @@ import httpx
 STARTUP_S = 60.0
 
 
+def eventually(read, *, timeout_s: float = 15.0):
+    """Return `read()` once it is truthy, or its last answer after `timeout_s`: a server makes
+    written samples searchable a moment later (VictoriaMetrics ~1 s)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        value = read()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(0.25)
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

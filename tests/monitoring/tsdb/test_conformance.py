@@ -157,8 +157,12 @@ def test_plan_vs_reality_and_evidence_read_what_the_polls_wrote(backend, make_ta
             if not sample.labels and sample.key in expected:
                 expected[sample.key].append((batch.ts, sample.value))
 
-    seen = backend.eventually(lambda: (o := observed.observe(target, start, end)).polls == 30 and o)
+    def complete():
+        window = stores.current().window(stores.ref(target), observed.OBSERVED_KEYS, start, end)
+        return all(len(window[k]) == len(expected[k]) for k in expected)
 
+    backend.eventually(complete)
+    seen = observed.observe(target, start, end)
     # VictoriaMetrics keeps about 12 significant digits of a float: equal up to that.
     want = asdict(observed.observation(target, expected))
     got = asdict(seen)

@@ -75,7 +75,7 @@ def _samples_on_server(target: Target) -> int:
     """Count every sample of the target the server holds (of the last hour)."""
     now = datetime.now(UTC)
     selector = f'{{job="serveplan",serveplan_target="{target.pk}"}}'
-    rows = stores.current().raw(selector, now - timedelta(hours=1), now)
+    rows = stores.current().polled.raw(selector, now - timedelta(hours=1), now)
     return sum(len(points) for _, points in rows)
 
 

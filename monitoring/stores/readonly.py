@@ -1,0 +1,140 @@
+"""Series of read-only targets, computed by PromQL from what an existing Prometheus scrapes
+(monitoring.series.readonly says which keys and how). Nothing is written: ServePlan polls
+nothing for these targets."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+
+from monitoring.series import (
+    LatestValue,
+    Points,
+    RangeResult,
+    SeriesMatch,
+    TargetRef,
+    WriteBatch,
+    WriteReport,
+    promql,
+    readonly,
+)
+from monitoring.stores.prometheus import (
+    Matrix,
+    PrometheusStore,
+    bucket_ms,
+    bucket_series,
+    ms,
+    range_result,
+)
+
+# Rates and quantiles look back at least this many scrape intervals (two would do with no
+# missed scrape; four keep a value through one).
+RATE_WINDOW_INTERVALS = 4
+
+
+def _finite(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    return [(t, v) for t, v in points if math.isfinite(v)]
+
+
+class ReadOnlyReader:
+    name = "read-only"
+
+    def __init__(self, server: PrometheusStore) -> None:
+        self.server = server
+
+    def _expr(self, target: TargetRef, key: str, step_ms: int) -> str | None:
+        window = max(RATE_WINDOW_INTERVALS * target.interval_s * 1000, step_ms)
+        return readonly.expression(key, promql.parse_selector(target.selector), window)
+
+    def _series(
+        self, target: TargetRef, key: str, start_ms: int, end_ms: int, step_ms: int
+    ) -> list[tuple[float, float]]:
+        expr = self._expr(target, key, step_ms)
+        if expr is None:
+            return []
+        rows: Matrix = self.server.query_range(expr, start_ms, end_ms, step_ms)
+        return _finite(rows[0][1]) if rows else []
+
+    def write(self, batch: WriteBatch) -> None:
+        raise ValueError(f"target {batch.target.name} is read-only: ServePlan writes nothing")
+
+    def write_report(self) -> WriteReport:
+        return WriteReport()
+
+    def range(
+        self,
+        targets: Sequence[TargetRef],
+        series: Sequence[SeriesMatch],
+        start: datetime,
+        end: datetime,
+        max_points: int,
+    ) -> RangeResult:
+        width = bucket_ms(start, end, max_points)
+        keys = sorted({m.key for m in series if not m.labels})  # unlabelled series only
+        found = []
+        for target in targets:
+            for key in keys:
+                points = self._series(target, key, ms(start) + width, ms(end), width)
+                if points:
+                    found.append(
+                        bucket_series(target.id, key, (), points, width, target.interval_s)
+                    )
+        return range_result(start, end, width, found)
+
+    def fleet_sum(
+        self,
+        targets: Sequence[TargetRef],
+        keys: Sequence[str],
+        start: datetime,
+        end: datetime,
+        max_points: int,
+    ) -> RangeResult:
+        width = bucket_ms(start, end, max_points)
+        out = []
+        for key in keys:
+            summed: dict[float, float] = defaultdict(float)
+            for target in targets:
+                for t, v in self._series(target, key, ms(start) + width, ms(end), width):
+                    summed[t] += v
+            shortest = min((t.interval_s for t in targets), default=None)
+            out.append(bucket_series(None, key, (), sorted(summed.items()), width, shortest))
+        return range_result(start, end, width, out)
+
+    def latest(self, target: TargetRef, keys: Iterable[str]) -> list[LatestValue]:
+        """Each key's value now (Prometheus' own lookback: the last scrape within 5 minutes)."""
+        return [LatestValue(key, (), value) for key, value in self.values(target, keys).items()]
+
+    def values(
+        self, target: TargetRef, keys: Iterable[str], at: datetime | None = None
+    ) -> dict[str, float]:
+        at = at or datetime.now(UTC)
+        out = {}
+        for key in dict.fromkeys(keys):
+            expr = self._expr(target, key, 0)
+            rows = self.server.query(expr, at) if expr else []
+            points = _finite(rows[0][1]) if rows else []
+            if points:
+                out[key] = points[-1][1]
+        return out
+
+    def window(
+        self, target: TargetRef, keys: Iterable[str], start: datetime, end: datetime
+    ) -> dict[str, Points]:
+        """One point per scrape interval, on the same instants for every key (callers join
+        series on their timestamps, as they do on the polls of a polled target)."""
+        step = target.interval_s * 1000
+        first = -(-ms(start) // step) * step  # the first multiple of the step in the window
+        out: dict[str, Points] = {}
+        for key in dict.fromkeys(keys):
+            out[key] = [
+                (datetime.fromtimestamp(t, tz=UTC), v)
+                for t, v in self._series(target, key, first, ms(end), step)
+            ]
+        return out
+
+    def total(
+        self, targets: Sequence[TargetRef], key: str, start: datetime, end: datetime
+    ) -> float:
+        return float(sum(v for t in targets for _, v in self.window(t, [key], start, end)[key]))
