@@ -20,6 +20,8 @@ the releases. The engine plans with the rules of the version the spec names:
   custom all-reduce: llm-d-planner's January 2026 runs of the then latest image) and 0.25 GiB
   from 0.18 (2.1 GiB at TP ≥ 2 with the custom all-reduce, 0.07 GiB with pipeline stages only:
   vLLM 0.19 logs). The TP figure is assumed to change with the single-GPU one, at 0.18.
+* From 0.22 the FlashInfer top-k/top-p sampler is the default again ("Using FlashInfer for
+  top-p & top-k sampling" in 0.22, 0.23 and 0.26 logs without any setting).
 * From 0.21: the CUDA-graph memory estimate is subtracted before the KV budget
   ("CUDA graph memory profiling is enabled (default since v0.21.0)" in 0.27 logs;
   `VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`). 0.19 estimated and logged it, but did not
@@ -38,6 +40,7 @@ DELTA_NON_TORCH_SINCE = (0, 11, 0)
 LEAN_SAMPLER_SINCE = (0, 17, 0)
 LARGER_NON_TORCH_SINCE = (0, 18, 0)
 CUDA_GRAPH_ESTIMATE_SINCE = (0, 21, 0)
+FLASHINFER_SAMPLER_AGAIN_SINCE = (0, 22, 0)
 
 
 class VersionError(ValueError):
@@ -131,6 +134,6 @@ def profiling_rules(version: str) -> ProfilingRules:
         non_torch_custom_all_reduce_gib=all_reduce,
         non_torch_nccl_only_gib=0.35,
         non_torch_pipeline_only_gib=0.07 if delta else 0.35,
-        flashinfer_sampler=not delta,
+        flashinfer_sampler=not delta or v >= FLASHINFER_SAMPLER_AGAIN_SINCE,
         native_sampler=sampler,
     )
