@@ -327,7 +327,7 @@ def _norms_per_layer(cfg: _Cfg, model_type: str, family: Family) -> int:
 
 
 def _learned_positions(cfg: _Cfg, model_type: str) -> int:
-    """Return the rows of a learned position table (GPT-2; OPT keeps 2 more), else 0."""
+    """Return the rows of a learned position table (GPT-2, StarCoder 1; OPT 2 more), else 0."""
     if model_type in {"gpt2", "gpt_bigcode"}:
         return cfg.int("max_position_embeddings")
     if model_type == "opt":

@@ -20,12 +20,12 @@ the releases. The engine plans with the rules of the version the spec names:
   custom all-reduce: llm-d-planner's January 2026 runs of the then latest image) and 0.25 GiB
   from 0.18 (2.1 GiB at TP ≥ 2 with the custom all-reduce, 0.07 GiB with pipeline stages only:
   vLLM 0.19 logs). The TP figure is assumed to change with the single-GPU one, at 0.18.
-* From 0.22 the FlashInfer top-k/top-p sampler is the default again ("Using FlashInfer for
-  top-p & top-k sampling" in 0.22, 0.23 and 0.26 logs without any setting).
 * From 0.21: the CUDA-graph memory estimate is subtracted before the KV budget
   ("CUDA graph memory profiling is enabled (default since v0.21.0)" in 0.27 logs;
   `VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`). 0.19 estimated and logged it, but did not
   subtract it.
+* From 0.22 the FlashInfer top-k/top-p sampler is the default again ("Using FlashInfer for
+  top-p & top-k sampling" in 0.22, 0.23 and 0.26 logs without any setting).
 """
 
 from __future__ import annotations
