@@ -4,9 +4,8 @@ Recipe of METRICS.md: RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 keeps Ray on 127.0.0.1
 GPU resources (no utilization series: no driver); no Ray Serve (its replicas bind every
 interface). Every port is picked free, so that concurrent runs do not collide.
 
-Every process Ray starts inherits the environment variables below: the stop finds them by those,
-not by their command lines (Ray's agents rename themselves `ray::DashboardAgent`, and a command
-line may not name the temp dir), and never touches another run's Ray.
+Every process Ray starts inherits the environment variables below: the stop finds them by those
+(and their descendants, see pids_mentioning), never another run's Ray.
 """
 
 from __future__ import annotations
@@ -44,10 +43,23 @@ RUN_VARIABLE = "SERVEPLAN_RAY_TEST"  # the run's temp dir: every process of the 
 NODE_VARIABLE = "SERVEPLAN_RAY_NODE"  # which node of the run a process belongs to
 
 
+def _parents() -> dict[int, int]:
+    """{pid: parent pid} of every process now."""
+    parents = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                stat = (entry / "stat").read_text()
+                parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    return parents
+
+
 def pids_mentioning(marker: str) -> list[int]:
-    """Return the pids whose command line or environment contains `marker`."""
-    pids = []
+    """Return the pids whose command line or environment contains `marker`, and their
+    descendants: Ray's agents rename themselves (`ray::DashboardAgent`), which overwrites their
+    command line and environment, but their parent (the raylet) keeps both."""
     needle = marker.encode()
+    marked = set()
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
@@ -57,18 +69,31 @@ def pids_mentioning(marker: str) -> list[int]:
         except OSError:
             continue
         if found:
-            pids.append(int(entry.name))
-    return pids
+            marked.add(int(entry.name))
+    parents = _parents()
+    children: dict[int, list[int]] = {}
+    for pid, parent in parents.items():
+        children.setdefault(parent, []).append(pid)
+    found_all, todo = set(), list(marked)
+    while todo:
+        pid = todo.pop()
+        if pid not in found_all and pid != os.getpid():
+            found_all.add(pid)
+            todo.extend(children.get(pid, []))
+    return sorted(found_all)
 
 
 def kill_all(marker: str) -> None:
-    """Stop every process marked `marker` (TERM, then KILL for what is left)."""
+    """Stop every process marked `marker` and its descendants (TERM, then KILL for the rest).
+
+    The list is taken once, before any is stopped: a stopped raylet's agents lose their parent.
+    """
+    pids = pids_mentioning(marker)
     for sig in (signal.SIGTERM, signal.SIGKILL):
-        pids = pids_mentioning(marker)
         for pid in pids:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, sig)
-        if pids:
+        if pids and sig == signal.SIGTERM:
             time.sleep(3)
 
 
