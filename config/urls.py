@@ -4,10 +4,11 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from core import api as core_api
 from core import views as core_views
 
 api_v1 = [
-    path("", core_views.ApiRootView.as_view(), name="api-root"),
+    path("", core_api.ApiRootView.as_view(), name="api-root"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("inventory/", include("inventory.api_urls")),

@@ -156,7 +156,7 @@ class OpsCounter(models.Model):
         return f"{self.name}{{{self.labels}}} {self.value}"
 
 
-# Users and their role changes are audited (core.users records the role in the change reason).
+# Users and their role changes are audited (core.services records the role in the change reason).
 # Password hashes stay out of the history table; sign-ins make no row (core.apps).
 register(
     get_user_model(),

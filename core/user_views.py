@@ -1,5 +1,5 @@
 """User management for admins: create users, set roles, disable, issue reset links, see and
-revoke anyone's API tokens. Every change goes through core.users and is audited."""
+revoke anyone's API tokens. Every change goes through core.services and is audited."""
 
 from typing import Any
 
@@ -14,7 +14,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
-from core import users
+from core import selectors, services
 from core.models import ApiToken
 from core.roles import ADMIN, PLANNER, VIEWER, is_admin
 
@@ -61,7 +61,7 @@ def user_list(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
-            user = users.create_user(
+            user = services.create_user(
                 username=data["username"],
                 email=data["email"],
                 role=data["role"],
@@ -80,7 +80,7 @@ def user_list(request: HttpRequest) -> HttpResponse:
         .prefetch_related("groups")
         .order_by("username")
     )
-    people = [(user, ROLE_NAMES.get(users.current_role(user), "—")) for user in rows]
+    people = [(user, ROLE_NAMES.get(selectors.current_role(user), "—")) for user in rows]
     status = 400 if form.errors else 200
     return render(request, "core/users.html", {"form": form, "people": people}, status=status)
 
@@ -90,7 +90,7 @@ def user_detail(request: HttpRequest, pk: int) -> HttpResponse:
     if not is_admin(request.user):
         return _forbidden()
     person = get_object_or_404(get_user_model(), pk=pk)
-    initial = {"role": users.current_role(person), "is_active": person.is_active}
+    initial = {"role": selectors.current_role(person), "is_active": person.is_active}
     form = UserChangeForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
@@ -98,9 +98,9 @@ def user_detail(request: HttpRequest, pk: int) -> HttpResponse:
             form.add_error(None, _("You cannot remove your own admin role or sign-in."))
         else:
             if data["role"] != initial["role"]:
-                users.set_role(user=person, role=data["role"], actor=request.user)
+                services.set_role(user=person, role=data["role"], actor=request.user)
             if data["is_active"] != person.is_active:
-                users.set_active(user=person, active=data["is_active"], actor=request.user)
+                services.set_active(user=person, active=data["is_active"], actor=request.user)
             messages.success(request, _("Saved."))
             return redirect("user-detail", pk=person.pk)
     context: dict[str, Any] = {
@@ -112,7 +112,7 @@ def user_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def _reset_link_page(request: HttpRequest, person: Any) -> HttpResponse:
-    link = request.build_absolute_uri(users.reset_path(person))
+    link = request.build_absolute_uri(selectors.reset_path(person))
     context = {"person": person, "reset_link": link}
     return _no_store(render(request, "core/reset_link.html", context))
 

@@ -1,4 +1,4 @@
-"""Home, health, the API root and the favicon."""
+"""Home, health, language, operator metrics and the favicon (the API root: core.api)."""
 
 import hmac
 from typing import Any
@@ -16,12 +16,7 @@ from django.utils import translation
 from django.views import i18n as i18n_views
 from django.views.decorators.http import require_GET, require_POST
 from django.views.generic import TemplateView
-from drf_spectacular.utils import extend_schema
 from prometheus_client import CONTENT_TYPE_LATEST
-from rest_framework.request import Request
-from rest_framework.response import Response
-from rest_framework.reverse import reverse
-from rest_framework.views import APIView
 
 from core import opsmetrics
 from core.health import check_health
@@ -88,23 +83,3 @@ def healthz(request: HttpRequest) -> JsonResponse:
     response = JsonResponse(body, status=200 if health.ok else 503)
     response["Cache-Control"] = "no-store"
     return response
-
-
-class ApiRootView(APIView):
-    """Entry points of the ServePlan API."""
-
-    @extend_schema(exclude=True)
-    def get(self, request: Request) -> Response:
-        def url(name: str) -> str:
-            return reverse(name, request=request)
-
-        return Response(
-            {
-                "schema": url("api-schema"),
-                "docs": url("api-docs"),
-                "inventory": request.build_absolute_uri("/api/v1/inventory/"),
-                "plans": request.build_absolute_uri("/api/v1/plans/"),
-                "decisions": request.build_absolute_uri("/api/v1/decisions/"),
-                "monitoring": request.build_absolute_uri("/api/v1/monitoring/"),
-            }
-        )

@@ -103,7 +103,7 @@ def test_target_and_alert_rule_changes_are_audited_without_secrets(polled_target
 
 
 def test_a_role_change_is_in_the_audit_log_with_before_and_after(admin_user, viewer):
-    from core.users import set_role
+    from core.services import set_role
 
     set_role(user=viewer, role="planner", actor=admin_user)
 

@@ -1,4 +1,4 @@
-"""User management services: roles, activation, reset links. Each change is audited.
+"""User management: roles and activation. Each change is audited (reads: core.selectors).
 
 The user's history row (simple_history, registered in core.models) carries who made the
 change; role changes also state the old and the new role in its change reason.
@@ -8,19 +8,10 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
-from django.contrib.auth.tokens import default_token_generator
 from django.db import transaction
-from django.urls import reverse
-from django.utils.encoding import force_bytes
-from django.utils.http import urlsafe_base64_encode
 
 from core.roles import ROLE_GROUPS
-
-
-def current_role(user: Any) -> str:
-    """Return the user's role group name ("" when none)."""
-    groups = {group.name for group in user.groups.all()}  # uses a prefetch when there is one
-    return next((role for role in reversed(ROLE_GROUPS) if role in groups), "")
+from core.selectors import current_role
 
 
 def save_audited(user: Any, *, actor: Any, reason: str = "", fields: list[str] | None = None):
@@ -63,14 +54,3 @@ def set_active(*, user: Any, active: bool, actor: Any) -> None:
     if not active:
         for token in ApiToken.objects.active().filter(user=user):
             token.revoke()
-
-
-def reset_path(user: Any) -> str:
-    """Return the path of a one-time password reset link for `user`.
-
-    Django's token generator: the link stops working once the password changes, the user
-    signs in, or PASSWORD_RESET_TIMEOUT (3 days by default) has passed.
-    """
-    uid = urlsafe_base64_encode(force_bytes(user.pk))
-    token = default_token_generator.make_token(user)
-    return reverse("password_reset_confirm", kwargs={"uidb64": uid, "token": token})
