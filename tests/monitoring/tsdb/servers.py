@@ -13,7 +13,8 @@ from pathlib import Path
 
 import httpx
 
-STARTUP_S = 60.0
+STARTUP_S = 120.0  # the machine is shared: a start under load can take a while
+ATTEMPTS = 3
 
 
 def eventually(read, *, timeout_s: float = 15.0):
@@ -63,7 +64,7 @@ def _wait_ready(server: Server, path: str) -> Server:
     deadline = time.monotonic() + STARTUP_S
     while time.monotonic() < deadline:
         if server.process.poll() is not None:
-            raise RuntimeError(f"{server.name} exited: {server.log.read_text()[-2000:]}")
+            raise ServerExited(f"{server.name} exited: {server.log.read_text()[-2000:]}")
         try:
             if httpx.get(server.url + path, timeout=2).status_code == 200:
                 return server
@@ -104,6 +105,24 @@ def prometheus_config(scrape: list[tuple[str, str, str]] = (), interval_s: float
     return "\n".join(lines) + "\n"
 
 
+def _start_on_free_port(start, workdir: Path, port: int) -> Server:
+    """Start on `port`, or on a free port, trying another when one was taken between choosing
+    it and binding it (other test processes on the machine pick free ports too)."""
+    if port:
+        return start(workdir, port)
+    for attempt in range(ATTEMPTS):
+        try:
+            return start(workdir, free_port())
+        except ServerExited:
+            if attempt == ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+class ServerExited(RuntimeError):
+    pass
+
+
 def _start(name: str, workdir: Path, port: int, args: list[str], ready: str) -> Server:
     log = workdir / f"{name}.log"
     process = subprocess.Popen(
@@ -122,8 +141,17 @@ def start_prometheus(
     workdir.mkdir(parents=True, exist_ok=True)
     config = workdir / "prometheus.yml"
     config.write_text(prometheus_config(list(scrape)))
-    port = port or free_port()
-    args = [
+
+    def start(workdir: Path, port: int) -> Server:
+        return _start(
+            "prometheus", workdir, port, _prometheus_args(config, workdir, port), "/-/ready"
+        )
+
+    return _start_on_free_port(start, workdir, port)
+
+
+def _prometheus_args(config: Path, workdir: Path, port: int) -> list[str]:
+    return [
         f"--config.file={config}",
         f"--storage.tsdb.path={workdir / 'data'}",
         f"--web.listen-address=127.0.0.1:{port}",
@@ -131,13 +159,19 @@ def start_prometheus(
         "--web.enable-admin-api",
         "--storage.tsdb.retention.time=60d",
     ]
-    return _start("prometheus", workdir, port, args, "/-/ready")
 
 
 def start_victoria_metrics(workdir: Path, *, port: int = 0) -> Server:
     workdir.mkdir(parents=True, exist_ok=True)
-    port = port or free_port()
-    args = [
+
+    def start(workdir: Path, port: int) -> Server:
+        return _start("victoria-metrics", workdir, port, _vm_args(workdir, port), "/health")
+
+    return _start_on_free_port(start, workdir, port)
+
+
+def _vm_args(workdir: Path, port: int) -> list[str]:
+    return [
         f"-storageDataPath={workdir / 'data'}",
         f"-httpListenAddr=127.0.0.1:{port}",
         "-retentionPeriod=10y",
@@ -145,4 +179,3 @@ def start_victoria_metrics(workdir: Path, *, port: int = 0) -> Server:
         "-search.latencyOffset=0s",
         "-search.disableCache",
     ]
-    return _start("victoria-metrics", workdir, port, args, "/health")
