@@ -32,6 +32,8 @@ from monitoring.stores.prometheus import (
 # Rates and quantiles look back at least this many scrape intervals (two would do with no
 # missed scrape; four keep a value through one).
 RATE_WINDOW_INTERVALS = 4
+# The label that tags each key's answer when all keys go in one query.
+KEY_LABEL = "serveplan_key"
 
 
 def _finite(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
@@ -44,18 +46,28 @@ class ReadOnlyReader:
     def __init__(self, server: PrometheusStore) -> None:
         self.server = server
 
-    def _expr(self, target: TargetRef, key: str, step_ms: int) -> str | None:
+    def _expr(self, target: TargetRef, keys: Iterable[str], step_ms: int) -> str | None:
+        """One query for every key: each key's expression, tagged with the key."""
         window = max(RATE_WINDOW_INTERVALS * target.interval_s * 1000, step_ms)
-        return readonly.expression(key, promql.parse_selector(target.selector), window)
+        matchers = promql.parse_selector(target.selector)
+        parts = []
+        for key in dict.fromkeys(keys):
+            expr = readonly.expression(key, matchers, window)
+            if expr is not None:
+                tag = f"{promql.quote(KEY_LABEL)}, {promql.quote(key)}"
+                parts.append(f'label_replace({expr}, {tag}, "", "")')
+        return " or ".join(parts) or None
+
+    def _by_key(self, rows: Matrix) -> dict[str, list[tuple[float, float]]]:
+        return {m[KEY_LABEL]: _finite(points) for m, points in rows if m.get(KEY_LABEL)}
 
     def _series(
-        self, target: TargetRef, key: str, start_ms: int, end_ms: int, step_ms: int
-    ) -> list[tuple[float, float]]:
-        expr = self._expr(target, key, step_ms)
+        self, target: TargetRef, keys: Iterable[str], start_ms: int, end_ms: int, step_ms: int
+    ) -> dict[str, list[tuple[float, float]]]:
+        expr = self._expr(target, keys, step_ms)
         if expr is None:
-            return []
-        rows: Matrix = self.server.query_range(expr, start_ms, end_ms, step_ms)
-        return _finite(rows[0][1]) if rows else []
+            return {}
+        return self._by_key(self.server.query_range(expr, start_ms, end_ms, step_ms))
 
     def write(self, batch: WriteBatch) -> None:
         raise ValueError(f"target {batch.target.name} is read-only: ServePlan writes nothing")
@@ -75,8 +87,9 @@ class ReadOnlyReader:
         keys = sorted({m.key for m in series if not m.labels})  # unlabelled series only
         found = []
         for target in targets:
+            by_key = self._series(target, keys, ms(start) + width, ms(end), width)
             for key in keys:
-                points = self._series(target, key, ms(start) + width, ms(end), width)
+                points = by_key.get(key)
                 if points:
                     found.append(
                         bucket_series(target.id, key, (), points, width, target.interval_s)
@@ -92,14 +105,18 @@ class ReadOnlyReader:
         max_points: int,
     ) -> RangeResult:
         width = bucket_ms(start, end, max_points)
-        out = []
-        for key in keys:
-            summed: dict[float, float] = defaultdict(float)
-            for target in targets:
-                for t, v in self._series(target, key, ms(start) + width, ms(end), width):
-                    summed[t] += v
-            shortest = min((t.interval_s for t in targets), default=None)
-            out.append(bucket_series(None, key, (), sorted(summed.items()), width, shortest))
+        summed: dict[str, dict[float, float]] = {key: defaultdict(float) for key in keys}
+        for target in targets:
+            for key, points in self._series(
+                target, keys, ms(start) + width, ms(end), width
+            ).items():
+                for t, v in points:
+                    summed[key][t] += v
+        shortest = min((t.interval_s for t in targets), default=None)
+        out = [
+            bucket_series(None, key, (), sorted(summed[key].items()), width, shortest)
+            for key in keys
+        ]
         return range_result(start, end, width, out)
 
     def latest(self, target: TargetRef, keys: Iterable[str]) -> list[LatestValue]:
@@ -109,15 +126,11 @@ class ReadOnlyReader:
     def values(
         self, target: TargetRef, keys: Iterable[str], at: datetime | None = None
     ) -> dict[str, float]:
-        at = at or datetime.now(UTC)
-        out = {}
-        for key in dict.fromkeys(keys):
-            expr = self._expr(target, key, 0)
-            rows = self.server.query(expr, at) if expr else []
-            points = _finite(rows[0][1]) if rows else []
-            if points:
-                out[key] = points[-1][1]
-        return out
+        expr = self._expr(target, keys, 0)
+        if expr is None:
+            return {}
+        by_key = self._by_key(self.server.query(expr, at or datetime.now(UTC)))
+        return {key: points[-1][1] for key, points in by_key.items() if points}
 
     def window(
         self, target: TargetRef, keys: Iterable[str], start: datetime, end: datetime
@@ -126,13 +139,11 @@ class ReadOnlyReader:
         series on their timestamps, as they do on the polls of a polled target)."""
         step = target.interval_s * 1000
         first = -(-ms(start) // step) * step  # the first multiple of the step in the window
-        out: dict[str, Points] = {}
-        for key in dict.fromkeys(keys):
-            out[key] = [
-                (datetime.fromtimestamp(t, tz=UTC), v)
-                for t, v in self._series(target, key, first, ms(end), step)
-            ]
-        return out
+        by_key = self._series(target, keys, first, ms(end), step)
+        return {
+            key: [(datetime.fromtimestamp(t, tz=UTC), v) for t, v in by_key.get(key, [])]
+            for key in dict.fromkeys(keys)
+        }
 
     def total(
         self, targets: Sequence[TargetRef], key: str, start: datetime, end: datetime
