@@ -10,6 +10,7 @@ from typing import Any
 from django.utils.translation import gettext_lazy as _
 
 from planner.engine.assumptions import Assumptions
+from planner.presentation.numbers import amount, count
 
 # Assumptions lists its constants memory first, then network, then speed; the first constant
 # of each later group marks where it starts.
@@ -55,8 +56,13 @@ def _unit(name: str, value: Any) -> str:
 
 
 def _value(value: Any) -> str:
+    """Return a constant in the reader's locale: counts grouped, amounts with their decimals."""
     if isinstance(value, bool):
         return str(_("yes")) if value else str(_("no"))
+    if isinstance(value, int):
+        return count(value)
+    if isinstance(value, float):
+        return amount(value, next((d for d in range(6) if round(value, d) == value), 6))
     return str(value)
 
 
