@@ -318,7 +318,11 @@ def steady_state(
     # The first wave of a closed loop starts together: its prompts share the budget.
     wave = math.ceil(b * n_in / ctx.max_num_batched_tokens) * t_mix
     ttft = service_ttft + queue
-    ttft_p95 = max(ttft, service_ttft + wave) + queue * 0.5
+    first_wave_last = _wave_ttft(ctx, b, n_in, t_dec, last=True)
+    if wl.output_tokens_sd <= 0:
+        # Equal outputs keep a closed loop's waves together (simulate.py).
+        ttft = max(ttft, _wave_ttft(ctx, b, n_in, t_dec) + queue)
+    ttft_p95 = max(ttft, service_ttft + wave, first_wave_last) + queue * 0.5
     out = b * n_out / cycle * 1e3 * replicas
     return SteadyState(
         running=b * replicas,
@@ -329,6 +333,41 @@ def steady_state(
         output_tok_s=out,
         decode_step_ms=t_dec,
     )
+
+
+def _wave_ttft(
+    ctx: ServingContext, b: float, n_in: float, t_dec: float, *, last: bool = False
+) -> float:
+    """Return the mean TTFT of a closed loop's waves of `b` prompts of `n_in` tokens.
+
+    A wave of w prompts that arrive together fills steps of max_num_batched_tokens; the k-th
+    prompt's first token comes with step ⌈k × n_in / budget⌉, on average (w + 1)/2 × n_in /
+    budget + ½ steps (`last`: the last one, ⌈w × n_in / budget⌉). The prompts prefilled in one
+    step finish in one step, and their replacements arrive together one request overhead later.
+    The whole wave of b holds when its last group finishes (as many decode steps after the first
+    as it started) before the first group's replacements have been prefilled; otherwise each
+    group of ⌊budget / n_in⌋ prompts stays a wave of its own. The first wave (everyone starts at
+    once) is always whole.
+    """
+    budget = ctx.max_num_batched_tokens
+    share = n_in / budget
+    tokens = min(budget, b * n_in)
+    prompts = tokens / n_in
+    t_full = step_ms(
+        ctx,
+        decode_seqs=0,
+        prefill_tokens=tokens,
+        kv_read_tokens=0,
+        attn_pairs=attention_pairs(ctx, 0, min(n_in, budget)) * max(prompts, 1.0),
+        running_seqs=max(prompts, 1.0),
+    )
+    if last:
+        return math.ceil(b * share) * t_full + ctx.request_overhead_ms
+    w = b
+    if (math.ceil(b * share) - 1) * t_dec > ctx.request_overhead_ms + t_full:
+        w = min(b, max(1.0, math.floor(1 / share)))
+    steps = max(math.ceil(share), share * (w + 1) / 2 + 0.5) if w > 1 else math.ceil(share)
+    return steps * t_full + ctx.request_overhead_ms
 
 
 def saturation(curve: list[tuple[int, SteadyState]]) -> int | None:

@@ -7,6 +7,14 @@ that finds no free block preempts the most recently admitted request, which lose
 recomputed later (vLLM V1's recompute preemption). The first token is sampled in the step that
 finishes a prompt. Stretches where every running request only decodes and nothing can change the
 batch are advanced in one jump, so a few hundred requests cost milliseconds.
+
+A closed-loop client sends its next request only once the last token of the previous one has
+come back through the API server, and that request goes through the API server again before the
+scheduler sees it: it reaches the engine one request overhead (the per-request API, tokenizer
+and detokenizer time TTFT already carries) after the previous one finished. Meanwhile the engine
+has started its next step, so the newcomer waits for that step to end. Behind a long prefill
+step, the replacements of a whole wave of finished requests pile up and are prefilled together
+again: the wave structure a closed loop of long outputs shows.
 """
 
 from __future__ import annotations
@@ -83,11 +91,16 @@ def simulate(
     """Run `arrivals` (arrival ms, input, output, cached prompt tokens) through one replica.
 
     With `closed_concurrency` the arrival times are ignored: that many requests start at 0 and
-    each completion sends the next one (a benchmark client's --max-concurrency).
+    each completion sends the next one (a benchmark client's --max-concurrency), which reaches
+    the scheduler one request overhead later.
     """
-    pending = deque(sorted(arrivals, key=lambda x: x[0]))
-    if closed_concurrency is not None:
-        pending = deque((0.0, i, o, c) for _, i, o, c in arrivals)
+    # Requests on their way to the scheduler, in arrival order (ms, input, output, cached).
+    inbound: deque[tuple[float, int, int, int]] = deque()
+    unsent: deque[tuple[float, int, int, int]] = deque()  # a closed loop's prompts not sent yet
+    if closed_concurrency is None:
+        inbound.extend(sorted(arrivals, key=lambda x: x[0]))
+    else:
+        unsent.extend(arrivals)
     waiting: deque[Request] = deque()
     running: list[Request] = []
     done: list[Finished] = []
@@ -97,19 +110,20 @@ def simulate(
     steps = preemptions = peak = 0
     prefilling = 0  # running requests whose prompt is not fully computed yet
 
-    def release(n: int) -> None:
+    def release(n: int, delay_ms: float) -> None:
         nonlocal in_flight
         if closed_concurrency is None:
             return
         for _ in range(n):
-            if not pending or in_flight >= closed_concurrency:
+            if not unsent or in_flight >= closed_concurrency:
                 return
-            _, i, o, c = pending.popleft()
-            waiting.append(Request(now, i, o, c))  # a closed loop sends the next one now
+            _, i, o, c = unsent.popleft()
+            inbound.append((now + delay_ms, i, o, c))
             in_flight += 1
 
     if closed_concurrency is not None:
-        release(closed_concurrency)
+        release(closed_concurrency, 0.0)
+    round_trip = ctx.request_overhead_ms
 
     def finish(r: Request) -> None:
         nonlocal free_blocks, in_flight
@@ -131,16 +145,15 @@ def simulate(
             )
         )
 
-    total = len(pending) + len(waiting)
+    total = len(inbound) + len(unsent)
     while len(done) < total and steps < MAX_STEPS:
-        if closed_concurrency is None:
-            while pending and pending[0][0] <= now:
-                a, i, o, c = pending.popleft()
-                waiting.append(Request(a, i, o, c))
+        while inbound and inbound[0][0] <= now:
+            a, i, o, c = inbound.popleft()
+            waiting.append(Request(a, i, o, c))
         if not running and not waiting:
-            if not pending:
+            if not inbound:
                 break
-            now = max(now, pending[0][0])
+            now = max(now, inbound[0][0])
             continue
         # Jump through pure-decode stretches nothing can interrupt.
         can_admit = (
@@ -149,7 +162,7 @@ def simulate(
             and _admissible(ctx, waiting[0], free_blocks)
         )
         if running and not prefilling and not can_admit:
-            k = _jump(ctx, running, free_blocks, now, pending, closed_concurrency)
+            k = _jump(ctx, running, free_blocks, now, inbound)
             if k > 1:
                 n = len(running)
                 ctx_sum = sum(visible_context(ctx, r.prompt + r.generated) for r in running)
@@ -177,7 +190,7 @@ def simulate(
                         still.append(r)
                 ended = len(running) - len(still)
                 running = still
-                release(ended)
+                release(ended, round_trip)
                 continue
         # One ordinary step (the hot loop: block counts and windows inlined).
         bs = ctx.block_size
@@ -279,7 +292,7 @@ def simulate(
             r.blocks = 0
             r.first_token_ms = now
             finish(r)
-            release(1)
+            release(1, round_trip)
             continue
         peak = max(peak, len(running))
         now += step_ms(
@@ -307,7 +320,7 @@ def simulate(
                 running.remove(r)
                 finish(r)
                 ended += 1
-        release(ended)
+        release(ended, round_trip)
     duration = max((now, 1e-9))
     return SimResult(
         finished=tuple(done),
@@ -329,8 +342,7 @@ def _jump(
     running: list[Request],
     free_blocks: int,
     now: float,
-    pending: deque[tuple[float, int, int, int]],
-    closed_concurrency: int | None,
+    inbound: deque[tuple[float, int, int, int]],
 ) -> int:
     """Return how many decode steps can be taken at once before anything changes the batch."""
     k = min(r.output_tokens - r.generated for r in running)
@@ -340,7 +352,7 @@ def _jump(
         growth += _blocks(ctx, r.prompt + r.generated + k) - r.blocks
     if growth > free_blocks:
         return 1
-    if closed_concurrency is None and pending:
+    if inbound:
         n = len(running)
         ctx_sum = sum(visible_context(ctx, r.prompt + r.generated) for r in running)
         dt = step_ms(
@@ -352,5 +364,5 @@ def _jump(
             running_seqs=n,
         )
         if dt > 0:
-            k = min(k, max(1, math.ceil((pending[0][0] - now) / dt)))
+            k = min(k, max(1, math.ceil((inbound[0][0] - now) / dt)))
     return max(k, 1)

@@ -3,6 +3,7 @@
 import dataclasses
 from functools import cache
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -154,3 +155,27 @@ def test_the_decode_breakdown_of_a_sliding_window_model_reads_the_window_only():
     # One GPU: no communication, so the compute part of a decode step is below the whole step.
     assert best.comm_per_decode_step_ms == 0.0
     assert 0 < best.decode_compute_ms < best.decode_step_ms
+
+
+def test_a_closed_loop_client_sends_its_next_request_after_the_round_trip():
+    from planner.engine.serving.simulate import simulate
+
+    ctx = _ctx()
+    one = simulate(ctx, [(0.0, 512, 16, 0)], closed_concurrency=1).duration_ms
+    two = simulate(ctx, [(0.0, 512, 16, 0)] * 2, closed_concurrency=1).duration_ms
+    # The second request reaches the scheduler one request overhead after the first finished.
+    assert two == pytest.approx(2 * one + ctx.request_overhead_ms, rel=1e-6)
+
+
+def test_a_closed_loop_of_equal_outputs_keeps_prefilling_in_waves():
+    from planner.engine.serving.simulate import simulate
+
+    ctx = _ctx()
+    # 8 clients, prompts of a quarter of the token budget: each wave needs two prefill steps.
+    sim = simulate(ctx, [(0.0, 2048, 256, 0)] * 32, closed_concurrency=8)
+    ttft = [f.ttft_ms for f in sim.finished]
+    first, later = ttft[:8], ttft[8:]
+    # The replacements of a finished wave pile up behind its first prefill step and are
+    # prefilled together again, as the first wave was (not one by one next to the decodes).
+    assert sum(later) / len(later) >= 0.8 * sum(first) / len(first)
+    assert max(later) >= 0.9 * max(first)
