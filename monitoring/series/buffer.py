@@ -59,11 +59,14 @@ class RetryBuffer:
             size += len(batch)
         return chunk
 
-    def flush(self, send: Send) -> bool:
-        """Send queued batches, oldest first, until empty or the server fails; return True when
-        nothing is left pending."""
+    def flush(self, send: Send, *, max_requests: int | None = None) -> bool:
+        """Send queued batches, oldest first, until empty, the server fails or `max_requests`
+        were sent (a backlog drains over several polls instead of holding one); return True
+        when nothing is left pending."""
         with self._lock:
-            while self._batches:
+            requests = 0
+            while self._batches and (max_requests is None or requests < max_requests):
+                requests += 1
                 chunk = self._next_request()
                 count = sum(len(b) for b in chunk)
                 try:
@@ -79,7 +82,7 @@ class RetryBuffer:
                 for _ in chunk:
                     self._batches.popleft()
                 self._pending -= count
-            return True
+            return not self._batches
 
     def report(self) -> WriteReport:
         with self._lock:

@@ -36,6 +36,9 @@ from monitoring.series.buffer import Refused, RetryBuffer, RetryLater
 
 logger = logging.getLogger(__name__)
 
+# Requests one flush may send: after an outage the backlog drains a few polls at a time, and
+# no poll waits for all of it (up to 20 x 5,000 samples per poll).
+MAX_REQUESTS_PER_FLUSH = 20
 Matrix = list[tuple[dict[str, str], list[tuple[float, float]]]]
 
 
@@ -117,7 +120,7 @@ class PrometheusStore:
     def flush(self) -> bool:
         """Send what is pending; return True when nothing is left (also counts the outcome in
         ServePlan's own /metrics: serveplan_remote_write_samples{outcome})."""
-        done = self.buffer.flush(self.send)
+        done = self.buffer.flush(self.send, max_requests=MAX_REQUESTS_PER_FLUSH)
         report = self.buffer.report()
         for outcome in ("written", "dropped"):
             delta = getattr(report, outcome) - getattr(self._reported, outcome)

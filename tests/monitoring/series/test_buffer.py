@@ -77,3 +77,13 @@ def test_a_full_buffer_drops_the_oldest_and_says_how_many():
 def test_a_buffer_holds_at_least_one_sample():
     with pytest.raises(ValueError, match="max_samples"):
         RetryBuffer(max_samples=0)
+
+
+def test_a_backlog_drains_a_few_requests_per_flush():
+    buffer, server = RetryBuffer(max_samples=1000, max_request_samples=10), Server()
+    for i in range(5):
+        buffer.add(_batch(10, i))
+    assert not buffer.flush(server.send, max_requests=2)
+    assert (len(server.received), buffer.report().pending) == (2, 30)
+    assert buffer.flush(server.send, max_requests=3)
+    assert [b.ts.timestamp() for b in server.received] == [0, 1, 2, 3, 4]
