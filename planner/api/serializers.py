@@ -94,14 +94,24 @@ class SpecSerializer(serializers.Serializer):
 class PlanResultSerializer(serializers.Serializer):
     """The engine's result; every number carries its unit in its name."""
 
-    recommendation = serializers.JSONField()
-    candidates = serializers.JSONField()
+    recommendation = serializers.JSONField(
+        help_text=(
+            "The chosen layout; `summary` and each of `reasons` is a message: a stable `code`, "
+            "its typed `params` (numbers, strings, {term}, nested messages, {codes}) and the "
+            "English `text`."
+        )
+    )
+    candidates = serializers.JSONField(
+        help_text="Every layout evaluated; `rejected_reason` is a message (or null)."
+    )
     pinned = serializers.JSONField(allow_null=True)
     quantization_options = serializers.JSONField()
-    signals = serializers.JSONField()
+    signals = serializers.JSONField(help_text="Signals for and against Ray, each with a message.")
     placement = serializers.JSONField()
     configs = serializers.JSONField()
-    pitfalls = serializers.JSONField()
+    pitfalls = serializers.JSONField(
+        help_text="Pitfalls, most severe first; each message has an English `action` too."
+    )
     assumptions = serializers.JSONField()
     network = serializers.JSONField()
     model = serializers.JSONField()
