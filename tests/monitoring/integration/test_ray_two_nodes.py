@@ -66,14 +66,18 @@ def test_two_real_nodes_are_named_counted_and_a_lost_one_raises_an_alert_that_st
         kind="ray", base_url=head.dashboard_url, poll_interval_s=5, machines=machines
     )
 
+    def tile(t: Target) -> dict:
+        return kinds.get("ray").tiles(t.latest.get, True)
+
+    # A node's resource series come some seconds after its node series: wait for both.
     _poll_until(
-        target, lambda t: t.latest.get("ray.cluster.nodes_scraped") == 2, "two nodes answering"
+        target,
+        lambda t: tile(t)["nodes"] == 2 and tile(t)["gpus_total"] == 6,  # 4 on the head + 2
+        "two nodes answering with their GPUs",
     )
     state = selectors.ray_state(target)
     assert target.latest["ray.cluster.nodes_expected"] == 2
     assert target.latest["ray.cluster.nodes_missing"] == 0
-    gpus = kinds.get("ray").tiles(target.latest.get, True)
-    assert gpus["gpus_total"] == 6  # 4 on the head + 2 on the worker
     # Named by the host name Ray reports (both nodes run on this machine), with each exporter.
     assert [n["name"] for n in state["nodes"]] == [socket.gethostname()] * 2
     assert sorted(n["node"] for n in state["nodes"]) == sorted(
@@ -83,7 +87,7 @@ def test_two_real_nodes_are_named_counted_and_a_lost_one_raises_an_alert_that_st
     assert not _lost_node_events(target).exists()
 
     head.kill_node("worker")
-    _poll_until(target, lambda t: t.latest.get("ray.cluster.nodes_scraped") == 1, "one node")
+    _poll_until(target, lambda t: tile(t)["nodes"] == 1, "one node")
 
     target = Target.objects.get(pk=target.pk)
     assert target.latest["ray.cluster.nodes_missing"] == 1
