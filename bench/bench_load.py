@@ -214,8 +214,40 @@ def backfill_history(db_url: str, minutes: int) -> int:
             """,
             (POLL_INTERVAL_S, minutes * 60 // POLL_INTERVAL_S),
         )
+        # The fleet's sums of the latest tick, copied back the same way (one row per 5 s tick).
+        conn.execute(
+            """
+            INSERT INTO monitoring_fleetsum (ts, step_s, values)
+            SELECT last.ts - make_interval(secs => 5 * k), 5, last.values
+            FROM (SELECT ts, values FROM monitoring_fleetsum WHERE step_s = 5
+                  ORDER BY ts DESC LIMIT 1) last
+            CROSS JOIN generate_series(1, %s) AS k
+            ON CONFLICT DO NOTHING
+            """,
+            (minutes * 12,),
+        )
         conn.execute("ANALYZE monitoring_sample")
         return conn.execute("SELECT COUNT(*) FROM monitoring_sample").fetchone()[0]
+
+
+def roll_up_history() -> int:
+    """Roll the copied history up into one-minute rollups, as the maintenance task had done."""
+    from django.conf import settings
+    from django.db import connections
+
+    from monitoring.models import RollupCursor, Sample
+    from monitoring.retention import CURSOR, floor_minute, rollup_run
+
+    first = Sample.objects.order_by("ts").values_list("ts", flat=True).first()
+    # The worker's first maintenance run put the cursor after the copied history: move it back.
+    RollupCursor.objects.update_or_create(
+        name=CURSOR, defaults={"rolled_up_to": floor_minute(first)}
+    )
+    settings.MONITORING_ROLLUP_MAX_MINUTES_PER_RUN = 10 * HISTORY_MIN
+    settings.MONITORING_ROLLUP_MAX_ROWS_PER_RUN = 10**9
+    minutes = rollup_run()
+    connections.close_all()
+    return minutes
 
 
 def min_polls(db_url: str) -> int:
@@ -463,9 +495,10 @@ def main() -> int:
         if HISTORY_MIN:
             started = time.monotonic()
             total = backfill_history(db_url, HISTORY_MIN)
+            minutes = roll_up_history()
             print(
                 f"  {HISTORY_MIN} min of history copied back for every target: {total:,} samples"
-                f" ({time.monotonic() - started:.0f} s)"
+                f", {minutes} minutes rolled up ({time.monotonic() - started:.0f} s)"
             )
         before = db_figures(db_url)
         t0 = datetime.now(UTC)

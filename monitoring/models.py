@@ -317,6 +317,29 @@ class Rollup(models.Model):
         return f"{self.series}{self.labels} @ {self.minute.isoformat()}"
 
 
+class FleetSum(models.Model):
+    """The fleet's sums at one time: each unlabelled latest value added over the targets up.
+
+    Written once per scheduler tick (`step_s` 5) and averaged per minute by the rollup job
+    (`step_s` 60), so that the fleet charts read one row per point instead of aggregating every
+    target's samples at every request.
+    """
+
+    ts = models.DateTimeField()
+    step_s = models.PositiveIntegerField()
+    values = models.JSONField(default=dict)
+
+    class Meta:
+        verbose_name = _("fleet sum")
+        verbose_name_plural = _("fleet sums")
+        constraints = [
+            models.UniqueConstraint(fields=["step_s", "ts"], name="monitoring_fleetsum_key"),
+        ]
+
+    def __str__(self) -> str:
+        return f"fleet @ {self.ts.isoformat()} ({self.step_s} s)"
+
+
 class RollupCursor(models.Model):
     """How far raw samples have been rolled up (one row; minutes before `rolled_up_to` are done)."""
 

@@ -6,10 +6,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
-from monitoring.models import Rollup, RollupCursor, Sample
+from monitoring.fleet import MINUTE_STEP_S, TICK_STEP_S, fleet_minute_rollup
+from monitoring.models import FleetSum, Rollup, RollupCursor, Sample
 
 CURSOR = "samples"
 # Samples are stored up to a poll's time limit after their timestamp: leave them that long.
@@ -26,41 +28,36 @@ def rolled_up_to() -> datetime | None:
     return RollupCursor.objects.filter(name=CURSOR).values_list("rolled_up_to", flat=True).first()
 
 
-def _aggregate_minute(start: datetime) -> tuple[list[Rollup], int]:
-    acc: dict[tuple[int, str, str], list[float]] = {}
-    rows = 0
-    qs = (
-        Sample.objects.filter(ts__gte=start, ts__lt=start + MINUTE)
-        .order_by("ts")
-        .values_list("target_id", "series", "labels", "value")
-    )
-    for target_id, series, labels, value in qs.iterator(chunk_size=5000):
-        rows += 1
-        key = (target_id, series, labels)
-        entry = acc.get(key)
-        if entry is None:
-            acc[key] = [1, value, value, value, value]  # count, min, sum, max, last
-        else:
-            entry[0] += 1
-            entry[1] = min(entry[1], value)
-            entry[2] += value
-            entry[3] = max(entry[3], value)
-            entry[4] = value
-    rollups = [
-        Rollup(
-            target_id=target_id,
-            series=series,
-            labels=labels,
-            minute=start,
-            count=int(count),
-            min=low,
-            avg=total / count,
-            max=high,
-            last=last,
+def _rollup_minute(start: datetime) -> int:
+    """Roll up the minute starting at `start` in one statement; return the raw rows it read.
+
+    The database aggregates (one row per series comes back into nothing: INSERT ... SELECT);
+    the last value of each series is found through the sample key's index. Rolling a minute up
+    again overwrites its rows. The same SQL runs on PostgreSQL and SQLite (3.24+ for upserts).
+    """
+    sample, rollup = Sample._meta.db_table, Rollup._meta.db_table
+    sql = f"""
+        INSERT INTO {rollup} (target_id, series, labels, minute, count, min, avg, max, last)
+        SELECT s.target_id, s.series, s.labels, %s, COUNT(*), MIN(s.value), AVG(s.value),
+               MAX(s.value),
+               (SELECT x.value FROM {sample} x
+                 WHERE x.target_id = s.target_id AND x.series = s.series
+                   AND x.labels = s.labels AND x.ts >= %s AND x.ts < %s
+                 ORDER BY x.ts DESC LIMIT 1)
+        FROM {sample} s
+        WHERE s.ts >= %s AND s.ts < %s
+        GROUP BY s.target_id, s.series, s.labels
+        ON CONFLICT (target_id, series, minute, labels) DO UPDATE SET
+            count = excluded.count, min = excluded.min, avg = excluded.avg,
+            max = excluded.max, last = excluded.last
+    """
+    bounds = [connection.ops.adapt_datetimefield_value(t) for t in (start, start + MINUTE)]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [bounds[0], *bounds, *bounds])
+        cursor.execute(
+            f"SELECT COALESCE(SUM(count), 0) FROM {rollup} WHERE minute = %s", [bounds[0]]
         )
-        for (target_id, series, labels), (count, low, total, high, last) in acc.items()
-    ]
-    return rollups, rows
+        return int(cursor.fetchone()[0])
 
 
 def rollup_run(*, now: datetime | None = None) -> int:
@@ -85,16 +82,9 @@ def rollup_run(*, now: datetime | None = None) -> int:
     minutes = 0
     rows = 0
     while start < end_limit and minutes < max_minutes and rows < max_rows:
-        rollups, count = _aggregate_minute(start)
         with transaction.atomic():
-            if rollups:
-                Rollup.objects.bulk_create(
-                    rollups,
-                    update_conflicts=True,
-                    unique_fields=["target", "series", "minute", "labels"],
-                    update_fields=["count", "min", "avg", "max", "last"],
-                    batch_size=1000,
-                )
+            count = _rollup_minute(start)
+            fleet_minute_rollup(start)
             start += MINUTE
             RollupCursor.objects.filter(pk=cursor.pk).update(rolled_up_to=start)
         minutes += 1
@@ -139,4 +129,9 @@ def retention_run(*, now: datetime | None = None) -> RetentionResult:
     rollups, rollups_done = _delete_batches(
         Rollup.objects.filter(minute__lt=rollup_cutoff), batch, budget
     )
-    return RetentionResult(samples, rollups, samples_done and rollups_done)
+    # Fleet sums follow the same periods: ticks like raw samples, minutes like rollups.
+    old_fleet = Q(step_s=MINUTE_STEP_S, ts__lt=rollup_cutoff)
+    if cursor is not None:
+        old_fleet |= Q(step_s=TICK_STEP_S, ts__lt=min(raw_cutoff, cursor))
+    _, fleet_done = _delete_batches(FleetSum.objects.filter(old_fleet), batch, budget)
+    return RetentionResult(samples, rollups, samples_done and rollups_done and fleet_done)

@@ -14,7 +14,7 @@ from django.db.models import Count, F, Func, IntegerField, Min, Q, QuerySet, Sum
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from monitoring import cluster_nodes, kinds, pacing, stores
+from monitoring import cluster_nodes, fleet, kinds, pacing, stores
 from monitoring.error_text import public_error
 from monitoring.models import AlertEvent, PollStatus, Rollup, Sample, Target
 from monitoring.retention import rolled_up_to
@@ -261,6 +261,12 @@ def posted_window(
     return resolve_range(name) if name else None
 
 
+def _reads_rollups(start: datetime, end: datetime) -> bool:
+    """Return whether a range is long enough to read one-minute rollups (then raw samples only
+    after the rollup cursor, the last few minutes) instead of every poll."""
+    return end - start > timedelta(hours=settings.MONITORING_RAW_QUERY_MAX_H)
+
+
 def _bucket_s(start: datetime, end: datetime, max_points: int) -> float:
     return max(1.0, (end - start).total_seconds() / max_points)
 
@@ -303,9 +309,10 @@ def series_query(
 ) -> dict[str, Any]:
     """Return the requested series of the given targets between start and end.
 
-    Ranges up to MONITORING_RAW_QUERY_MAX_H come from raw samples; longer ones from one-minute
-    rollups, plus raw samples after the last rolled-up minute. Each series is downsampled to at
-    most `max_points` points by averaging time buckets. Works the same on SQLite and PostgreSQL.
+    Ranges up to MONITORING_RAW_QUERY_MAX_H (15 minutes) come from raw samples; longer ones from
+    one-minute rollups, plus raw samples after the last rolled-up minute. Each series is
+    downsampled to at most `max_points` points by averaging time buckets. Works the same on
+    SQLite and PostgreSQL.
     """
     max_points = max_points or settings.MONITORING_MAX_POINTS_PER_SERIES
     keys = sorted({r.key for r in requests})
@@ -318,13 +325,12 @@ def series_query(
     def wanted(key: str, labels: str) -> bool:
         return key in whole or (key, labels) in exact
 
-    raw_limit = timedelta(hours=settings.MONITORING_RAW_QUERY_MAX_H)
     bucket_s = _bucket_s(start, end, max_points)
     start_s = start.timestamp()
     queries = []
     raw_from = start
     source = "raw"
-    if end - start > raw_limit:
+    if _reads_rollups(start, end):
         cursor = rolled_up_to()
         if cursor is not None and cursor > start:
             source = "rollup"
@@ -454,12 +460,58 @@ def fleet_series(
     max_points: int | None = None,
     target_ids: Sequence[int] | None = None,
 ) -> dict[str, Any]:
-    """Return, per unlabelled key, its sum over the targets (all by default) per time bucket
-    (one series query for every key: the overview asks for several at once, every few
-    seconds)."""
-    ids = list(Target.objects.values_list("pk", flat=True)) if target_ids is None else target_ids
+    """Return, per unlabelled key, its sum over the targets (all by default) per time bucket.
+
+    The whole fleet's sums are read from the rows stored once per scheduler tick
+    (monitoring.fleet), never from the targets' samples: minute averages before the rollup
+    cursor when the range is longer than MONITORING_RAW_QUERY_MAX_H, ticks after it, one query
+    per step whatever the keys. Only a subset of the targets is summed from its series.
+    """
+    keys = list(keys)
+    max_points = max_points or settings.MONITORING_MAX_POINTS_PER_SERIES
+    if target_ids is not None and set(target_ids) != set(
+        Target.objects.values_list("pk", flat=True)
+    ):
+        return _summed_series(target_ids, keys, start, end, max_points)
+    bucket_s = _bucket_s(start, end, max_points)
+    bucket = TimeBucket("ts", start.timestamp(), bucket_s)
+    source, ticks_from, step_s = "raw", start, fleet.TICK_STEP_S
+    parts = []
+    cursor = rolled_up_to() if _reads_rollups(start, end) else None
+    if cursor is not None and cursor > start:
+        source, ticks_from, step_s = "rollup", min(cursor, end), fleet.MINUTE_STEP_S
+        parts.append(
+            fleet.fleet_buckets(
+                keys, step_s=step_s, bucket=bucket, ts__gte=start, ts__lt=ticks_from
+            )
+        )
+    parts.append(
+        fleet.fleet_buckets(
+            keys, step_s=fleet.TICK_STEP_S, bucket=bucket, ts__gte=ticks_from, ts__lte=end
+        )
+    )
+    start_ms = _ms(start)
+    width_ms = bucket_s * 1000
+    summed: dict[str, dict[int, float]] = {}
+    for key in keys:
+        points: dict[int, float] = {}
+        for part in parts:  # minutes, then ticks: the bucket where they meet takes the ticks
+            points.update(part[key])
+        summed[key] = {start_ms + int((b + 0.5) * width_ms): v for b, v in points.items()}
+    data = {"start": start_ms, "end": _ms(end), "bucket_s": bucket_s, "source": source}
+    return _with_sums(data, summed, _max_gap_ms(width_ms, max(step_s, fleet.TICK_LATE_S)))
+
+
+def _summed_series(
+    target_ids: Sequence[int],
+    keys: list[str],
+    start: datetime,
+    end: datetime,
+    max_points: int,
+) -> dict[str, Any]:
+    """Return the sums over some targets, from their own series (one series query)."""
     data = series_query(
-        target_ids=ids,
+        target_ids=target_ids,
         requests=[SeriesRequest(key, "") for key in keys],
         start=start,
         end=end,
@@ -470,8 +522,15 @@ def fleet_series(
         for t, v in zip(series["t"], series["v"], strict=True):
             if v is not None:
                 summed[series["key"]][t] += v
-    shortest_s = Target.objects.filter(enabled=True).aggregate(s=Min("poll_interval_s"))["s"]
-    max_gap_ms = _max_gap_ms(float(data.get("bucket_s", 1.0)) * 1000, shortest_s)
+    shortest_s = Target.objects.filter(pk__in=target_ids).aggregate(s=Min("poll_interval_s"))["s"]
+    return _with_sums(
+        data, summed, _max_gap_ms(float(data.get("bucket_s", 1.0)) * 1000, shortest_s)
+    )
+
+
+def _with_sums(
+    data: dict[str, Any], summed: dict[str, dict[int, float]], max_gap_ms: float
+) -> dict[str, Any]:
     data["series"] = []
     for key, points in summed.items():
         ordered = sorted(points.items())

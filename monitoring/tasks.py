@@ -1,7 +1,8 @@
 """Celery tasks of the monitoring app. Names are an API: never rename them (a test pins them).
 
 - `monitoring.schedule_polls` (beat, every 5 s) fans out one `monitoring.poll_target` per due
-  target, each with `expires` shorter than its interval, so a backlog never piles up.
+  target, each with `expires` shorter than its interval, so a backlog never piles up, and
+  stores the fleet's sums of that tick (monitoring.fleet).
 - `monitoring.poll_target` polls one target, stores the outcome, evaluates its alerts.
 - `monitoring.maintain` (beat, every minute) rolls up raw samples and enforces retention in
   bounded batches.
@@ -27,6 +28,7 @@ from django.utils import timezone
 from core import opsmetrics
 from monitoring import conf, pool, selectors
 from monitoring.alerting import alerts_evaluate, event_payload
+from monitoring.fleet import fleet_tick_record
 from monitoring.models import AlertEvent, Target
 from monitoring.polling import OVERDUE_SERIES, PollReport, poll, record_failure
 from monitoring.retention import retention_run, rollup_run
@@ -85,6 +87,7 @@ def schedule_polls() -> int:
             time_limit=hard_s,
         )
     _raise_stopped_polls(now)
+    fleet_tick_record(now=now)
     return len(due)
 
 

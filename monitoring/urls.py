@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from monitoring.views import allowlist, calibration, pages
+from monitoring.views import allowlist, calibration, pages, reality
 
 app_name = "monitoring"
 
@@ -20,6 +20,12 @@ urlpatterns = [
     path("targets/<int:pk>/panels/", pages.TargetPanelsView.as_view(), name="target-panels"),
     path("targets/<int:pk>/evidence/", pages.TargetEvidenceView.as_view(), name="target-evidence"),
     path("events/", pages.EventListView.as_view(), name="event-list"),
+    path("plans/<uuid:public_id>/reality/", reality.PlanRealityView.as_view(), name="plan-reality"),
+    path(
+        "decisions/<int:number>/reality/",
+        reality.DecisionRealityView.as_view(),
+        name="decision-reality",
+    ),
     path("allowlist/", allowlist.AllowlistView.as_view(), name="allowlist"),
     path(
         "allowlist/<int:pk>/delete/",

@@ -189,8 +189,10 @@ MONITORING_RETENTION_BATCH_ROWS = env.int("MONITORING_RETENTION_BATCH_ROWS", def
 MONITORING_RETENTION_MAX_BATCHES = env.int("MONITORING_RETENTION_MAX_BATCHES", default=20)
 MONITORING_ROLLUP_MAX_MINUTES_PER_RUN = env.int("MONITORING_ROLLUP_MAX_MINUTES_PER_RUN", default=30)
 MONITORING_ROLLUP_MAX_ROWS_PER_RUN = env.int("MONITORING_ROLLUP_MAX_ROWS_PER_RUN", default=500_000)
-# Ranges up to this many hours are answered from raw samples, longer ones from rollups.
-MONITORING_RAW_QUERY_MAX_H = env.int("MONITORING_RAW_QUERY_MAX_H", default=6)
+# Ranges up to this many hours are answered from raw samples, longer ones from one-minute
+# rollups (and raw samples after the rollup cursor): an hour of 200 targets' raw samples is 240
+# polls per series, its rollups 60 rows.
+MONITORING_RAW_QUERY_MAX_H = env.float("MONITORING_RAW_QUERY_MAX_H", default=0.25)
 MONITORING_MAX_POINTS_PER_SERIES = env.int("MONITORING_MAX_POINTS_PER_SERIES", default=1000)
 # Default TTFT p95 threshold of a new alert rule (a linked decision's threshold wins).
 MONITORING_DEFAULT_TTFT_P95_THRESHOLD_S = env.float(

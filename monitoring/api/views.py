@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from django.conf import settings
-from django.core.cache import cache
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import Exists, OuterRef
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -39,6 +37,7 @@ from monitoring.filters import AlertEventFilter, AlertRuleFilter, TargetFilter
 from monitoring.models import AlertEvent, AlertRule, Target
 from monitoring.plan_link import PlanUnreadable, plan_comparison
 from monitoring.series import StoreUnavailable
+from monitoring.shared_cache import shared
 
 
 def _drf_error(exc: DjangoValidationError) -> ValidationError:
@@ -274,8 +273,10 @@ class OverviewView(APIView):
 
     @extend_schema(responses=OverviewSerializer)
     def get(self, request: Request) -> Response:
-        fleet = selectors.fleet_overview()
-        return Response(OverviewSerializer(fleet).data)
+        # The same for every user: computed once per few seconds for all of them.
+        return Response(
+            shared("overview", lambda: OverviewSerializer(selectors.fleet_overview()).data)
+        )
 
 
 class FleetSeriesView(APIView):
@@ -285,18 +286,11 @@ class FleetSeriesView(APIView):
     def get(self, request: Request) -> Response:
         query = SeriesQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
-        # Summing every target's samples is the heaviest query of the dashboards and every
-        # open overview asks for it every few seconds: compute it once per few seconds for all
-        # users (shared through the cache by every web worker), well within one poll interval.
-        cache_key = (
-            "monitoring:fleet-series:"
-            + hashlib.sha256(repr(sorted(query.validated_data.items())).encode()).hexdigest()
+        # Every open overview asks for it every few seconds: computed once for all of them.
+        params = query.validated_data
+        return Response(
+            shared("fleet-series", lambda: self._compute(params), sorted(params.items()))
         )
-        out = cache.get(cache_key)
-        if out is None:
-            out = self._compute(query.validated_data)
-            cache.set(cache_key, out, timeout=settings.MONITORING_FLEET_SERIES_CACHE_S)
-        return Response(out)
 
     @staticmethod
     def _compute(params: dict[str, Any]) -> dict[str, Any]:

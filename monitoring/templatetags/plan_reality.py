@@ -1,81 +1,28 @@
 """Plan vs reality on the planner's pages: the plan page and the decision page.
 
-A template tag keeps the planner's views free of monitoring imports: the planner does not
-depend on monitoring, and a page without linked servers costs one query.
+A template tag keeps the planner's views free of monitoring imports (the planner does not
+depend on monitoring). It renders a placeholder only: the page's script fetches the comparison
+from monitoring.views.reality, so rendering a planner page runs no monitoring query at all.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from django import template
-from django.db.models import Q
-
-from monitoring import selectors
-from monitoring.models import PlanScope, Target, TargetKind
-from monitoring.plan_link import PlanComparison, PlanUnreadable, Scope, plan_comparison
+from django.urls import reverse
 
 register = template.Library()
 
 
-@dataclass(frozen=True, slots=True)
-class RealitySummary:
-    """One comparison of a planner page: the target it was asked for, and its result or error."""
-
-    target: Target
-    comparison: PlanComparison | None
-    error: str = ""
-
-
-def _summaries(targets: list[Target]) -> list[RealitySummary]:
-    """Return, per plan, one comparison: the whole plan once, each whole-plan target once.
-
-    A Ray cluster or GPU exporter linked to a plan is only compared (and explains why it cannot
-    be) when no vLLM server is linked to that plan: the servers are what the plan predicts.
-    """
-    start, end = selectors.resolve_range(selectors.DEFAULT_RANGE)
-    served = {t.plan_id for t in targets if t.kind == TargetKind.VLLM}
-    out: list[RealitySummary] = []
-    done: set[int] = set()
-    for target in targets:
-        if target.plan_id is None or (target.kind != TargetKind.VLLM and target.plan_id in served):
-            continue
-        key = target.plan_id if target.plan_scope == PlanScope.REPLICA else -target.pk
-        if key in done:
-            continue
-        done.add(key)
-        try:
-            comparison = plan_comparison(target, start=start, end=end, scope=Scope.PLAN)
-        except PlanUnreadable as exc:
-            out.append(RealitySummary(target, None, str(exc)))
-        else:
-            out.append(RealitySummary(target, comparison))
-    return out
-
-
-def _linked(condition: Q) -> list[Target]:
-    """Return the targets, each plan fetched once and shared by its targets (a join would copy
-    the plan's result JSON into every replica's row, and parse it once per replica)."""
-    return list(
-        Target.objects.defer("token").filter(condition).prefetch_related("plan").order_by("name")
-    )
-
-
-@register.inclusion_tag("monitoring/partials/plan_reality.html")
+@register.inclusion_tag("monitoring/partials/plan_reality_deferred.html")
 def plan_reality(plan: Any) -> dict[str, Any]:
-    """Render plan vs reality for every server linked to `plan`."""
-    targets = list(Target.objects.defer("token").filter(plan=plan).order_by("name"))
-    for target in targets:
-        target.plan = plan  # the page's own instance: its result is already read
-    return {"summaries": _summaries(targets), "targets": targets, "subject": "plan"}
+    """Render the placeholder of plan vs reality for every server linked to `plan`."""
+    return {"url": reverse("monitoring:plan-reality", kwargs={"public_id": plan.public_id})}
 
 
-@register.inclusion_tag("monitoring/partials/plan_reality.html")
+@register.inclusion_tag("monitoring/partials/plan_reality_deferred.html")
 def decision_reality(decision: Any) -> dict[str, Any]:
-    """Render plan vs reality for the servers linked to `decision` or to its plan."""
-    condition = Q(decision=decision)
-    if decision.plan_id:
-        condition |= Q(plan_id=decision.plan_id)
-    targets = _linked(condition)
-    return {"summaries": _summaries(targets), "targets": targets, "subject": "decision"}
+    """Render the placeholder of plan vs reality for the servers linked to `decision` or to its
+    plan."""
+    return {"url": reverse("monitoring:decision-reality", kwargs={"number": decision.number})}

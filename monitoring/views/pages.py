@@ -9,6 +9,7 @@ from django.core.exceptions import ValidationError
 from django.db.models import Exists, OuterRef, Q
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -24,6 +25,7 @@ from monitoring.filters import AlertEventFilter, TargetFilter
 from monitoring.forms import TargetForm
 from monitoring.models import AlertEvent, AlertRule, Target
 from monitoring.plan_link import PlanComparison, PlanUnreadable, Quantity, Scope, plan_comparison
+from monitoring.shared_cache import shared
 from planner.decisions.services import DecisionError
 
 OVERVIEW_REFRESH_MS = 5000
@@ -47,15 +49,20 @@ class OverviewView(TemplateView):
         return context
 
 
-class OverviewTilesView(TemplateView):
-    """The tiles and totals alone, re-fetched by the overview page's script."""
+class OverviewTilesView(View):
+    """The tiles and totals alone, re-fetched by the overview page's script every 5 s.
+
+    The same HTML for every user of a language: rendered once per few seconds for all of them.
+    """
 
     template_name = "monitoring/partials/fleet.html"
 
-    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
-        context = super().get_context_data(**kwargs)
-        context["fleet"] = selectors.fleet_overview()
-        return context
+    def get(self, request: HttpRequest) -> HttpResponse:
+        def render_tiles() -> str:
+            context = {"fleet": selectors.fleet_overview()}
+            return render_to_string(self.template_name, context, request=request)
+
+        return HttpResponse(shared("overview-tiles", render_tiles))
 
 
 class MachinesView(TemplateView):

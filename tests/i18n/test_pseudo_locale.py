@@ -121,6 +121,12 @@ def _pages(world: dict[str, Any]) -> dict[str, list[str]]:
             reverse("planner:plan-detail", kwargs=plan_id),
             reverse("planner:plan-detail", kwargs={"public_id": world["plan_shared"].public_id}),
         ],
+        "monitoring:plan-reality": [
+            reverse("monitoring:plan-reality", kwargs=plan_id),
+            reverse(
+                "monitoring:plan-reality", kwargs={"public_id": world["plan_shared"].public_id}
+            ),
+        ],
         "planner:plan-what-if": [
             reverse("planner:plan-what-if", kwargs=plan_id) + "?link=ib400&concurrency=64"
         ],
@@ -131,6 +137,7 @@ def _pages(world: dict[str, Any]) -> dict[str, list[str]]:
             reverse("decisions:detail", kwargs=num),
             reverse("decisions:detail", kwargs={"number": world["rejected_decision"].number}),
         ],
+        "monitoring:decision-reality": [reverse("monitoring:decision-reality", kwargs=num)],
         "decisions:edit": [reverse("decisions:edit", kwargs=num)],
         "decisions:supersede": [reverse("decisions:supersede", kwargs=num)],
         "decisions:revisions": [reverse("decisions:revisions", kwargs=num)],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from monitoring.models import Sample, Target
+from monitoring.models import PollStatus, Sample, Target
 
 
 def write_series(
@@ -28,3 +28,10 @@ def write_series(
         for i in range(count)
     ]
     return Sample.objects.bulk_create(rows, batch_size=2000)
+
+
+def mark_up(target: Target, when: datetime, latest: dict[str, float]) -> None:
+    """Record that `target` answered its last poll at `when` with these latest values."""
+    Target.objects.filter(pk=target.pk).update(
+        last_status=PollStatus.OK, last_poll_at=when, last_success_at=when, latest=latest
+    )

@@ -7,8 +7,9 @@ import time
 import pytest
 from django.utils import timezone
 
+from monitoring.fleet import fleet_tick_record
 from monitoring.models import AlertEvent, AlertRule
-from tests.monitoring.factories import write_series
+from tests.monitoring.factories import mark_up, write_series
 
 pytestmark = pytest.mark.django_db
 
@@ -159,17 +160,13 @@ def test_fleet_sums_are_computed_once_per_cache_window(viewer_api, make_target, 
     settings.MONITORING_FLEET_SERIES_CACHE_S = 60
     now = timezone.now().replace(microsecond=0)
     for target in (make_target(), make_target()):
-        write_series(
-            target, "vllm.requests_running", start=now - timezone.timedelta(minutes=5),
-            step_s=15, count=10, value=lambda i: 2.0,
-        )  # fmt: skip
+        mark_up(target, now, {"vllm.requests_running": 2.0})
+    fleet_tick_record(now=now - timezone.timedelta(seconds=10))
     query = {"series": "vllm.requests_running", "range": "15m"}
 
     first = viewer_api.get("/api/v1/monitoring/fleet-series/", query).json()
-    write_series(
-        make_target(), "vllm.requests_running", start=now - timezone.timedelta(minutes=5),
-        step_s=15, count=10, value=lambda i: 2.0,
-    )  # fmt: skip
+    mark_up(make_target(), now, {"vllm.requests_running": 2.0})
+    fleet_tick_record(now=now - timezone.timedelta(seconds=5))
     cached = viewer_api.get("/api/v1/monitoring/fleet-series/", query).json()
 
     assert first["series"][0]["v"][0] == 4.0
@@ -182,10 +179,10 @@ def test_fleet_sums_of_several_keys_cost_the_queries_of_one(viewer_api, make_tar
 
     settings.MONITORING_FLEET_SERIES_CACHE_S = 0
     now = timezone.now().replace(microsecond=0)
-    start = now - timezone.timedelta(minutes=5)
     for target in (make_target(), make_target()):
-        for key, value in (("vllm.requests_running", 2.0), ("vllm.requests_waiting", 3.0)):
-            write_series(target, key, start=start, step_s=15, count=10, value=lambda i, v=value: v)
+        mark_up(target, now, {"vllm.requests_running": 2.0, "vllm.requests_waiting": 3.0})
+    for i in range(10):
+        fleet_tick_record(now=now - timezone.timedelta(seconds=15 * (i + 1)))
 
     def fleet(series: str) -> tuple[dict, int]:
         with CaptureQueriesContext(connection) as queries:

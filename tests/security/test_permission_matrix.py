@@ -161,6 +161,8 @@ RULES: dict[str, Rule] = {
             "machines-grid",
             "calibration-list",
             "calibration-detail",
+            "plan-reality",
+            "decision-reality",
         )
     },
     **{
@@ -321,6 +323,8 @@ SAMPLE_KWARGS = {
     "monitoring:allowlist-delete": lambda w: {"pk": w["allowlist_entry"].pk},
     "monitoring-api:target-plan-comparison": lambda w: {"pk": w["linked_target"].pk},
     "monitoring:calibration-detail": lambda w: {"public_id": w["calibration"].public_id},
+    "monitoring:plan-reality": lambda w: {"public_id": w["plan"].public_id},
+    "monitoring:decision-reality": lambda w: {"number": w["decision"].number},
     "monitoring:calibration-replan": lambda w: {"public_id": w["calibration"].public_id},
     "monitoring-api:calibration-profile-detail": lambda w: {
         "public_id": w["calibration"].public_id
