@@ -4,24 +4,30 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('monitoring', '0012_ray_node_lost_rule'),
+        ("monitoring", "0012_ray_node_lost_rule"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='FleetSum',
+            name="FleetSum",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('ts', models.DateTimeField()),
-                ('step_s', models.PositiveIntegerField()),
-                ('values', models.JSONField(default=dict)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("ts", models.DateTimeField()),
+                ("step_s", models.PositiveIntegerField()),
+                ("values", models.JSONField(default=dict)),
             ],
             options={
-                'verbose_name': 'fleet sum',
-                'verbose_name_plural': 'fleet sums',
-                'constraints': [models.UniqueConstraint(fields=('step_s', 'ts'), name='monitoring_fleetsum_key')],
+                "verbose_name": "fleet sum",
+                "verbose_name_plural": "fleet sums",
+                "constraints": [
+                    models.UniqueConstraint(fields=("step_s", "ts"), name="monitoring_fleetsum_key")
+                ],
             },
         ),
     ]

@@ -11,6 +11,7 @@ import pytest
 
 from monitoring import observed, selectors, stores, tasks
 from monitoring.evidence import measure_window
+from monitoring.fleet import fleet_tick_record
 from monitoring.models import AlertEvent, AlertRule, TargetKind
 from monitoring.scrape.series import Sample
 from monitoring.services import PollOutcome, poll_record_success
@@ -87,6 +88,9 @@ def test_fleet_series_sums_the_targets_per_time_bucket(backend, make_target, vie
         ts = end - timedelta(seconds=15 * (4 - i))
         _poll(a, ts, Sample(RUNNING, (), 1.0), Sample(RUNNING, MODEL, 100.0))
         _poll(b, ts, Sample(RUNNING, (), 2.0))
+        # The scheduler's tick: the embedded store keeps the fleet's sums of the latest values
+        # then (monitoring.fleet); the servers sum the samples themselves.
+        fleet_tick_record(now=ts)
 
     def read():
         answer = viewer_api.get("/api/v1/monitoring/fleet-series/", {"series": RUNNING})
