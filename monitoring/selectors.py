@@ -462,16 +462,17 @@ def fleet_series(
 ) -> dict[str, Any]:
     """Return, per unlabelled key, its sum over the targets (all by default) per time bucket.
 
-    The whole fleet's sums are read from the rows stored once per scheduler tick
+    The polled fleet's sums are read from the rows stored once per scheduler tick
     (monitoring.fleet), never from the targets' samples: minute averages before the rollup
     cursor when the range is longer than MONITORING_RAW_QUERY_MAX_H, ticks after it, one query
     per step whatever the keys. Only a subset of the targets is summed from its series.
     """
     keys = list(keys)
     max_points = max_points or settings.MONITORING_MAX_POINTS_PER_SERIES
-    if target_ids is not None and set(target_ids) != set(
-        Target.objects.values_list("pk", flat=True)
-    ):
+    # The stored sums cover every polled target (a read-only one has no latest values: its
+    # store sums it); a smaller set is summed from its own series.
+    polled = Target.objects.filter(selector="").values_list("pk", flat=True)
+    if target_ids is not None and not set(target_ids) >= set(polled):
         return _summed_series(target_ids, keys, start, end, max_points)
     bucket_s = _bucket_s(start, end, max_points)
     bucket = TimeBucket("ts", start.timestamp(), bucket_s)

@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("monitoring", "0012_ray_node_lost_rule"),
+        ("monitoring", "0013_target_selector"),
     ]
 
     operations = [

@@ -96,3 +96,19 @@ def test_retention_keeps_ticks_like_raw_samples_and_minutes_like_rollups(make_ta
 
     retention_run(now=NOW + timedelta(days=31))
     assert not FleetSum.objects.exists()
+
+
+def test_a_subset_of_the_targets_is_summed_from_its_own_series(make_target):
+    a, b = make_target(), make_target()
+    for target, value in ((a, 1.0), (b, 2.0)):
+        write_series(target, RUNNING, start=NOW - timedelta(minutes=5), step_s=15, count=4,
+                     value=lambda i, v=value: v)  # fmt: skip
+        mark_up(target, NOW, {RUNNING: 100.0})
+    fleet_tick_record(now=NOW - timedelta(minutes=1))
+    window = {"keys": [RUNNING], "start": NOW - timedelta(minutes=10), "end": NOW}
+
+    everyone = fleet_series(**window, target_ids=[a.pk, b.pk])
+    only_a = fleet_series(**window, target_ids=[a.pk])
+
+    assert [v for v in everyone["series"][0]["v"] if v is not None] == [200.0]  # stored sums
+    assert {v for v in only_a["series"][0]["v"] if v is not None} == {1.0}
