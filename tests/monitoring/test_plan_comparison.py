@@ -410,7 +410,7 @@ def test_the_planner_pages_read_the_plan_once_not_once_per_replica(
 
     from planner.decisions.services import decision_create
 
-    decision = decision_create(user=planner, title="llama on a800", plan=s1_plan)
+    decision = decision_create(actor=planner, title="llama on a800", plan=s1_plan)
     for url in (s1_plan.get_absolute_url(), decision.get_absolute_url()):
         page = viewer_client.get(url).content
         section = re.search(rb'data-reality-url="([^"]+)"', page).group(1).decode()
