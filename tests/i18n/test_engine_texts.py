@@ -231,9 +231,12 @@ def test_plan_page_cites_source_articles_in_chinese(client, admin_user):
     world = build_world(admin_user)
     client.force_login(admin_user)
     client.cookies[settings.LANGUAGE_COOKIE_NAME] = "zh-hans"
-    html = client.get(
-        reverse("planner:plan-detail", kwargs={"public_id": world["plan"].public_id})
-    ).content.decode()
+    # The locale middleware leaves the request's language active in this thread: give the
+    # tests that follow back the language they had.
+    with translation.override(translation.get_language()):
+        html = client.get(
+            reverse("planner:plan-detail", kwargs={"public_id": world["plan"].public_id})
+        ).content.decode()
 
     assert "依据：文章 000 第 2 节" in html
     assert "路线 A" in html
