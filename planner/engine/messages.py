@@ -24,6 +24,12 @@ def N_(template: str) -> str:  # noqa: N802 - the gettext convention xgettext is
     return template
 
 
+def NP_(singular: str, plural: str) -> tuple[str, str]:  # noqa: N802
+    """Mark a template with its plural form (xgettext --keyword=NP_:1,2): the catalog gets one
+    entry with both, and the renderer picks the form by the template's count parameter."""
+    return singular, plural
+
+
 def NC_(context: str, word: str) -> str:  # noqa: N802
     """Mark a word with its translation context (xgettext --keyword=NC_:1c,2)."""
     del context

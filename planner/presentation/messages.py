@@ -9,18 +9,19 @@ shows beside the text: the rules cited, the sources, severity and strength label
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from django.utils.formats import number_format
-from django.utils.translation import gettext, pgettext
+from django.utils.translation import gettext, ngettext, pgettext
 from django.utils.translation import gettext_lazy as _
 
 from planner.engine.messages import Code, Message, Param, Term
 from planner.engine.result import Pitfall, Signal
 from planner.presentation.rules import RuleRef, citation_text, rule_ref, sources_text
-from planner.presentation.templates import TEMPLATES, TERM_CONTEXT, TERMS
+from planner.presentation.templates import TEMPLATES, TERM_CONTEXT, TERMS, Template
 
 _LEGACY = (Code.LEGACY, Code.LEGACY_PITFALL)
 SEVERITY_LABELS: dict[str, Any] = {
@@ -50,6 +51,12 @@ def _number(value: float, *, english: bool) -> str:
     return number_format(round(value, decimals), decimal_pos=decimals, force_grouping=True)
 
 
+# Parameters that count sequences: shown whole, rounded down (182.4 fit means 182 do).
+WHOLE_SEQUENCES = frozenset(
+    {"max_concurrency", "max_concurrency_total", "single_node_concurrency", "span_concurrency"}
+)
+
+
 def _value(value: Param, *, english: bool) -> str:
     if isinstance(value, Message):
         return _render(value, action=False, english=english)
@@ -71,8 +78,35 @@ def _render(message: Message, *, action: bool, english: bool) -> str:
     source = template.action if action else template.text
     if not source:
         return ""
-    values = {k: _value(v, english=english) for k, v in message.params.items()}
+    values = {
+        k: _value(_whole(v) if k in WHOLE_SEQUENCES else v, english=english)
+        for k, v in message.params.items()
+    }
+    if template.plural and not action:
+        english_form = _plural_form(template, message, translate=False)
+        translate = not english and template.translated
+        wording = _plural_form(template, message, translate=True) if translate else english_form
+        return _format(wording, english_form, values)
     wording = source if english or not template.translated else gettext(source)
+    return _format(wording, source, values)
+
+
+def _whole(value: Param) -> Param:
+    if isinstance(value, float):
+        return math.floor(value + 1e-9)
+    return value
+
+
+def _plural_form(template: Template, message: Message, *, translate: bool) -> str:
+    """Return the template's singular or plural form for its count, translated if asked."""
+    count = message.params.get(template.count, 1)
+    n = int(count) if isinstance(count, int | float) and not isinstance(count, bool) else 1
+    if translate:
+        return ngettext(template.text, template.plural, n)
+    return template.text if n == 1 else template.plural
+
+
+def _format(wording: str, source: str, values: dict[str, str]) -> str:
     try:
         return wording.format(**values)
     except (KeyError, IndexError, ValueError):

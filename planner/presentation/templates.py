@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from planner.engine.messages import N_, NC_, Code, Term
+from planner.engine.messages import N_, NC_, NP_, Code, Term
 
 
 class Rule(StrEnum):
@@ -55,6 +55,13 @@ class Template:
     rules: tuple[Rule, ...] = ()
     sources: tuple[Article | Issue, ...] = ()
     translated: bool = True  # False: the text is shown as stored (legacy English)
+    plural: str = ""  # the English plural of `text`, chosen by the parameter named `count`
+    count: str = ""
+
+
+def counted(forms: tuple[str, str], count: str) -> Template:
+    """Return a template with a singular and a plural form (NP_), chosen by param `count`."""
+    return Template(forms[0], plural=forms[1], count=count)
 
 
 TEMPLATES: dict[Code, Template] = {
@@ -556,7 +563,13 @@ TEMPLATES: dict[Code, Template] = {
     ),
     Code.WHY_NO_REPLICA_SPANS: Template(N_("no replica spans nodes")),
     Code.WHY_LAUNCH_BY_HAND: Template(N_("you accept launching each node by hand")),
-    Code.WHY_FIXED_FLEET: Template(N_("{nodes} fixed machine(s) serve one fixed model")),
+    Code.WHY_FIXED_FLEET: counted(
+        NP_(
+            "{nodes} fixed machine serves one fixed model",
+            "{nodes} fixed machines serve one fixed model",
+        ),
+        "nodes",
+    ),
     Code.WHY_FLEET_OR_CHANGING: Template(N_("{nodes} machines or changing models")),
     Code.WHY_FIXED_REPLICAS: Template(N_("fixed replicas cover steady traffic")),
     Code.WHY_TRAFFIC_IS: Template(N_("traffic is {shape}")),
@@ -566,14 +579,20 @@ TEMPLATES: dict[Code, Template] = {
     Code.WHY_MUST_SPAN: Template(N_("the model must span nodes")),
     Code.WHY_NO_RAY_EXPERIENCE: Template(N_("the team has no Ray operations experience")),
     Code.WHY_RAY_EXPERIENCE: Template(N_("the team operates Ray today")),
-    Code.SUMMARY: Template(
-        N_(
+    Code.SUMMARY: counted(
+        NP_(
             "{route}: serve {model} with {dtype} weights as TP{tp}×PP{pp} × {replicas} "
-            "replica(s) on {gpu} ({hosts}). Each replica holds {kv_tokens} KV tokens, "
+            "replica on {gpu} ({hosts}). It holds {kv_tokens} KV tokens, "
             "{max_concurrency} sequences of {max_model_len} tokens; ≈{throughput_tok_s} output "
             "tok/s at {concurrency} concurrent (TTFT ≈ {ttft_ms} ms, inter-token ≈ {itl_ms} ms). "
-            "Executor {backend}, balancer {balancer}."
-        )
+            "Executor {backend}, balancer {balancer}.",
+            "{route}: serve {model} with {dtype} weights as TP{tp}×PP{pp} × {replicas} "
+            "replicas on {gpu} ({hosts}). Each replica holds {kv_tokens} KV tokens, "
+            "{max_concurrency} sequences of {max_model_len} tokens; ≈{throughput_tok_s} output "
+            "tok/s at {concurrency} concurrent (TTFT ≈ {ttft_ms} ms, inter-token ≈ {itl_ms} ms). "
+            "Executor {backend}, balancer {balancer}.",
+        ),
+        "replicas",
     ),
     Code.SUMMARY_NOTHING_FITS: Template(
         N_(

@@ -32,7 +32,11 @@ def _fields(template: str) -> set[str]:
 
 
 def _catalog() -> dict[tuple[str | None, str], str]:
-    return {(e.msgctxt, e.msgid): e.msgstr for e in polib.pofile(str(CATALOG)) if not e.obsolete}
+    return {
+        (e.msgctxt, e.msgid): e.msgstr or e.msgstr_plural.get(0, "")  # a plural entry: its form
+        for e in polib.pofile(str(CATALOG))
+        if not e.obsolete
+    }
 
 
 def _templates() -> list[str]:

@@ -86,3 +86,30 @@ def test_the_unit_filters_read_the_locale():
         assert count(None) == "—"
     with translation.override("zh-hans"):
         assert count(123456) == "123456"
+
+
+@pytest.mark.parametrize(("replicas", "word"), [(1, "replica on"), (2, "replicas on")])
+def test_the_summary_picks_the_plural_and_counts_whole_sequences(replicas, word):
+    from django.utils import translation
+
+    from planner.engine import plan, spec_from_dict
+    from planner.presentation.messages import english_text, text
+
+    spec = spec_from_dict(
+        {
+            "model": "qwen3-8b",
+            "workload": {"concurrency": 8},
+            "hardware": {"node_count": replicas, "gpus_per_node": 1, "gpu": "l40s"},
+        }
+    )
+    recommendation = plan(spec).recommendation
+    assert recommendation.replicas == replicas  # one TP1 replica on each single-GPU machine
+    summary = recommendation.summary
+
+    with translation.override("en"):
+        shown = text(summary)
+
+    assert f"× {replicas} {word}" in shown
+    assert "(s)" not in shown
+    assert re.search(r"tokens, [\d,]+ sequences of", shown)  # whole: no "182.4 sequences"
+    assert english_text(summary) == shown
