@@ -149,7 +149,7 @@ def result_context(
     return {
         "result": result,
         "rec": rec,
-        "sentence": recommendation_sentence(result),
+        "sentence": recommendation_sentence(result, engine_input),
         "best": result.best,
         "reasons": reasons,
         "footnoted_reasons": footnoted_reasons,

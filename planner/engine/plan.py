@@ -269,11 +269,34 @@ def _summary(
             gpu=best.gpu,
             dtype=chosen,
         )
+    return summary_message(
+        best,
+        model_name=spec.model_name,
+        max_model_len=spec.max_model_len,
+        concurrency=spec.workload.concurrency,
+        recommendation=(route, chosen, backend, balancer),
+    )
+
+
+def summary_message(
+    best: Candidate,
+    *,
+    model_name: str,
+    max_model_len: int,
+    concurrency: int,
+    recommendation: tuple[Route, str, Backend, Balancer],
+) -> Message:
+    """Return the sentence of a recommendation (route, dtype, backend, balancer) that fits.
+
+    Also what a plan saved before messages were codes gets in place of its English summary,
+    from its stored figures and the concurrency it was asked for.
+    """
+    route, dtype, backend, balancer = recommendation
     return message(
         Code.SUMMARY,
         route=message(_ROUTE_CODES[route]),
-        model=spec.model_name,
-        dtype=chosen,
+        model=model_name,
+        dtype=dtype,
         tp=best.tp,
         pp=best.pp,
         replicas=best.replicas,
@@ -281,9 +304,9 @@ def _summary(
         hosts=_hosts({h for hosts in best.hosts for h in hosts}),
         kv_tokens=best.kv_tokens_per_replica,
         max_concurrency=_r(best.max_concurrency_per_replica),
-        max_model_len=spec.max_model_len,
+        max_model_len=max_model_len,
         throughput_tok_s=_r(best.output_throughput_tok_s, 0),
-        concurrency=spec.workload.concurrency,
+        concurrency=concurrency,
         ttft_ms=_r(best.ttft_ms, 0),
         itl_ms=_r(best.itl_ms),
         backend=backend.value,

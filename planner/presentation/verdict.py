@@ -9,6 +9,8 @@ from typing import Any
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
+from planner.engine.messages import Code
+from planner.engine.plan import summary_message
 from planner.engine.result import Backend, Candidate, PlanResult, Route
 from planner.presentation.messages import text
 from planner.presentation.numbers import amount, count
@@ -33,12 +35,30 @@ def nothing_fits_sentence(result: PlanResult) -> str:
     }
 
 
-def recommendation_sentence(result: PlanResult) -> str:
-    """Return the recommendation in one sentence, in the reader's language."""
-    if not result.recommendation.fits:
+def recommendation_sentence(
+    result: PlanResult, engine_input: Mapping[str, Any] | None = None
+) -> str:
+    """Return the recommendation in one sentence, in the reader's language.
+
+    A plan saved before messages were codes stored its summary in English; with the
+    concurrency it was asked for (`engine_input`), its sentence is rebuilt from its figures.
+    """
+    rec, best = result.recommendation, result.best
+    if not rec.fits:
         # The engine's best effort that does not fit is no layout to serve with.
         return nothing_fits_sentence(result)
-    return text(result.recommendation.summary)
+    concurrency = ((engine_input or {}).get("workload") or {}).get("concurrency")
+    if rec.summary.code == Code.LEGACY and best is not None and isinstance(concurrency, int):
+        return text(
+            summary_message(
+                best,
+                model_name=result.model.name,
+                max_model_len=result.model.max_model_len,
+                concurrency=concurrency,
+                recommendation=(rec.route, rec.weight_dtype, rec.executor_backend, rec.balancer),
+            )
+        )
+    return text(rec.summary)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -106,7 +106,7 @@ def plan_markdown(plan: Any) -> str:
         "",
         ("## " + _("Recommendation")),
         "",
-        recommendation_sentence(result),
+        recommendation_sentence(result, plan.engine_input),
         "",
         ("## " + _("Reasons")),
         "",

@@ -171,3 +171,19 @@ def test_the_recommended_route_shows_the_recommended_layout_not_the_top_score(de
 
     assert chosen.layout == result.recommendation.label == best.label
     assert chosen.verdict == "Recommended."
+
+
+def test_a_summary_saved_in_english_is_rebuilt_from_the_plans_figures():
+    spec, result = _saved("v3_route_a.json")  # stored its summary as an English sentence
+    assert result.recommendation.summary.code == "legacy"
+
+    with translation.override("zh-hans"):
+        rebuilt = recommendation_sentence(result, spec)
+        as_saved = recommendation_sentence(result)
+    assert "路线 A" in rebuilt
+    assert result.model.name in rebuilt
+    assert as_saved == result.recommendation.summary.params["text"]  # no input: as it was
+    with translation.override("en"):
+        english = recommendation_sentence(result, spec)
+    assert english.startswith("Route A: serve")
+    assert f"at {spec['workload']['concurrency']} concurrent" in english
