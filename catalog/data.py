@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from enum import StrEnum
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -28,13 +29,25 @@ class ModelEntry:
     config: dict[str, Any]
 
 
+class GpuVendor(StrEnum):
+    """Who makes the GPU: vLLM runs CUDA on NVIDIA, ROCm on AMD, XPU on Intel.
+
+    The values are those of inventory's GpuType.vendor choices.
+    """
+
+    NVIDIA = "NVIDIA"
+    AMD = "AMD"
+    INTEL = "Intel"
+    OTHER = "other"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GpuEntry:
     """One GPU datasheet row (memory in GiB, bandwidth in GB/s, compute in TFLOPS)."""
 
     slug: str
     name: str
-    vendor: str
+    vendor: GpuVendor
     memory_gib: float
     driver_visible_gib: float
     hbm_bandwidth_gbs: float
@@ -74,7 +87,7 @@ def load_gpus() -> dict[str, GpuEntry]:
         row["slug"]: GpuEntry(
             slug=row["slug"],
             name=row["name"],
-            vendor=row["vendor"],
+            vendor=GpuVendor(row["vendor"]),
             memory_gib=float(row["memory_gib"]),
             driver_visible_gib=float(row["driver_visible_gib"]),
             hbm_bandwidth_gbs=float(row["hbm_bandwidth_gbs"]),

@@ -216,6 +216,7 @@ def _replica_memory(
         a=a,
         vllm_version=spec.vllm_version,
         custom_all_reduce=custom_all_reduce_applies(group.nodes[0], tp, kind),
+        vendor=gpu.vendor,
     )
 
 

@@ -22,7 +22,7 @@ from catalog.quantization import QuantScheme, coarse_dtype
 from planner.engine.assumptions import DTYPE_BYTES, GIB, Assumptions
 from planner.engine.configs.vllm_flags import VLLM_VERSION
 from planner.engine.messages import Code, Message, message
-from planner.engine.profiling import NativeSampler, ProfilingRules, profiling_rules
+from planner.engine.profiling import GpuVendor, NativeSampler, ProfilingRules, profiling_rules
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -398,9 +398,43 @@ def non_torch_gib(rules: ProfilingRules, tp: int, pp: int, *, custom_all_reduce:
     return rules.non_torch_single_gpu_gib + extra
 
 
-def cuda_graph_gib(layers: int, a: Assumptions) -> float:
-    """Return vLLM's CUDA-graph memory estimate for a stage of `layers` layers."""
-    return a.cuda_graph_base_gib + a.cuda_graph_per_layer_gib * layers
+def cudagraph_capture_sizes(max_num_seqs: int, max_num_batched_tokens: int) -> list[int]:
+    """Return vLLM's default CUDA-graph capture sizes (batch sizes in tokens).
+
+    The largest is min(2 × max_num_seqs, 512, max_num_batched_tokens); below it 1, 2, 4, every
+    8 up to 248, then every 16 from 256 (vLLM's config _set_cudagraph_sizes).
+    """
+    largest = min(2 * max_num_seqs, 512, max_num_batched_tokens)
+    sizes = [s for s in (1, 2, 4) if s <= largest]
+    sizes += list(range(8, min(largest + 1, 256), 8))
+    sizes += list(range(256, largest + 1, 16))
+    return sizes
+
+
+def cuda_graph_count(max_num_seqs: int, max_num_batched_tokens: int) -> int:
+    """Return the graphs vLLM captures by default (FULL_AND_PIECEWISE).
+
+    A piecewise graph per capture size, and a full decode graph per capture size up to
+    max_num_seqs (a decode batch holds one token per sequence).
+    """
+    sizes = cudagraph_capture_sizes(max_num_seqs, max_num_batched_tokens)
+    return len(sizes) + sum(1 for s in sizes if s <= max_num_seqs)
+
+
+# The graphs behind the fitted estimate: 0.19 logs at max_num_seqs 1024 (sizes up to 512).
+_FITTED_GRAPHS = cuda_graph_count(1024, 8192)
+
+
+def cuda_graph_gib(layers: int, a: Assumptions, graphs: int = _FITTED_GRAPHS) -> float:
+    """Return vLLM's CUDA-graph memory estimate for a stage of `layers` layers.
+
+    vLLM captures the first graph of each mode and extrapolates the second one's extra memory
+    to the rest of them (issue 45178): a shared part, plus a part per graph beyond the first of
+    each mode. The per-layer part was fitted at `_FITTED_GRAPHS` graphs and scales with the
+    graphs the command captures, so a small max_num_seqs gets a smaller estimate.
+    """
+    per_graph_share = max(0, graphs - 2) / (_FITTED_GRAPHS - 2)
+    return a.cuda_graph_base_gib + a.cuda_graph_per_layer_gib * layers * per_graph_share
 
 
 @lru_cache(maxsize=1024)
@@ -420,12 +454,14 @@ def plan_memory(
     a: Assumptions,
     vllm_version: str = VLLM_VERSION,
     custom_all_reduce: bool = True,
+    vendor: GpuVendor = GpuVendor.NVIDIA,
 ) -> MemoryResult:
     """Return the per-GPU memory budget of one replica and its KV capacity.
 
+    `vendor` decides whether the version's CUDA-graph estimate applies (profiling.py).
     Cached: a plan evaluates the same layout for several node groups and replica counts.
     """
-    rules = profiling_rules(vllm_version)
+    rules = profiling_rules(vllm_version, vendor, moe=arch.is_moe)
     visible = visible_gib * GIB
     requested = visible * utilization
     tokens = max_num_batched_tokens or default_batched_tokens(visible_gib, gpu_slug, a)
@@ -446,6 +482,7 @@ def plan_memory(
     }[rules.native_sampler]
     a = replace(a, sampler_logit_copies_native=native_copies)
     block = a.block_size_tokens
+    graph_count = cuda_graph_count(seqs, tokens)
     stages: list[StageMemory] = []
     start = 0
     for s, layers in enumerate(partition_layers(arch.num_layers, pp)):
@@ -470,7 +507,7 @@ def plan_memory(
             flashinfer_sampler=flashinfer,
             sampler_run=rules.engine == "V1",
         )
-        graphs = cuda_graph_gib(layers, a) * GIB if subtract else 0.0
+        graphs = cuda_graph_gib(layers, a, graph_count) * GIB if subtract else 0.0
         budget = requested - weights - act - non_torch - graphs
         layout = kv_layout(arch, tp, start, layers, kv_cache_dtype, dtype)
         if layout.num_groups and budget > 0:

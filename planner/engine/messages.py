@@ -49,6 +49,8 @@ class Code(StrEnum):
     NETWORK_CHECK = "network_check"
     QUANTIZE_FIRST = "quantize_first"
     MEMORY_RULES = "memory_rules"
+    CUDA_GRAPHS_SKIPPED_PLATFORM = "cuda_graphs_skipped_platform"
+    CUDA_GRAPHS_RUNNER_V2 = "cuda_graphs_runner_v2"
     QUANTIZE_FEWER_NODES = "quantize_fewer_nodes"
     SMALL_MODEL_REPLICAS = "small_model_replicas"
     LARGER_TP_WINS = "larger_tp_wins"
@@ -241,6 +243,8 @@ SIGNATURES: dict[Code, tuple[str, ...]] = {
         "non_torch_gib",
         "profile_tokens",
     ),
+    Code.CUDA_GRAPHS_SKIPPED_PLATFORM: ("vllm_version", "vendor"),
+    Code.CUDA_GRAPHS_RUNNER_V2: ("vllm_version",),
     Code.QUANTIZE_FEWER_NODES: (
         "dtype",
         "nodes",

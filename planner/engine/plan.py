@@ -6,6 +6,7 @@ from dataclasses import replace
 from typing import Any
 
 from catalog.architecture import parameter_breakdown
+from catalog.data import GpuVendor
 from planner.engine.assumptions import DEFAULT_ASSUMPTIONS, Assumptions
 from planner.engine.configs import build_configs, empty_configs
 from planner.engine.configs.vllm_flags import VLLM_VERSION
@@ -22,7 +23,7 @@ from planner.engine.messages import Code, Message, Term, message
 from planner.engine.network import Link, domain_example, inter_node_link, intra_node_link
 from planner.engine.pitfalls import check_pitfalls
 from planner.engine.placement import plan_placement
-from planner.engine.profiling import profiling_rules
+from planner.engine.profiling import CudaGraphRule, profiling_rules
 from planner.engine.reasons import (
     QUANT_LADDER,
     Deployment,
@@ -368,6 +369,9 @@ def plan(spec: PlanSpec, assumptions: Assumptions | None = None) -> PlanResult:
     balancer = _balancer(route, best)
 
     reasons = [memory_rules_message(spec, best, a)]
+    graph_rule = cuda_graph_rule_message(spec, best)
+    if graph_rule is not None:
+        reasons.append(graph_rule)
     if small_reason is not None:
         reasons.append(small_reason)
     reasons += quantize_for_fewer_nodes(spec, best, chosen, by_dtype)
@@ -432,7 +436,9 @@ def plan(spec: PlanSpec, assumptions: Assumptions | None = None) -> PlanResult:
             nodes_used=len(used_nodes),
             hosts=tuple(sorted({h for hosts in best.hosts for h in hosts})),
         ),
-        memory_rules=memory_rules_applied(spec.vllm_version),
+        memory_rules=memory_rules_applied(
+            spec.vllm_version, group.nodes[0].gpu.vendor, moe=spec.architecture.is_moe
+        ),
     )
 
 
@@ -496,9 +502,11 @@ def _balancer(route: Route, best: Candidate) -> Balancer:
     return Balancer.NONE
 
 
-def memory_rules_applied(vllm_version: str) -> MemoryRules:
-    """Return which vLLM version's memory-profiling rules the plan followed."""
-    rules = profiling_rules(vllm_version)
+def memory_rules_applied(
+    vllm_version: str, vendor: GpuVendor = GpuVendor.NVIDIA, *, moe: bool = False
+) -> MemoryRules:
+    """Return which vLLM version's memory-profiling rules the plan followed on `vendor` GPUs."""
+    rules = profiling_rules(vllm_version, vendor, moe=moe)
     return MemoryRules(
         vllm_version=rules.version,
         engine=rules.engine,
@@ -508,10 +516,23 @@ def memory_rules_applied(vllm_version: str) -> MemoryRules:
     )
 
 
+def cuda_graph_rule_message(spec: PlanSpec, best: Candidate) -> Message | None:
+    """Return why vLLM subtracts no CUDA-graph estimate where 0.21 on would, else None."""
+    gpu = next(n.gpu for n in spec.hardware.nodes if n.gpu.slug == best.gpu)
+    rules = profiling_rules(spec.vllm_version, gpu.vendor, moe=spec.architecture.is_moe)
+    if rules.cuda_graph_rule == CudaGraphRule.SKIPPED_PLATFORM:
+        return message(
+            Code.CUDA_GRAPHS_SKIPPED_PLATFORM, vllm_version=rules.version, vendor=str(gpu.vendor)
+        )
+    if rules.cuda_graph_rule == CudaGraphRule.RUNNER_V2_ZERO:
+        return message(Code.CUDA_GRAPHS_RUNNER_V2, vllm_version=rules.version)
+    return None
+
+
 def memory_rules_message(spec: PlanSpec, best: Candidate, a: Assumptions) -> Message:
     """Return the reason that names the profiling rules behind the KV figures."""
-    rules = profiling_rules(spec.vllm_version)
     first = next(n for n in spec.hardware.nodes if n.gpu.slug == best.gpu)
+    rules = profiling_rules(spec.vllm_version, first.gpu.vendor, moe=spec.architecture.is_moe)
     tokens = spec.max_num_batched_tokens or default_batched_tokens(
         first.gpu.driver_visible_gib, first.gpu.slug, a
     )

@@ -26,6 +26,18 @@ the releases. The engine plans with the rules of the version the spec names:
   subtract it.
 * From 0.22 the FlashInfer top-k/top-p sampler is the default again ("Using FlashInfer for
   top-p & top-k sampling" in 0.22, 0.23 and 0.26 logs without any setting).
+
+The CUDA-graph estimate also depends on the GPU vendor and on the model runner:
+
+* The estimate runs on CUDA only. ROCm skips it (vLLM PR 36720, merged March 2026, before the
+  0.21 default: its mem_get_info and graph pool gave wrong or negative estimates there) until
+  PR 48526 (merged 15 July 2026) profiles ROCm again; the engine takes 0.26 as the first release
+  with it (0.25.1 shipped Model Runner V2 by 20 July, PR 49233; 0.26 was out by 1 August),
+  an inference from those dates. Intel XPU and other platforms stay excluded (PR 48526).
+* From 0.25.1 dense models run Model Runner V2 by default, whose profile_cudagraph_memory()
+  returns 0 (vLLM issue 49224): nothing is subtracted for them (a 0.27.1 log of Qwen2.5-0.5B
+  reports "0.0 GiB for CUDAGraph memory"). The engine assumes 0.29 measures V2's graphs (its
+  capture samples free memory around each graph, 0.28 -> 0.29 changes).
 """
 
 from __future__ import annotations
@@ -34,6 +46,8 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
+from catalog.data import GpuVendor
+
 V0_SMALL_NON_TORCH_SINCE = (0, 6, 6)
 V1_DEFAULT_SINCE = (0, 8, 0)
 DELTA_NON_TORCH_SINCE = (0, 11, 0)
@@ -41,10 +55,22 @@ LEAN_SAMPLER_SINCE = (0, 17, 0)
 LARGER_NON_TORCH_SINCE = (0, 18, 0)
 CUDA_GRAPH_ESTIMATE_SINCE = (0, 21, 0)
 FLASHINFER_SAMPLER_AGAIN_SINCE = (0, 22, 0)
+RUNNER_V2_DENSE_SINCE = (0, 25, 1)
+RUNNER_V2_GRAPHS_PROFILED_SINCE = (0, 29, 0)
+ROCM_GRAPHS_PROFILED_SINCE = (0, 26, 0)
 
 
 class VersionError(ValueError):
     """A vllm_version string that is not a release number like '0.19.0'."""
+
+
+class CudaGraphRule(StrEnum):
+    """Whether, and why, vLLM subtracts its CUDA-graph estimate before the KV budget."""
+
+    SUBTRACTED = "subtracted"  # 0.21 on, CUDA (ROCm from 0.26), legacy model runner
+    CAPTURED_AFTER = "captured_after"  # before 0.21: graphs captured after the KV cache
+    SKIPPED_PLATFORM = "skipped_platform"  # not profiled on ROCm (0.21-0.25), XPU and others
+    RUNNER_V2_ZERO = "runner_v2_zero"  # Model Runner V2 (dense models, 0.25.1-0.28) returns 0
 
 
 class NativeSampler(StrEnum):
@@ -69,6 +95,7 @@ class ProfilingRules:
     non_torch_pipeline_only_gib: float  # whole non-torch figure with PP ≥ 2 and TP 1
     flashinfer_sampler: bool  # the dummy sampler run uses FlashInfer's top-k/top-p
     native_sampler: NativeSampler  # what the PyTorch top-k/top-p path of the version keeps
+    cuda_graph_rule: CudaGraphRule = CudaGraphRule.CAPTURED_AFTER
 
     @property
     def description(self) -> str:
@@ -77,11 +104,16 @@ class ProfilingRules:
             profile = "V0 engine: profiles one full-length prefill (max_model_len tokens)"
         else:
             profile = "V1 engine: profiles one chunk of max_num_batched_tokens and a sampler run"
-        graphs = (
-            "CUDA-graph memory estimated and subtracted before the KV budget"
-            if self.subtract_cuda_graphs
-            else "CUDA-graph memory captured after the KV cache is allocated (not subtracted)"
-        )
+        graphs = {
+            CudaGraphRule.SUBTRACTED: "CUDA-graph memory estimated and subtracted before the KV "
+            "budget",
+            CudaGraphRule.CAPTURED_AFTER: "CUDA-graph memory captured after the KV cache is "
+            "allocated (not subtracted)",
+            CudaGraphRule.SKIPPED_PLATFORM: "CUDA-graph memory not estimated on this GPU vendor's "
+            "platform (not subtracted)",
+            CudaGraphRule.RUNNER_V2_ZERO: "CUDA-graph estimate of Model Runner V2 is 0 for dense "
+            "models (not subtracted)",
+        }[self.cuda_graph_rule]
         return f"vLLM {self.version} rules: {profile}; {graphs}."
 
 
@@ -94,8 +126,26 @@ def parse_version(version: str) -> tuple[int, int, int]:
     return int(major), int(minor), int(patch or 0)
 
 
-def profiling_rules(version: str) -> ProfilingRules:
-    """Return the profiling rules vLLM `version` follows."""
+def cuda_graph_rule(
+    v: tuple[int, int, int], vendor: GpuVendor = GpuVendor.NVIDIA, *, moe: bool = False
+) -> CudaGraphRule:
+    """Return whether vLLM `v` subtracts its CUDA-graph estimate on `vendor`, and why not."""
+    if v < CUDA_GRAPH_ESTIMATE_SINCE:
+        return CudaGraphRule.CAPTURED_AFTER
+    profiled = vendor == GpuVendor.NVIDIA or (
+        vendor == GpuVendor.AMD and v >= ROCM_GRAPHS_PROFILED_SINCE
+    )
+    if not profiled:
+        return CudaGraphRule.SKIPPED_PLATFORM
+    if not moe and RUNNER_V2_DENSE_SINCE <= v < RUNNER_V2_GRAPHS_PROFILED_SINCE:
+        return CudaGraphRule.RUNNER_V2_ZERO
+    return CudaGraphRule.SUBTRACTED
+
+
+def profiling_rules(
+    version: str, vendor: GpuVendor = GpuVendor.NVIDIA, *, moe: bool = False
+) -> ProfilingRules:
+    """Return the profiling rules vLLM `version` follows on a `vendor` GPU (`moe`: MoE model)."""
     v = parse_version(version)
     if v < V1_DEFAULT_SINCE:
         # The 0.6.5 profiling overhaul (PR #10511) counted the CUDA context as non-torch memory.
@@ -122,6 +172,7 @@ def profiling_rules(version: str) -> ProfilingRules:
         sampler = NativeSampler.EARLY_V1
     elif v < LEAN_SAMPLER_SINCE:
         sampler = NativeSampler.FULL_SORT
+    graph_rule = cuda_graph_rule(v, vendor, moe=moe)
     single_gpu, all_reduce = 0.1, 1.85
     if delta:
         single_gpu, all_reduce = (0.25, 1.85) if v >= LARGER_NON_TORCH_SINCE else (0.13, 0.42)
@@ -129,11 +180,12 @@ def profiling_rules(version: str) -> ProfilingRules:
         version=version,
         engine="V1",
         full_length_prefill=False,
-        subtract_cuda_graphs=v >= CUDA_GRAPH_ESTIMATE_SINCE,
+        subtract_cuda_graphs=graph_rule == CudaGraphRule.SUBTRACTED,
         non_torch_single_gpu_gib=single_gpu,
         non_torch_custom_all_reduce_gib=all_reduce,
         non_torch_nccl_only_gib=0.35,
         non_torch_pipeline_only_gib=0.07 if delta else 0.35,
         flashinfer_sampler=not delta or v >= FLASHINFER_SAMPLER_AGAIN_SINCE,
         native_sampler=sampler,
+        cuda_graph_rule=graph_rule,
     )

@@ -10,7 +10,7 @@ from typing import Any
 from catalog import identifiers
 from catalog.architecture import Architecture, ArchitectureError, from_hf_config
 from catalog.architecture_json import config_only_values
-from catalog.data import load_gpus, load_models
+from catalog.data import GpuVendor, load_gpus, load_models
 from catalog.quantization import parse_quantization
 from planner.engine.configs.vllm_flags import VLLM_VERSION
 from planner.engine.profiling import VersionError, parse_version
@@ -51,6 +51,7 @@ class GpuSpec:
     bf16_dense_tflops: float
     fp8_support: bool
     nvlink_gbs: float
+    vendor: GpuVendor = GpuVendor.NVIDIA  # decides vLLM's CUDA-graph rule (profiling.py)
 
 
 def catalog_gpu(slug: str) -> GpuSpec:
@@ -65,6 +66,7 @@ def catalog_gpu(slug: str) -> GpuSpec:
         bf16_dense_tflops=g.bf16_dense_tflops,
         fp8_support=g.fp8_support,
         nvlink_gbs=g.nvlink_gbs,
+        vendor=g.vendor,
     )
 
 
@@ -319,6 +321,13 @@ def _gpu(r: _Reader, raw: Any, path: str) -> GpuSpec | None:
     if isinstance(nvlink, bool) or not isinstance(nvlink, int | float) or nvlink < 0:
         r.errors[f"{path}.nvlink_gbs"] = "must be a number ≥ 0 (0 for PCIe-only)"
         nvlink = 0.0
+    vendor_raw = raw.get("vendor", base.vendor if base else GpuVendor.NVIDIA)
+    try:
+        vendor = GpuVendor(vendor_raw)
+    except ValueError:
+        known = ", ".join(v.value for v in GpuVendor)
+        r.errors[f"{path}.vendor"] = f"unknown GPU vendor {vendor_raw!r}; known: {known}"
+        vendor = GpuVendor.NVIDIA
     return GpuSpec(
         slug=str(raw.get("slug", base.slug if base else "custom")),
         name=str(raw.get("name", base.name if base else raw.get("slug", "custom GPU"))),
@@ -328,6 +337,7 @@ def _gpu(r: _Reader, raw: Any, path: str) -> GpuSpec | None:
         bf16_dense_tflops=tflops or 100.0,
         fp8_support=bool(raw.get("fp8_support", base.fp8_support if base else False)),
         nvlink_gbs=float(nvlink),
+        vendor=vendor,
     )
 
 

@@ -64,6 +64,11 @@ def counted(forms: tuple[str, str], count: str) -> Template:
     return Template(forms[0], plural=forms[1], count=count)
 
 
+def _memory_rule(text: str) -> Template:
+    """Return the template of a sentence on vLLM's memory profiling (issue 13's figures)."""
+    return Template(text, rules=(Rule.NUMBERS,), sources=(Issue(13),))
+
+
 TEMPLATES: dict[Code, Template] = {
     Code.NODE_SELECTION: Template(
         N_(
@@ -160,16 +165,27 @@ TEMPLATES: dict[Code, Template] = {
         rules=(Rule.NUMBERS, Rule.ROUTES),
         sources=(Article("000", "4.4"), Article("000", "5.5")),
     ),
-    Code.MEMORY_RULES: Template(
+    Code.MEMORY_RULES: _memory_rule(
         N_(
             "KV capacity follows the memory profiling of vLLM {vllm_version} ({engine}): "
             "{cuda_graph_gib} GiB of CUDA-graph memory per GPU subtracted before the KV budget "
             "(vLLM does so from 0.21 on), {non_torch_gib} GiB of non-torch memory per GPU (NCCL "
             "and custom all-reduce buffers at TP ≥ 2) and a profile run of {profile_tokens} "
             "tokens."
-        ),
-        rules=(Rule.NUMBERS,),
-        sources=(Issue(13),),
+        )
+    ),
+    Code.CUDA_GRAPHS_SKIPPED_PLATFORM: _memory_rule(
+        N_(
+            "vLLM {vllm_version} estimates CUDA-graph memory only on CUDA, not on {vendor} GPUs "
+            "(ROCm is skipped from 0.21 to 0.25, vLLM PR 36720), so none is subtracted before "
+            "the KV budget here."
+        )
+    ),
+    Code.CUDA_GRAPHS_RUNNER_V2: _memory_rule(
+        N_(
+            "vLLM {vllm_version} runs dense models on Model Runner V2, whose CUDA-graph memory "
+            "estimate is 0 (vLLM issue 49224), so none is subtracted before the KV budget."
+        )
     ),
     Code.QUANTIZE_FEWER_NODES: Template(
         N_(

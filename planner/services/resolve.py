@@ -110,6 +110,7 @@ _MACHINE_FIELDS = (
     "gpu_type__bf16_dense_tflops",
     "gpu_type__fp8_support",
     "gpu_type__nvlink_bandwidth_gbs",
+    "gpu_type__vendor",
 )
 
 
@@ -166,6 +167,7 @@ def row_to_node(
             "bf16_dense_tflops": row["gpu_type__bf16_dense_tflops"],
             "fp8_support": row["gpu_type__fp8_support"],
             "nvlink_gbs": row["gpu_type__nvlink_bandwidth_gbs"],
+            "vendor": row["gpu_type__vendor"],
         },
         "gpu_count": row["gpu_count"],
         "intra_link": row["interconnect"],

@@ -74,6 +74,7 @@ def replay_context(
         max_num_batched_tokens=run["max_num_batched_tokens"],
         max_num_seqs=run["max_num_seqs"],
         a=a,
+        vendor=gpu.vendor,
     )
     blocks = int(run["kv_tokens"]) // a.block_size_tokens
     mem = dataclasses.replace(mem, blocks=blocks, kv_tokens=blocks * a.block_size_tokens)
