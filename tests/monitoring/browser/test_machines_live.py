@@ -7,7 +7,9 @@ import dataclasses
 import time
 
 import pytest
+from django.utils import timezone
 
+from monitoring.fleet import fleet_tick_record
 from monitoring.polling import poll
 from monitoring.simulator import Simulator
 from monitoring.simulator.dcgm_sim import SimDcgm
@@ -34,6 +36,7 @@ def test_machines_view_updates_gpus_in_place(browser_page, live_server, make_tar
         for _ in range(2):
             for target in targets:
                 assert poll(target).ok
+            fleet_tick_record(now=timezone.now())  # the scheduler's tick sums the fleet
             time.sleep(1.1)
 
         page.goto(f"{live_server.url}/monitoring/machines/")
