@@ -59,9 +59,15 @@ class Template:
     count: str = ""
 
 
-def counted(forms: tuple[str, str], count: str) -> Template:
+def counted(
+    forms: tuple[str, str],
+    count: str,
+    *,
+    rules: tuple[Rule, ...] = (),
+    sources: tuple[Article | Issue, ...] = (),
+) -> Template:
     """Return a template with a singular and a plural form (NP_), chosen by param `count`."""
-    return Template(forms[0], plural=forms[1], count=count)
+    return Template(forms[0], plural=forms[1], count=count, rules=rules, sources=sources)
 
 
 def _memory_rule(text: str) -> Template:
@@ -70,12 +76,16 @@ def _memory_rule(text: str) -> Template:
 
 
 TEMPLATES: dict[Code, Template] = {
-    Code.NODE_SELECTION: Template(
-        N_(
-            "Chose {nodes_used} of {nodes_offered} node(s) with {gpu} GPUs: same GPU type inside "
+    Code.NODE_SELECTION: counted(
+        NP_(
+            "Chose {nodes_used} of {nodes_offered} node with {gpu} GPUs: same GPU type inside "
             "every replica, fastest data link first ({link_gbps} Gb/s {link_kind}), fewest nodes "
-            "that serve {concurrency} concurrent sequences."
+            "that serve {concurrency} concurrent sequences.",
+            "Chose {nodes_used} of {nodes_offered} nodes with {gpu} GPUs: same GPU type inside "
+            "every replica, fastest data link first ({link_gbps} Gb/s {link_kind}), fewest nodes "
+            "that serve {concurrency} concurrent sequences.",
         ),
+        "nodes_offered",
         rules=(Rule.ROUTES,),
         sources=(Article("000", "2"), Article("002", "3")),
     ),
@@ -187,14 +197,20 @@ TEMPLATES: dict[Code, Template] = {
             "estimate is 0 (vLLM issue 49224), so none is subtracted before the KV budget."
         )
     ),
-    Code.QUANTIZE_FEWER_NODES: Template(
-        N_(
-            "{dtype} weights fit one replica in {nodes} node(s) where {requested_dtype} needs "
+    Code.QUANTIZE_FEWER_NODES: counted(
+        NP_(
+            "{dtype} weights fit one replica in {nodes} node where {requested_dtype} needs "
             "{requested_nodes} over a {link_gbps} Gb/s link: {weights_gib} GiB per GPU on {gpus} "
             "GPUs instead of {requested_weights_gib} GiB on {requested_gpus}, {kv_tokens} KV "
             "tokens per replica. Quantize first, if the accuracy cost is acceptable for your "
-            "task: measure it on your own evaluation set before serving."
+            "task: measure it on your own evaluation set before serving.",
+            "{dtype} weights fit one replica in {nodes} nodes where {requested_dtype} needs "
+            "{requested_nodes} over a {link_gbps} Gb/s link: {weights_gib} GiB per GPU on {gpus} "
+            "GPUs instead of {requested_weights_gib} GiB on {requested_gpus}, {kv_tokens} KV "
+            "tokens per replica. Quantize first, if the accuracy cost is acceptable for your "
+            "task: measure it on your own evaluation set before serving.",
         ),
+        "nodes",
         rules=(Rule.NUMBERS, Rule.ROUTES),
         sources=(Article("000", "4.4"), Article("000", "5.5")),
     ),
@@ -230,28 +246,38 @@ TEMPLATES: dict[Code, Template] = {
         rules=(Rule.NUMBERS,),
         sources=(Article("000", "4.4"),),
     ),
-    Code.RAY_ROUTE_C: Template(
-        N_(
-            "Ray Serve is recommended: {hits} signal(s) for Ray hit ({signals}); Serve "
-            "autoscaling with min_replicas ≥ 1 and num_gpus = TP×PP = {gpus_per_replica}."
+    Code.RAY_ROUTE_C: counted(
+        NP_(
+            "Ray Serve is recommended: {hits} signal for Ray hit ({signals}); Serve "
+            "autoscaling with min_replicas ≥ 1 and num_gpus = TP×PP = {gpus_per_replica}.",
+            "Ray Serve is recommended: {hits} signals for Ray hit ({signals}); Serve "
+            "autoscaling with min_replicas ≥ 1 and num_gpus = TP×PP = {gpus_per_replica}.",
         ),
+        "hits",
         rules=(Rule.ROUTE_C,),
         sources=(Article("000", "3"), Article("002", "4")),
     ),
-    Code.RAY_NOT_NEEDED: Template(
-        N_(
-            "No Ray: {hits_for} signal(s) for Ray hit against {hits_against} against; with fixed "
-            "machines and a fixed model, mp and a balancer are enough."
+    Code.RAY_NOT_NEEDED: counted(
+        NP_(
+            "No Ray: {hits_for} signal for Ray hit against {hits_against} against; with fixed "
+            "machines and a fixed model, mp and a balancer are enough.",
+            "No Ray: {hits_for} signals for Ray hit against {hits_against} against; with fixed "
+            "machines and a fixed model, mp and a balancer are enough.",
         ),
+        "hits_for",
         rules=(Rule.SIGNALS,),
         sources=(Article("000", "3–4"),),
     ),
-    Code.RAY_CONSIDER: Template(
-        N_(
-            "{hits} signal(s) for Ray hit ({signals}): one hit is the threshold to consider Ray "
-            "Serve; it is not recommended yet because {hits_against} signal(s) against it hit and"
-            " no high-strength signal does. Re-plan with the operations you expect in six months."
+    Code.RAY_CONSIDER: counted(
+        NP_(
+            "{hits} signal for Ray hit ({signals}): one hit is the threshold to consider Ray "
+            "Serve; it is not recommended yet: {hits_against} against it hit and no "
+            "high-strength signal does. Re-plan with the operations you expect in six months.",
+            "{hits} signals for Ray hit ({signals}): one hit is the threshold to consider Ray "
+            "Serve; it is not recommended yet: {hits_against} against it hit and no "
+            "high-strength signal does. Re-plan with the operations you expect in six months.",
         ),
+        "hits",
         rules=(Rule.SIGNALS,),
         sources=(Article("000", "3"),),
     ),
@@ -558,8 +584,12 @@ TEMPLATES: dict[Code, Template] = {
     Code.REJECT_KV: Template(
         N_("KV cache holds {kv_tokens} tokens < max_model_len {max_model_len}")
     ),
-    Code.REJECT_ROOM: Template(
-        N_("needs {replicas} replica(s) of {gpus} GPUs; the nodes offer room for {room}")
+    Code.REJECT_ROOM: counted(
+        NP_(
+            "needs {replicas} replica of {gpus} GPUs; the nodes offer room for {room}",
+            "needs {replicas} replicas of {gpus} GPUs; the nodes offer room for {room}",
+        ),
+        "replicas",
     ),
     Code.BUNDLE_TOO_BIG: Template(
         N_("a bundle must fit on one node; the largest node has {gpus} free GPUs")

@@ -57,7 +57,7 @@ def test_english_fills_numbers_words_phrases_and_signal_names():
         gpus_per_replica=4,
     )
     assert english_text(ray) == (
-        "Ray Serve is recommended: 2 signal(s) for Ray hit (several models share one pool, Ray "
+        "Ray Serve is recommended: 2 signals for Ray hit (several models share one pool, Ray "
         "already runs here); Serve autoscaling with min_replicas ≥ 1 and num_gpus = TP×PP = 4."
     )
     link = _link(Term.ROCE)
