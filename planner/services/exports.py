@@ -14,6 +14,7 @@ from django.utils.translation import gettext as _
 from planner.engine.result import PlanResult
 from planner.presentation import messages
 from planner.presentation.api import api_result
+from planner.presentation.bands import markdown_row
 from planner.presentation.verdict import recommendation_sentence
 from planner.selectors import plan_result
 from planner.services.bundles import BundleUnavailable, bundle_files, plan_bundle
@@ -88,6 +89,30 @@ def _md_escape(value: Any) -> str:
     return str(value).replace("|", "\\|")
 
 
+def _serving_markdown(result: PlanResult) -> list[str]:
+    """Return the serving predictions section (each p50 with its ± band and the band's source)."""
+    simulated = [c for c in result.candidates if c.serving is not None]
+    if not simulated:
+        return []
+    head = (
+        _("layout"),
+        _("TTFT p50 ms"),
+        _("TTFT p95 ms"),
+        _("TPOT p50 ms"),
+        _("TPOT p95 ms"),
+        _("Output tok/s"),
+        _("band source"),
+    )
+    return [
+        "",
+        ("## " + _("Predicted serving under your load")),
+        "",
+        "| " + " | ".join(head) + " |",
+        "|---|---|---|---|---|---|---|",
+        *(markdown_row(c.label, c.serving) for c in simulated if c.serving is not None),
+    ]
+
+
 def plan_markdown(plan: Any) -> str:
     """Return the plan as a Markdown document (the recommendation, reasons, candidates, configs)."""
     result = plan_result(plan)
@@ -127,6 +152,7 @@ def plan_markdown(plan: Any) -> str:
             ("| " + _("TTFT (ms)") + f" | {best.ttft_ms} |"),
             ("| " + _("Inter-token latency (ms)") + f" | {best.itl_ms} |"),
         ]
+    out += _serving_markdown(result)
     out += [
         "",
         ("## " + _("Candidates")),

@@ -54,3 +54,11 @@ def figure(value: Any) -> Any:
         decimals = next((d for d in range(3) if round(value, d) == round(value, 3)), 3)
         return _amount(value, decimals)
     return value
+
+
+@register.filter
+def serving_bands(prediction: Any) -> Any:
+    """Return a serving prediction's bands in percent and their source (planner.presentation)."""
+    from planner.presentation.bands import bands
+
+    return bands(prediction)

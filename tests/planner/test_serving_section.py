@@ -3,7 +3,9 @@
 import re
 
 import pytest
+from django.utils.html import escape
 
+from planner.presentation.bands import basis_text
 from planner.selectors import plan_result
 from planner.services import plan_create
 
@@ -22,5 +24,13 @@ def test_result_page_shows_the_simulated_serving_of_the_recommendation(viewer_cl
     section = page.split('data-testid="serving-predictions"', 1)[1].split("</section>", 1)[0]
     rows = re.findall(r"<tr class=\"best\">(.*?)</tr>", section, re.S)
     assert len(rows) == 1
-    # In the reader's locale: thousands grouped ("1,345").
-    assert f"{best.serving.ttft_p50_ms:,.0f} / {best.serving.ttft_p95_ms:,.0f}" in rows[0]
+    # In the reader's locale: thousands grouped ("1,345"), the p50 with its ± band.
+    p = best.serving
+    pct = round(100 * (p.ttft_p50_ms - p.ttft_p50_low_ms) / p.ttft_p50_ms)
+    assert f'{p.ttft_p50_ms:,.0f} <span class="band"' in rows[0]
+    assert f"(±{pct} %)</span> / {p.ttft_p95_ms:,.0f}" in rows[0]
+    # Where the band comes from: on the figure (title) and once per layout below the table.
+    basis = escape(basis_text(p))
+    assert basis.startswith(("p80 error of the", "no calibration run for this setup"))
+    assert f'title="{basis}">' in rows[0]
+    assert f"± bands of {best.label}: {basis}." in section

@@ -9,6 +9,8 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import NoReverseMatch, reverse
 
 from planner.models import Plan
+from planner.presentation.bands import basis_text
+from planner.selectors import plan_result
 from planner.services import plan_create
 
 WIZARD = "/plans/new/{}/"
@@ -382,8 +384,17 @@ def test_exports(viewer_client, s1_plan):
     md = viewer_client.get(f"/plans/{pid}/export.md")
     assert md["Content-Type"].startswith("text/markdown")
     assert "## Recommendation" in md.content.decode()
+    # The serving predictions with their ± bands and where the bands come from.
+    assert "## Predicted serving under your load" in md.content.decode()
+    best = plan_result(s1_plan).best
+    assert f"| {best.label} | " in md.content.decode()
+    assert basis_text(best.serving) in md.content.decode()
     js = viewer_client.get(f"/plans/{pid}/export.json")
     assert js.json()["engine_version"] == s1_plan.engine_version
+    # The JSON export (and the API) carry the bands as numbers, their runs and regime.
+    serving = js.json()["result"]["candidates"][0]["serving"]
+    assert serving["output_low_tok_s"] < serving["output_tok_s"] < serving["output_high_tok_s"]
+    assert serving["band_regime"] == best.serving.band_regime != ""
     archive = zipfile.ZipFile(io.BytesIO(viewer_client.get(f"/plans/{pid}/export.zip").content))
     names = {n.split("/", 1)[1] for n in archive.namelist()}
     assert {"README.md", "nginx.conf", ".env", "launch-a800-01.sh", "launch-a800-02.sh"} <= names

@@ -27,6 +27,8 @@ class Band:
     tpot: float
     tok_s: float
     basis: str
+    runs: int = 0  # calibration runs behind the band (0: none, the wide fallback band)
+    regime: str = ""  # the regime it was looked up under
 
 
 def regime(*, generation: str, moe: bool, dtype: str, arrival: str, backend: str) -> str:
@@ -54,10 +56,13 @@ def band_for(key: str) -> Band:
             tpot=max(row["tpot"], floor["tpot"]),
             tok_s=max(row["tok_s"], floor["tok_s"]),
             basis=f"p80 error of {row['runs']} calibration runs ({key})",
+            runs=int(row["runs"]),
+            regime=key,
         )
     return Band(
         ttft=wide["ttft"],
         tpot=wide["tpot"],
         tok_s=wide["tok_s"],
         basis=f"no calibration runs like this ({key}): {wide['why']}",
+        regime=key,
     )

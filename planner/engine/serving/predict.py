@@ -65,6 +65,10 @@ class Prediction:
     total_range_tok_s: tuple[float, float] = (0.0, 0.0)
     requests_range_per_s: tuple[float, float] = (0.0, 0.0)
     band_basis: str = ""
+    # The same, typed for the pages: calibration runs behind the bands (0: none, the wide
+    # fallback) and the regime (GPU generation/dense or MoE/dtype/load/backend) looked up.
+    band_runs: int = 0
+    band_regime: str = ""
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -191,6 +195,8 @@ def predict(
         step_backend=ctx.backend.used,
         step_backend_note=ctx.backend.note,
         band_basis=band.basis,
+        band_runs=band.runs,
+        band_regime=band.regime,
     )
     if not scan:
         return pred
