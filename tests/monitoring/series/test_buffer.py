@@ -3,7 +3,7 @@
 from datetime import UTC, datetime
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from monitoring.series import TargetRef, WriteBatch, WriteSample
@@ -30,6 +30,7 @@ class Server:
         self.received.extend(batches)
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(
         st.tuples(st.integers(1, 30), st.sampled_from(["up", "down", "refusing"])), max_size=40

@@ -1,7 +1,7 @@
 """Selectors of read-only targets: label matchers only, parsed and written back quoted."""
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from monitoring.series import promql
@@ -32,6 +32,7 @@ def test_anything_but_label_matchers_is_refused(text, why):
         promql.parse_selector(text)
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.text(max_size=40))
 def test_any_value_survives_quoting(value):
     selector = promql.canonical_selector("{job=" + promql.quote(value) + "}")
