@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.utils.translation import gettext as _
-from django.utils.translation import pgettext
+from django.utils.translation import ngettext, pgettext
 
 from planner.engine.configs.allocate import UnknownHost
 from planner.engine.configs.allocation import BundleClash
@@ -189,18 +189,18 @@ def bundle_readme(bundle: Mapping[str, Any]) -> str:
         )
     for s in (bundle.get("allocation") or {}).get("serve") or []:
         out.append("")
-        out.append(
-            _(
-                "Serve application `%(app)s`: %(low)s to %(high)s replica(s) of %(gpus)s GPU(s) "
-                "each; every bound fits the cluster's GPUs."
-            )
-            % {
-                "app": s["application"],
-                "low": s["min_replicas"],
-                "high": s["max_replicas"],
-                "gpus": s["gpus_per_replica"],
-            }
-        )
+        replicas = ngettext(
+            "Serve application `%(app)s`: %(low)s to %(high)s replica",
+            "Serve application `%(app)s`: %(low)s to %(high)s replicas",
+            s["max_replicas"],
+        ) % {"app": s["application"], "low": s["min_replicas"], "high": s["max_replicas"]}
+        gpus = ngettext(
+            # Starts with the space English puts between the two halves; Chinese puts none.
+            " of %(gpus)s GPU each; every bound fits the cluster's GPUs.",
+            " of %(gpus)s GPUs each; every bound fits the cluster's GPUs.",
+            s["gpus_per_replica"],
+        ) % {"gpus": s["gpus_per_replica"]}
+        out.append(replicas + gpus)
     out += ["", "## " + _("Steps, in order"), ""]
     out.append(
         "1. "
