@@ -126,6 +126,22 @@ def _empty_cache():
     machines.forget_cached()
 
 
+@pytest.fixture(autouse=True)
+def _default_language():
+    """Every test starts and ends in the site's default language.
+
+    A test-client request in another language leaves that language active in the thread (the
+    locale middleware does not undo it), so without this a later test's English strings depend on
+    which test ran before it on the same xdist worker.
+    """
+    from django.conf import settings
+    from django.utils import translation
+
+    translation.activate(settings.LANGUAGE_CODE)
+    yield
+    translation.activate(settings.LANGUAGE_CODE)
+
+
 @pytest.fixture(scope="module")
 def browser():
     """Headless Chromium for one test module (module scope: Playwright's sync API runs an event
