@@ -7,7 +7,8 @@ Redis); `make bench` runs it then. What runs, all on this machine, loopback only
   (database 11 of the server, flushed before and after), from DATABASE_URL / REDIS_URL or the
   local defaults postgres://postgres@127.0.0.1:5432 and redis://127.0.0.1:6379;
 - the simulator with 199 vLLM servers and one Ray cluster (200 targets, polled every 15 s),
-  with LOAD_HISTORY_MIN (60) minutes of history copied back, since the dashboards read 1 h;
+  with LOAD_HISTORY_MIN (60) minutes of history copied back (samples and fleet sums) and rolled
+  up, since the dashboards read 1 h;
 - `celery worker` (4 processes) and a separate `celery beat`, as in production;
 - gunicorn with 4 sync workers and config.settings.production (behind a pretend TLS proxy);
 - locust, headless, LOAD_USERS users (50) for LOAD_DURATION_S seconds (120): see
@@ -49,8 +50,9 @@ SPAWN_RATE = 10
 VLLM_TARGETS = 199  # + the Ray cluster = 200 targets
 POLL_INTERVAL_S = 15
 HISTORY_MIN = int(os.environ.get("LOAD_HISTORY_MIN", "60"))
-REDIS_DB = 11
-DB_NAME = "serveplan_bench_load"
+# Another database and Redis database let two runs share the machine (a before/after pair).
+REDIS_DB = int(os.environ.get("LOAD_REDIS_DB", "11"))
+DB_NAME = os.environ.get("LOAD_DB_NAME", "serveplan_bench_load")
 TARGET_P95_MS = {"json": 300.0, "plan": 800.0}
 GROUPS = {
     "json": "dashboard JSON (series, state, overview)",
@@ -449,7 +451,7 @@ def main() -> int:
         sim = stack.start(
             "simulator",
             [PY, "-m", "monitoring.simulator", "--port", "0", "--no-faults",
-             "--vllm", str(VLLM_TARGETS)],
+             "--vllm", str(VLLM_TARGETS), "--gpu-machines", "0"],
             stdout=subprocess.PIPE, text=True,
         )  # fmt: skip
         assert sim.stdout is not None
@@ -482,16 +484,22 @@ def main() -> int:
                 return False
 
         wait_for(web_up, 60, "gunicorn answering", stack)
-        wait_for(
-            lambda: db_figures(db_url)["targets_polled"] == len(sim_targets),
-            180,
-            "a first successful poll of every target",
-            stack,
-        )
-        # A second poll has the rates too (they need the previous snapshot): copy that one.
-        wait_for(
-            lambda: min_polls(db_url) >= 2, 3 * POLL_INTERVAL_S, "a second poll of every target"
-        )
+        try:
+            wait_for(
+                lambda: db_figures(db_url)["targets_polled"] == len(sim_targets),
+                180,
+                "a first successful poll of every target",
+                stack,
+            )
+            # A second poll has the rates too (they need the previous snapshot): copy that one.
+            wait_for(
+                lambda: min_polls(db_url) >= 2,
+                3 * POLL_INTERVAL_S,
+                "a second poll of every target",
+            )
+        except RuntimeError as exc:  # a worker too slow for the fleet: measure all the same
+            polled = db_figures(db_url)["targets_polled"]
+            print(f"  {exc}: {polled} of {len(sim_targets)} targets polled; load starts anyway")
         if HISTORY_MIN:
             started = time.monotonic()
             total = backfill_history(db_url, HISTORY_MIN)

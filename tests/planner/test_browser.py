@@ -92,6 +92,8 @@ def _next(page, expect: str) -> None:
 
 def _check_result_page(page) -> None:
     page.wait_for_selector("[data-testid=recommendation]")
+    # Plan vs reality arrives after the page: the placeholder is replaced by the section.
+    page.wait_for_selector("section.plan-reality:not([data-reality-url])")
     _wait_charts(page)
     charts = page.locator(".chart[data-figure]")
     assert charts.count() >= 4
