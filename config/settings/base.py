@@ -224,6 +224,11 @@ LOGOUT_REDIRECT_URL = "login"
 LANGUAGE_CODE = "en"
 LANGUAGES = [("en", _("English")), ("zh-hans", _("Simplified Chinese"))]
 LOCALE_PATHS = [BASE_DIR / "locale"]
+# Our overrides of Django's per-locale formats (config/formats/zh_Hans: thousands grouped by ",").
+FORMAT_MODULE_PATH = ["config.formats"]
+# Off: Django would then group every number a template prints, ids and years included. Figures
+# for readers are formatted with grouping on purpose (planner/presentation/numbers.py).
+USE_THOUSAND_SEPARATOR = False
 TIME_ZONE = env.str("TIME_ZONE", default="UTC")
 USE_I18N = True
 USE_TZ = True

@@ -46,8 +46,20 @@ class AssumptionRow:
     effect: str
 
 
-def _unit(name: str, value: Any) -> str:
+# A constant left unset (None) lets the engine follow the vLLM version's own behaviour.
+_NOT_SET = _("not set: as the vLLM version does")
+
+
+def _is_yes_no(name: str, value: Any) -> bool:
+    """Return whether the constant is a yes/no switch, also when it is left unset."""
     if isinstance(value, bool):
+        return True
+    declared = {f.name: str(f.type) for f in fields(Assumptions)}.get(name, "")
+    return value is None and declared.startswith("bool")
+
+
+def _unit(name: str, value: Any) -> str:
+    if _is_yes_no(name, value):
         return str(_("yes/no"))
     for suffix, unit in _UNITS:
         if name.endswith(suffix) or f"{suffix}_" in name:
@@ -57,6 +69,8 @@ def _unit(name: str, value: Any) -> str:
 
 def _value(value: Any) -> str:
     """Return a constant in the reader's locale: counts grouped, amounts with their decimals."""
+    if value is None:
+        return str(_NOT_SET)
     if isinstance(value, bool):
         return str(_("yes")) if value else str(_("no"))
     if isinstance(value, int):

@@ -616,7 +616,9 @@ TEMPLATES: dict[Code, Template] = {
         ),
         "nodes",
     ),
-    Code.WHY_FLEET_OR_CHANGING: Template(N_("{nodes} machines or changing models")),
+    Code.WHY_FLEET_OR_CHANGING: counted(
+        NP_("{nodes} machine or changing models", "{nodes} machines or changing models"), "nodes"
+    ),
     Code.WHY_FIXED_REPLICAS: Template(N_("fixed replicas cover steady traffic")),
     Code.WHY_TRAFFIC_IS: Template(N_("traffic is {shape}")),
     Code.WHY_GATEWAY: Template(N_("the existing gateway can balance the replicas")),

@@ -39,16 +39,17 @@ def test_token_dates_use_the_chinese_date_format(admin_client_, admin_user):
     assert "09/05/2026" in english
 
 
-def test_numbers_are_localized_with_the_chinese_formats():
-    # zh-hans groups no thousands and uses "." for decimals (Django's zh_Hans formats); English
-    # groups by three. Our own formatting goes through these, never through hand-made strings.
+def test_numbers_are_grouped_by_thousands_in_both_languages():
+    # Django's zh_Hans formats group nothing ("1234567.5"); our format module (config/formats)
+    # groups by three with ",", as Chinese technical documents do. Decimals stay ".".
     with translation.override("zh-hans"):
         zh = formats.number_format(1234567.5, 1, force_grouping=True)
+        zh_plain = formats.number_format(1234567.5, 1)
     with translation.override("en"):
         en = formats.number_format(1234567.5, 1, force_grouping=True)
     assert en == "1,234,567.5"
-    assert "," not in zh
-    assert zh.endswith(".5")
+    assert zh == "1,234,567.5"
+    assert zh_plain == "1234567.5"  # no grouping where a template did not ask for it
 
 
 def _figures(html: str) -> list[dict]:
