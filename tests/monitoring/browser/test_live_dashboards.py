@@ -7,7 +7,9 @@ import time
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 
+from monitoring.fleet import fleet_tick_record
 from monitoring.polling import poll
 
 pytestmark = [
@@ -61,12 +63,18 @@ def _points(page, selector: str) -> int:
     return int(page.get_attribute(selector, "data-points") or 0)
 
 
+def _poll_round(targets) -> None:
+    """Poll every target, then the scheduler's tick that sums the fleet (the overview reads it)."""
+    for target in targets:
+        poll(target)
+    fleet_tick_record(now=timezone.now())
+
+
 def _wait_for_more_points(page, selector: str, before: int, targets, timeout_s: float = 30):
     """Keep polling the targets until the chart shows more points than `before`."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        for target in targets:
-            poll(target)
+        _poll_round(targets)
         page.wait_for_timeout(1500)
         if _points(page, selector) > before:
             return _points(page, selector)
@@ -82,8 +90,7 @@ def test_overview_and_target_page_update_in_place(
         for t in simulator.targets()
     ]
     for _ in range(2):
-        for target in targets:
-            poll(target)
+        _poll_round(targets)
         time.sleep(1.1)
 
     page.goto(f"{live_server.url}/monitoring/")
