@@ -121,3 +121,14 @@ def test_a_message_reads_back_from_its_stored_form():
         best_score=100.0,
     )
     assert Message.from_json(nested.to_json()) == nested
+
+
+@pytest.mark.parametrize(
+    ("nodes", "expected"),
+    [(1, "1 machine or changing models"), (3, "3 machines or changing models")],
+)
+def test_a_fleet_count_reads_singular_or_plural(nodes, expected):
+    why = message(Code.WHY_FLEET_OR_CHANGING, nodes=nodes)
+    assert english_text(why) == expected
+    with translation.override("zh-hans"):
+        assert text(why) == f"{nodes} 台机器，或模型会变化"
