@@ -214,10 +214,12 @@ class Simulator:
     def start(self) -> list[SimTarget]:
         """Bind and serve; return the targets. Raises OSError when a port is taken."""
         try:
+            # A fixed base port takes the block above it; port 0 lets the OS pick every port
+            # (decided before self.port becomes the picked one: P+1.. may belong to others).
+            step = 0 if self.port == 0 else 1
             main = self._serve(self.port, self._vllm_route)
             self.port = main.server_address[1]
             if self.with_ray:
-                step = 0 if self.port == 0 else 1
                 dash = self._serve(self.port + step if step else 0, lambda p: (500, "", b""))
                 exporters = [
                     self._serve(self.port + 2 * step if step else 0, lambda p: (500, "", b"")),
