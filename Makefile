@@ -32,10 +32,11 @@ lint: $(STAMP_DEV)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-# Ray (and the vLLM CPU build, in its own venv, made once) for the integration tests.
+# Ray, the optional aiconfigurator step backend (so its tests run), and the vLLM CPU build (in
+# its own venv, made once) for the integration tests.
 $(STAMP_INTEGRATION): pyproject.toml $(STAMP_DEV)
-	@echo "==> Installing the integration extra (Ray) and the vLLM CPU venv"
-	@$(PY) -m pip install --quiet -e '.[dev,integration]'
+	@echo "==> Installing the integration and aiconfigurator extras and the vLLM CPU venv"
+	@$(PY) -m pip install --quiet -e '.[dev,integration,aiconfigurator]'
 	@scripts/ensure-vllm-venv >/dev/null
 	@touch $@
 
