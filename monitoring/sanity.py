@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from monitoring.observed import TargetObservation
 from planner.selectors.plan_values import PlanValues
@@ -207,8 +208,10 @@ def sanity_warnings(
         out.append(
             ComparisonWarning(
                 code=WarningCode.REPLICA_COUNT_MISMATCH,
-                message=_(
-                    "%(found)d target(s) are linked as replicas of this plan; it plans %(planned)d."
+                message=ngettext(
+                    "%(found)d target is linked as a replica of this plan; it plans %(planned)d.",
+                    "%(found)d targets are linked as replicas of this plan; it plans %(planned)d.",
+                    replicas_found,
                 )
                 % {"found": replicas_found, "planned": values.replicas},
             )

@@ -13,6 +13,7 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views import View
 from django.views.generic import TemplateView
 from django_filters.views import FilterView
@@ -311,7 +312,11 @@ class TargetEvidenceView(PlannerRequiredMixin, View):
         if result.filled:
             messages.success(
                 request,
-                _("Filled %(n)d evidence item(s) of the decision from %(start)s to %(end)s UTC.")
+                ngettext(
+                    "Filled %(n)d evidence item of the decision from %(start)s to %(end)s UTC.",
+                    "Filled %(n)d evidence items of the decision from %(start)s to %(end)s UTC.",
+                    len(result.filled),
+                )
                 % {
                     "n": len(result.filled),
                     "start": start.strftime("%Y-%m-%d %H:%M"),

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, ngettext
 
 from planner.decisions.guidance import EvidenceKind, PoolKind
 from planner.engine.result import (
@@ -254,10 +254,14 @@ def proposal_from_plan(plan: Plan) -> dict[str, Any]:
     else:
         resp["workers"] = {
             "owner": _("Existing platform") if not shared else "",
-            "mechanism": _(
+            "mechanism": ngettext(
                 "Executor mp: one `vllm serve` per replica (TP%(tp)s×PP%(pp)s, %(replicas)s "
-                "replica(s)) on %(nodes)s from one shared config; node identities are the "
-                "hostnames; no Ray."
+                "replica) on %(nodes)s from one shared config; node identities are the "
+                "hostnames; no Ray.",
+                "Executor mp: one `vllm serve` per replica (TP%(tp)s×PP%(pp)s, %(replicas)s "
+                "replicas) on %(nodes)s from one shared config; node identities are the "
+                "hostnames; no Ray.",
+                replicas,
             )
             % {"tp": tp, "pp": pp, "replicas": replicas, "nodes": nodes},
         }
