@@ -20,7 +20,7 @@ from planner.engine.messages import Code, Message, legacy
 from planner.engine.serving import Prediction, ServingContext
 
 # Bump when the stored shape changes, and add the step from the previous version to _UPGRADES.
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 
 class Route(StrEnum):
@@ -483,11 +483,19 @@ def _upgrade_v4(data: dict[str, Any]) -> dict[str, Any]:
     return upgrade_messages(data)
 
 
+def _upgrade_v5(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 5 → 6 (issue 12): serving predictions say which calibration runs their band
+    comes from (band_runs, band_regime). A plan stored before has none: 0 runs, no regime (the
+    page then names the published runs in general)."""
+    return _complete(PlanResult, data)
+
+
 _UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     1: _upgrade_v1,
     2: _upgrade_v2,
     3: _upgrade_v3,
     4: _upgrade_v4,
+    5: _upgrade_v5,
 }
 
 

@@ -37,7 +37,7 @@ class Backend:
     name: str
     server: servers.Server | None = None
 
-    def eventually(self, read: Callable[[], object], *, timeout_s: float = 15.0):
+    def eventually(self, read: Callable[[], object], *, timeout_s: float = 60.0):
         """Return `read()` once it is truthy (the embedded store: at once)."""
         return servers.eventually(read, timeout_s=timeout_s)
 

@@ -17,7 +17,7 @@ STARTUP_S = 120.0  # the machine is shared: a start under load can take a while
 ATTEMPTS = 3
 
 
-def eventually(read, *, timeout_s: float = 15.0):
+def eventually(read, *, timeout_s: float = 60.0):
     """Return `read()` once it is truthy, or its last answer after `timeout_s`: a server makes
     written samples searchable a moment later (VictoriaMetrics ~1 s)."""
     deadline = time.monotonic() + timeout_s

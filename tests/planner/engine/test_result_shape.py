@@ -23,6 +23,8 @@ DIMENSIONLESS = {
     "gpus",
     "cross_tp",
     "score",
+    # how many calibration runs a prediction's uncertainty band comes from
+    "band_runs",
     "best_score",
     "runner_up_score",
     "concurrency",
