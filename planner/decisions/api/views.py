@@ -172,40 +172,40 @@ class DecisionRecordViewSet(
             return _validation(exc)
         return self._out(decision, status.HTTP_201_CREATED)
 
-    @extend_schema(request=AcceptSerializer, responses={200: DecisionRecordSerializer, **REFUSALS})
-    @action(detail=True, methods=["post"])
-    def accept(self, request: Request, number: str) -> Response:
-        """Accept; refused with the list of what is missing. Open evidence needs the flag."""
+    def _transition(self, request: Request, serializer_class, service, fields=lambda data: {}):
+        """Validate the body, move the record with `service` (at the version the caller read)
+        and answer the record, or the refusal naming why."""
         decision = self.get_object()
-        serializer = AcceptSerializer(data=request.data)
+        serializer = serializer_class(data=request.data)
         serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
         try:
-            services.decision_accept(
+            service(
                 decision=decision,
                 actor=request.user,
-                with_open_evidence=serializer.validated_data["with_open_evidence"],
-                expected_version=serializer.validated_data.get("version"),
+                expected_version=data.get("version"),
+                **fields(data),
             )
         except services.DecisionError as exc:
             return _refusal(exc)
         return self._out(decision)
 
+    @extend_schema(request=AcceptSerializer, responses={200: DecisionRecordSerializer, **REFUSALS})
+    @action(detail=True, methods=["post"])
+    def accept(self, request: Request, number: str) -> Response:
+        """Accept; refused with the list of what is missing. Open evidence needs the flag."""
+        return self._transition(
+            request,
+            AcceptSerializer,
+            services.decision_accept,
+            lambda data: {"with_open_evidence": data["with_open_evidence"]},
+        )
+
     @extend_schema(request=VersionSerializer, responses={200: DecisionRecordSerializer, **REFUSALS})
     @action(detail=True, methods=["post"])
     def reject(self, request: Request, number: str) -> Response:
         """Reject a proposed record."""
-        decision = self.get_object()
-        serializer = VersionSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        try:
-            services.decision_reject(
-                decision=decision,
-                actor=request.user,
-                expected_version=serializer.validated_data.get("version"),
-            )
-        except services.DecisionError as exc:
-            return _refusal(exc)
-        return self._out(decision)
+        return self._transition(request, VersionSerializer, services.decision_reject)
 
     @extend_schema(
         request=SupersedeSerializer, responses={200: DecisionRecordSerializer, **REFUSALS}
@@ -213,19 +213,12 @@ class DecisionRecordViewSet(
     @action(detail=True, methods=["post"])
     def supersede(self, request: Request, number: str) -> Response:
         """Mark this accepted record superseded by another; it becomes read-only."""
-        decision = self.get_object()
-        serializer = SupersedeSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        try:
-            services.decision_supersede(
-                decision=decision,
-                superseded_by=serializer.validated_data["superseded_by"],
-                actor=request.user,
-                expected_version=serializer.validated_data.get("version"),
-            )
-        except services.DecisionError as exc:
-            return _refusal(exc)
-        return self._out(decision)
+        return self._transition(
+            request,
+            SupersedeSerializer,
+            services.decision_supersede,
+            lambda data: {"superseded_by": data["superseded_by"]},
+        )
 
     @extend_schema(
         request=MeasurementSerializer, responses={200: EvidenceItemSerializer, **REFUSALS}
