@@ -24,7 +24,6 @@ from monitoring.series import (
     RangeResult,
     SeriesMatch,
     SeriesPoints,
-    Source,
     StoreUnavailable,
     TargetRef,
     WriteBatch,
@@ -33,56 +32,13 @@ from monitoring.series import (
 )
 from monitoring.series import remote_write as rw
 from monitoring.series.buffer import Refused, RetryBuffer, RetryLater
+from monitoring.stores.promql_range import Grid, Matrix, bucketed, ms, read, result
 
 logger = logging.getLogger(__name__)
 
 # Requests one flush may send: after an outage the backlog drains a few polls at a time, and
 # no poll waits for all of it (up to 20 x 5,000 samples per poll).
 MAX_REQUESTS_PER_FLUSH = 20
-Matrix = list[tuple[dict[str, str], list[tuple[float, float]]]]
-
-
-def ms(when: datetime) -> int:
-    return int(when.timestamp() * 1000)
-
-
-def bucket_ms(start: datetime, end: datetime, max_points: int) -> int:
-    """The embedded store's bucket width (monitoring.selectors._bucket_s), in whole ms."""
-    return max(1000, int((end - start).total_seconds() * 1000 / max_points))
-
-
-def bucket_series(
-    target_id: int | None,
-    key: str,
-    labels: tuple[tuple[str, str], ...],
-    points: list[tuple[float, float]],
-    width_ms: int,
-    interval_s: float | None,
-) -> SeriesPoints:
-    """Points evaluated at bucket ends, placed mid-bucket as the embedded store places them,
-    with a gap wherever polls are missing (monitoring.selectors.with_gaps)."""
-    from monitoring.selectors import _max_gap_ms, with_gaps
-
-    times, values = with_gaps(
-        [int(t * 1000) - width_ms // 2 for t, _ in points],
-        [round(v, 6) for _, v in points],
-        max_gap_ms=_max_gap_ms(width_ms, interval_s),
-    )
-    return SeriesPoints(
-        target_id=target_id, key=key, labels=labels, times_ms=tuple(times), values=tuple(values)
-    )
-
-
-def range_result(
-    start: datetime, end: datetime, width_ms: int, series: Iterable[SeriesPoints] = ()
-) -> RangeResult:
-    return RangeResult(
-        start_ms=ms(start),
-        end_ms=ms(end),
-        bucket_s=width_ms / 1000,
-        source=Source.PROMETHEUS,
-        series=tuple(series),
-    )
 
 
 class PrometheusStore:
@@ -205,10 +161,10 @@ class PrometheusStore:
         end: datetime,
         max_points: int,
     ) -> RangeResult:
-        width_ms = bucket_ms(start, end, max_points)
+        grid = Grid.buckets(start, end, max_points)
         by_id = {t.id: t for t in targets}
         if not targets or not series:
-            return range_result(start, end, width_ms)
+            return result(grid)
         found: dict[tuple[int, str, tuple[tuple[str, str], ...]], SeriesPoints] = {}
         for match in dict.fromkeys(series):
             wanted = (
@@ -218,20 +174,15 @@ class PrometheusStore:
             if wanted:
                 extra = [promql.Matcher(rw.sample_label_name(n), "=", v) for n, v in wanted]
                 selector = selector[:-1] + "," + ",".join(map(str, extra)) + "}"
-            rows = self.query_range(
-                f"avg_over_time({selector}[{width_ms}ms])",
-                ms(start) + width_ms,
-                ms(end),
-                width_ms,
-            )
+            rows = read(self.query_range, f"avg_over_time({selector}[{grid.window}])", grid)
             for metric, points in rows:
                 target_id, labels = rw.series_labels(metric)
                 if target_id not in by_id or (wanted is not None and labels != wanted):
                     continue
-                found[(target_id, match.key, labels)] = bucket_series(
-                    target_id, match.key, labels, points, width_ms, by_id[target_id].interval_s
+                found[(target_id, match.key, labels)] = bucketed(
+                    target_id, match.key, labels, points, grid, by_id[target_id].interval_s
                 )
-        return range_result(start, end, width_ms, (found[k] for k in sorted(found)))
+        return result(grid, (found[k] for k in sorted(found)))
 
     def fleet_sum(
         self,
@@ -241,20 +192,18 @@ class PrometheusStore:
         end: datetime,
         max_points: int,
     ) -> RangeResult:
-        width_ms = bucket_ms(start, end, max_points)
+        grid = Grid.buckets(start, end, max_points)
         ids = [t.id for t in targets]
         shortest = min((t.interval_s for t in targets), default=None)
         out = []
         for key in keys:
             rows = []
             if ids:
-                expr = (
-                    f"sum(avg_over_time({promql.stored(key, ids, unlabelled=True)}[{width_ms}ms]))"
-                )
-                rows = self.query_range(expr, ms(start) + width_ms, ms(end), width_ms)
+                stored = promql.stored(key, ids, unlabelled=True)
+                rows = read(self.query_range, f"sum(avg_over_time({stored}[{grid.window}]))", grid)
             points = rows[0][1] if rows else []
-            out.append(bucket_series(None, key, (), points, width_ms, shortest))
-        return range_result(start, end, width_ms, out)
+            out.append(bucketed(None, key, (), points, grid, shortest))
+        return result(grid, out)
 
     def _keys_selector(self, keys: Iterable[str], target: TargetRef, *, unlabelled: bool) -> str:
         names = "|".join(rw.metric_name(k) for k in sorted(set(keys)))

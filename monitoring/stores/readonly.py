@@ -20,14 +20,8 @@ from monitoring.series import (
     promql,
     readonly,
 )
-from monitoring.stores.prometheus import (
-    Matrix,
-    PrometheusStore,
-    bucket_ms,
-    bucket_series,
-    ms,
-    range_result,
-)
+from monitoring.stores.prometheus import PrometheusStore
+from monitoring.stores.promql_range import Grid, Matrix, bucketed, read, result
 
 # Rates and quantiles look back at least this many scrape intervals (two would do with no
 # missed scrape; four keep a value through one).
@@ -62,12 +56,12 @@ class ReadOnlyReader:
         return {m[KEY_LABEL]: _finite(points) for m, points in rows if m.get(KEY_LABEL)}
 
     def _series(
-        self, target: TargetRef, keys: Iterable[str], start_ms: int, end_ms: int, step_ms: int
+        self, target: TargetRef, keys: Iterable[str], grid: Grid
     ) -> dict[str, list[tuple[float, float]]]:
-        expr = self._expr(target, keys, step_ms)
+        expr = self._expr(target, keys, grid.step_ms)
         if expr is None:
             return {}
-        return self._by_key(self.server.query_range(expr, start_ms, end_ms, step_ms))
+        return self._by_key(read(self.server.query_range, expr, grid))
 
     def write(self, batch: WriteBatch) -> None:
         raise ValueError(f"target {batch.target.name} is read-only: ServePlan writes nothing")
@@ -83,18 +77,16 @@ class ReadOnlyReader:
         end: datetime,
         max_points: int,
     ) -> RangeResult:
-        width = bucket_ms(start, end, max_points)
+        grid = Grid.buckets(start, end, max_points)
         keys = sorted({m.key for m in series if not m.labels})  # unlabelled series only
         found = []
         for target in targets:
-            by_key = self._series(target, keys, ms(start) + width, ms(end), width)
+            by_key = self._series(target, keys, grid)
             for key in keys:
                 points = by_key.get(key)
                 if points:
-                    found.append(
-                        bucket_series(target.id, key, (), points, width, target.interval_s)
-                    )
-        return range_result(start, end, width, found)
+                    found.append(bucketed(target.id, key, (), points, grid, target.interval_s))
+        return result(grid, found)
 
     def fleet_sum(
         self,
@@ -104,20 +96,15 @@ class ReadOnlyReader:
         end: datetime,
         max_points: int,
     ) -> RangeResult:
-        width = bucket_ms(start, end, max_points)
+        grid = Grid.buckets(start, end, max_points)
         summed: dict[str, dict[float, float]] = {key: defaultdict(float) for key in keys}
         for target in targets:
-            for key, points in self._series(
-                target, keys, ms(start) + width, ms(end), width
-            ).items():
+            for key, points in self._series(target, keys, grid).items():
                 for t, v in points:
                     summed[key][t] += v
         shortest = min((t.interval_s for t in targets), default=None)
-        out = [
-            bucket_series(None, key, (), sorted(summed[key].items()), width, shortest)
-            for key in keys
-        ]
-        return range_result(start, end, width, out)
+        out = [bucketed(None, key, (), sorted(summed[key].items()), grid, shortest) for key in keys]
+        return result(grid, out)
 
     def latest(self, target: TargetRef, keys: Iterable[str]) -> list[LatestValue]:
         """Each key's value now (Prometheus' own lookback: the last scrape within 5 minutes)."""
@@ -137,9 +124,7 @@ class ReadOnlyReader:
     ) -> dict[str, Points]:
         """One point per scrape interval, on the same instants for every key (callers join
         series on their timestamps, as they do on the polls of a polled target)."""
-        step = target.interval_s * 1000
-        first = -(-ms(start) // step) * step  # the first multiple of the step in the window
-        by_key = self._series(target, keys, first, ms(end), step)
+        by_key = self._series(target, keys, Grid.every(start, end, target.interval_s * 1000))
         return {
             key: [(datetime.fromtimestamp(t, tz=UTC), v) for t, v in by_key.get(key, [])]
             for key in dict.fromkeys(keys)
