@@ -340,6 +340,28 @@ class FleetSum(models.Model):
         return f"fleet @ {self.ts.isoformat()} ({self.step_s} s)"
 
 
+class SpooledWrite(models.Model):
+    """One poll's samples that the remote-write server has not taken yet (monitoring.stores.spool).
+
+    Kept in the database rather than a worker's memory, so that a worker stopped or killed while
+    the server is down loses nothing: any worker sends them, oldest first, once it answers again.
+    Deleting the target deletes them, so a deleted target's samples never reach the server.
+    """
+
+    target = models.ForeignKey(Target, on_delete=models.CASCADE, related_name="+")
+    polled_at = models.DateTimeField()
+    sample_count = models.PositiveIntegerField()
+    samples = models.TextField()  # JSON [[key, [[label, value], ...], value], ...], NaN allowed
+
+    class Meta:
+        verbose_name = _("spooled remote write")
+        verbose_name_plural = _("spooled remote writes")
+        indexes = [models.Index(fields=["polled_at", "id"], name="monitoring_spool_order")]
+
+    def __str__(self) -> str:
+        return f"{self.sample_count} samples of target {self.target_id} @ {self.polled_at}"
+
+
 class RollupCursor(models.Model):
     """How far raw samples have been rolled up (one row; minutes before `rolled_up_to` are done)."""
 

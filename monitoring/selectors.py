@@ -667,10 +667,19 @@ class TargetDeleteImpact:
     rollups: int
     alert_rules: int
     alert_events: int
+    # Where its series live outside ServePlan's database: "server" (ServePlan wrote them to a
+    # time-series server, which is asked to delete them), "read_only" (a Prometheus that scrapes
+    # the target owns them: they stay), "" (none).
+    series_elsewhere: str = ""
 
 
 def target_delete_impact(target: Target) -> TargetDeleteImpact:
+    if target.selector:
+        elsewhere = "read_only"
+    else:
+        elsewhere = "" if stores.current().name == stores.EMBEDDED else "server"
     return TargetDeleteImpact(
+        series_elsewhere=elsewhere,
         samples=target.samples.count(),
         rollups=target.rollups.count(),
         alert_rules=target.alert_rules.count(),

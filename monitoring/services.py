@@ -32,7 +32,7 @@ from monitoring.scrape import keys
 from monitoring.scrape.errors import ScrapeError
 from monitoring.scrape.fetch import check_url, guard
 from monitoring.scrape.series import series_id
-from monitoring.series import WriteBatch, WriteSample
+from monitoring.series import ForgetReport, Forgotten, WriteBatch, WriteSample
 
 logger = logging.getLogger(__name__)
 
@@ -223,10 +223,21 @@ def ttft_rule_sync(*, target: Target) -> None:
     )
 
 
-def target_delete(*, target: Target) -> None:
-    """Delete a target with its samples, rollups, rules and events."""
+def target_delete(*, target: Target) -> ForgetReport:
+    """Delete a target with its samples, rollups, rules and events, then its series on a
+    time-series server (the report says if the server kept them, and how to delete them)."""
+    ref = stores.ref(target)
     with transaction.atomic():
         target.delete()
+    report = stores.current().forget(ref)
+    if report.outcome is Forgotten.KEPT:
+        logger.warning(
+            "target %s deleted, its series %s kept by the server: %s",
+            ref.name,
+            report.selector,
+            report.reason,
+        )
+    return report
 
 
 # --- alert rules ----------------------------------------------------------------------------

@@ -178,6 +178,7 @@ MONITORING_MAX_EXPORTERS = env.int("MONITORING_MAX_EXPORTERS", default=64)
 MONITORING_SERIES_STORE = env.str("MONITORING_SERIES_STORE", default="embedded")
 MONITORING_PROMETHEUS_URL = env.str("MONITORING_PROMETHEUS_URL", default="")
 MONITORING_REMOTE_WRITE_URL = env.str("MONITORING_REMOTE_WRITE_URL", default="")
+# Samples spooled in the database (all workers together) while the remote-write server is down.
 MONITORING_REMOTE_WRITE_BUFFER_SAMPLES = env.int(
     "MONITORING_REMOTE_WRITE_BUFFER_SAMPLES", default=1_000_000
 )

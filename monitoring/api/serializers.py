@@ -99,6 +99,14 @@ def _user(serializer: serializers.Serializer) -> Any:
     return getattr(request, "user", None)
 
 
+class SeriesKeptSerializer(serializers.Serializer):
+    """A deleted target whose series the time-series server did not delete."""
+
+    outcome = serializers.CharField(help_text="kept: the server refused to delete them")
+    reason = serializers.CharField()
+    selector = serializers.CharField(help_text="The series as a PromQL selector: delete by hand")
+
+
 class AlertRuleSerializer(serializers.ModelSerializer):
     """The webhook URL is an admin's to set (POST .../webhook/) and to read (null for others)."""
 

@@ -28,6 +28,7 @@ from monitoring.api.serializers import (
     OverviewSerializer,
     PlanComparisonQuerySerializer,
     PlanComparisonSerializer,
+    SeriesKeptSerializer,
     SeriesQuerySerializer,
     SeriesResponseSerializer,
     TargetSerializer,
@@ -36,7 +37,7 @@ from monitoring.error_text import error_class, error_for
 from monitoring.filters import AlertEventFilter, AlertRuleFilter, TargetFilter
 from monitoring.models import AlertEvent, AlertRule, Target
 from monitoring.plan_link import PlanUnreadable, plan_comparison
-from monitoring.series import StoreUnavailable
+from monitoring.series import Forgotten, StoreUnavailable
 from monitoring.shared_cache import shared
 
 
@@ -105,8 +106,14 @@ class TargetViewSet(viewsets.ModelViewSet):
         except DjangoValidationError as exc:
             raise _drf_error(exc) from None
 
-    def perform_destroy(self, instance: Target) -> None:
-        services.target_delete(target=instance)
+    @extend_schema(responses={204: None, 200: SeriesKeptSerializer})
+    def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Delete the target with its samples, rules and events: 204, or 200 naming the series
+        a time-series server kept (its admin API refused), for deleting them by hand."""
+        forgotten = services.target_delete(target=self.get_object())
+        if forgotten.outcome is not Forgotten.KEPT:
+            return Response(status=204)
+        return Response(SeriesKeptSerializer(forgotten).data, status=200)
 
     @extend_schema(parameters=SERIES_PARAMS, responses=SeriesResponseSerializer)
     @action(detail=True, methods=["get"])

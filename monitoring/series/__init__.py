@@ -1,6 +1,8 @@
 """The series-store interface (pure: no Django) and what crosses it. See store.SeriesStore."""
 
 from .model import (
+    ForgetReport,
+    Forgotten,
     LatestValue,
     Points,
     RangeResult,
@@ -16,6 +18,8 @@ from .model import (
 from .store import SeriesStore
 
 __all__ = [
+    "ForgetReport",
+    "Forgotten",
     "LatestValue",
     "Points",
     "RangeResult",

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from enum import StrEnum
 from typing import Any
 
 from monitoring.scrape.series import Labels, freeze_labels, series_id
@@ -153,6 +154,21 @@ class LatestValue:
 
 class StoreUnavailable(Exception):
     """The series store could not answer a read (its server is down or refused the query)."""
+
+
+class Forgotten(StrEnum):
+    """What became of a deleted target's series in the store."""
+
+    DELETED = "deleted"
+    NOT_OURS = "not_ours"  # a read-only target: the series belong to the Prometheus scraping it
+    KEPT = "kept"  # the server did not delete them (e.g. its admin API is off)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ForgetReport:
+    outcome: Forgotten
+    selector: str = ""  # the series, as a PromQL selector, for deleting them by hand
+    reason: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -99,3 +99,8 @@ def stored(key: str, target_ids: Sequence[int], *, unlabelled: bool = False) -> 
     if unlabelled:
         matchers.append(Matcher(rw.LABELLED_LABEL, "=", ""))
     return vector(rw.metric_name(key), matchers)
+
+
+def stored_all(target_id: int) -> str:
+    """Return the selector of every series ServePlan wrote for one target."""
+    return vector("", [Matcher("job", "=", rw.JOB), _ids([target_id])])

@@ -13,7 +13,16 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Protocol
 
-from .model import LatestValue, Points, RangeResult, SeriesMatch, TargetRef, WriteBatch, WriteReport
+from .model import (
+    ForgetReport,
+    LatestValue,
+    Points,
+    RangeResult,
+    SeriesMatch,
+    TargetRef,
+    WriteBatch,
+    WriteReport,
+)
 
 
 class SeriesStore(Protocol):
@@ -24,6 +33,9 @@ class SeriesStore(Protocol):
 
     def write_report(self) -> WriteReport:
         """Return what became of the samples written so far (pending, lost)."""
+
+    def forget(self, target: TargetRef) -> ForgetReport:
+        """Delete every series of a target that was deleted (embedded: gone with its rows)."""
 
     def range(
         self,

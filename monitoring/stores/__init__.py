@@ -80,6 +80,7 @@ def _build(
     from monitoring.stores.prometheus import PrometheusStore
     from monitoring.stores.readonly import ReadOnlyReader
     from monitoring.stores.routing import RoutingStore
+    from monitoring.stores.spool import DatabaseSpool
 
     server = None
     if query_url or name == PROMETHEUS:
@@ -87,7 +88,7 @@ def _build(
         server = PrometheusStore(
             query_url=query_url,
             write_url=write_url,
-            buffer=RetryBuffer(max_samples=buffer_samples),
+            buffer=RetryBuffer(max_samples=buffer_samples, spool=DatabaseSpool()),
             timeout_s=timeout_s,
         )
     read_only = ReadOnlyReader(server) if server else None

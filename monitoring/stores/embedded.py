@@ -15,6 +15,8 @@ from monitoring import selectors, window
 from monitoring.models import Sample
 from monitoring.scrape.series import freeze_labels, series_id
 from monitoring.series import (
+    ForgetReport,
+    Forgotten,
     LatestValue,
     Points,
     RangeResult,
@@ -44,6 +46,9 @@ class EmbeddedStore:
 
     def write_report(self) -> WriteReport:
         return WriteReport()  # written in the poll's own transaction: nothing is ever pending
+
+    def forget(self, target: TargetRef) -> ForgetReport:
+        return ForgetReport(outcome=Forgotten.DELETED)  # the rows cascade with the target's
 
     def range(
         self,

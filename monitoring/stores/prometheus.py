@@ -19,6 +19,8 @@ from django.db import transaction
 from core import opsmetrics
 from monitoring.scrape.series import freeze_labels
 from monitoring.series import (
+    ForgetReport,
+    Forgotten,
     LatestValue,
     Points,
     RangeResult,
@@ -110,6 +112,25 @@ class PrometheusStore:
 
     def write_report(self) -> WriteReport:
         return self.buffer.report()
+
+    def forget(self, target: TargetRef) -> ForgetReport:
+        """Delete the target's series through the admin API (Prometheus needs
+        --web.enable-admin-api; VictoriaMetrics has it on; Mimir has none): say so if refused."""
+        selector = promql.stored_all(target.id)
+        try:
+            response = self.client.post(
+                f"{self.query_url}/api/v1/admin/tsdb/delete_series",
+                data={"match[]": selector},
+                timeout=self.timeout_s,
+            )
+        except httpx.HTTPError as exc:
+            return ForgetReport(
+                outcome=Forgotten.KEPT, selector=selector, reason=type(exc).__name__
+            )
+        if response.status_code >= 300:
+            reason = f"HTTP {response.status_code}: {response.text[:200].strip()}"
+            return ForgetReport(outcome=Forgotten.KEPT, selector=selector, reason=reason)
+        return ForgetReport(outcome=Forgotten.DELETED, selector=selector)
 
     # --- reads ---------------------------------------------------------------------------
 

@@ -10,6 +10,8 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 
 from monitoring.series import (
+    ForgetReport,
+    Forgotten,
     LatestValue,
     Points,
     RangeResult,
@@ -68,6 +70,9 @@ class ReadOnlyReader:
 
     def write_report(self) -> WriteReport:
         return WriteReport()
+
+    def forget(self, target: TargetRef) -> ForgetReport:
+        return ForgetReport(outcome=Forgotten.NOT_OURS, selector=target.selector)
 
     def range(
         self,

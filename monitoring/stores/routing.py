@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 
 from monitoring.series import (
+    ForgetReport,
     LatestValue,
     Points,
     RangeResult,
@@ -81,6 +82,9 @@ class RoutingStore:
 
     def write_report(self) -> WriteReport:
         return self.polled.write_report()
+
+    def forget(self, target: TargetRef) -> ForgetReport:
+        return self._for(target).forget(target)
 
     def range(
         self,

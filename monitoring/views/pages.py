@@ -26,6 +26,7 @@ from monitoring.filters import AlertEventFilter, TargetFilter
 from monitoring.forms import TargetForm
 from monitoring.models import AlertEvent, AlertRule, Target
 from monitoring.plan_link import PlanComparison, PlanUnreadable, Quantity, Scope, plan_comparison
+from monitoring.series import Forgotten
 from monitoring.shared_cache import shared
 from planner.decisions.services import DecisionError
 
@@ -176,8 +177,23 @@ class TargetDeleteView(PlannerRequiredMixin, View):
             services.target_update(target=target, enabled=False)
             messages.success(request, _("Target disabled: no more polls; its data is kept."))
             return HttpResponseRedirect(target.get_absolute_url())
-        services.target_delete(target=target)
-        messages.success(request, _("Target deleted with its samples and alerts."))
+        forgotten = services.target_delete(target=target)
+        if forgotten.outcome is Forgotten.KEPT:
+            messages.warning(
+                request,
+                _(
+                    "Target deleted with its alerts, but the time-series server kept its series"
+                    " (%(reason)s). Delete them there: %(selector)s"
+                )
+                % {"reason": forgotten.reason, "selector": forgotten.selector},
+            )
+        elif forgotten.outcome is Forgotten.NOT_OURS:
+            messages.success(
+                request,
+                _("Target deleted with its alerts. Its series stay in your Prometheus."),
+            )
+        else:
+            messages.success(request, _("Target deleted with its samples and alerts."))
         return HttpResponseRedirect(reverse("monitoring:target-list"))
 
 

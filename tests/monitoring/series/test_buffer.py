@@ -6,8 +6,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from monitoring.series import TargetRef, WriteBatch, WriteSample
-from monitoring.series.buffer import Refused, RetryBuffer, RetryLater
+from monitoring.series import TargetRef, WriteBatch, WriteReport, WriteSample
+from monitoring.series.buffer import (
+    Outcome,
+    Refused,
+    Replayed,
+    RetryBuffer,
+    RetryLater,
+    request_size,
+    send_once,
+)
 
 TARGET = TargetRef(id=1, name="t", kind="vllm", interval_s=15)
 
@@ -88,3 +96,90 @@ def test_a_backlog_drains_a_few_requests_per_flush():
     assert (len(server.received), buffer.report().pending) == (2, 30)
     assert buffer.flush(server.send, max_requests=3)
     assert [b.ts.timestamp() for b in server.received] == [0, 1, 2, 3, 4]
+
+
+class ListSpool:
+    """The spool's contract (monitoring.series.buffer.Spool), kept in a list."""
+
+    def __init__(self) -> None:
+        self.batches: list[WriteBatch] = []
+
+    def keep(self, batches, *, max_samples):
+        self.batches.extend(batches)
+        dropped = 0
+        while self.pending() > max_samples:
+            dropped += len(self.batches.pop(0))
+        return dropped
+
+    def replay(self, send, *, max_samples):
+        if not self.batches:
+            return None
+        rows = self.batches[: request_size(map(len, self.batches), max_samples)]
+        outcome, reason = send_once(send, rows)
+        if outcome is not Outcome.RETRY:
+            del self.batches[: len(rows)]
+        return Replayed(sum(map(len, rows)), outcome, reason)
+
+    def pending(self):
+        return sum(len(b) for b in self.batches)
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(1, 30),
+            st.sampled_from(["up", "down", "refusing"]),
+            st.booleans(),  # the worker is stopped after this poll (a new buffer takes over)
+        ),
+        max_size=40,
+    ),
+    st.integers(1, 200),
+    st.one_of(st.none(), st.integers(1, 3)),
+)
+def test_with_a_spool_a_stopped_worker_loses_nothing(steps, capacity, max_requests):
+    spool, server = ListSpool(), Server()
+    buffer = RetryBuffer(max_samples=capacity, max_request_samples=50, spool=spool)
+    added = written = dropped = 0
+    for i, (size, state, stopped) in enumerate(steps):
+        server.state = state
+        buffer.add(_batch(size, i))
+        added += size
+        buffer.flush(server.send, max_requests=max_requests)
+        assert not buffer._batches  # nothing waits in this process alone
+        report = buffer.report()
+        assert report.pending == spool.pending() <= capacity
+        assert written + report.written + report.pending + dropped + report.dropped == added
+        if stopped:
+            written, dropped = written + report.written, dropped + report.dropped
+            buffer = RetryBuffer(max_samples=capacity, max_request_samples=50, spool=spool)
+    assert written + buffer.report().written == sum(len(b) for b in server.received)
+    times = [b.ts for b in server.received]
+    assert times == sorted(times)  # oldest first across workers too
+
+
+def test_a_new_worker_sends_what_a_stopped_one_spooled_before_its_own():
+    spool, server = ListSpool(), Server()
+    first = RetryBuffer(max_samples=1000, spool=spool)
+    server.state = "down"
+    for i in range(3):
+        first.add(_batch(10, i))
+        assert not first.flush(server.send)
+    assert first.report().pending == 30
+    server.state = "up"
+    second = RetryBuffer(max_samples=1000, spool=spool)  # the stopped worker's successor
+    second.add(_batch(5, 3))
+    assert second.flush(server.send)
+    assert [b.ts.timestamp() for b in server.received] == [0, 1, 2, 3]
+    assert second.report() == WriteReport(written=35, pending=0, dropped=0, errors=())
+
+
+@given(st.lists(st.integers(1, 100), max_size=20), st.integers(1, 300))
+def test_a_request_takes_the_leading_batches_that_fit_and_always_one(sizes, cap):
+    taken = request_size(sizes, cap)
+    if not sizes:
+        assert taken == 0
+        return
+    assert taken >= 1
+    assert taken == 1 or sum(sizes[:taken]) <= cap
+    assert taken == len(sizes) or sum(sizes[: taken + 1]) > cap

@@ -197,3 +197,22 @@ def test_an_alert_opens_from_a_real_poll_and_its_samples_are_stored(
         lambda: stores.current().window(stores.ref(target), ["poll.up"], at, at)["poll.up"]
     )
     assert up == [(at, 1.0)]
+
+
+def test_deleting_a_target_deletes_its_series_in_the_store(backend, make_target, planner_api):
+    gone, kept = make_target(poll_interval_s=15), make_target(poll_interval_s=15)
+    polled = {gone.pk: _polls(gone), kept.pk: _polls(kept)}
+    refs = {t.pk: stores.ref(t) for t in (gone, kept)}
+    store = stores.current()
+
+    def polls_of(target_id: int) -> int:
+        times = polled[target_id]
+        return len(store.window(refs[target_id], [RUNNING], times[0], times[-1])[RUNNING])
+
+    backend.eventually(lambda: polls_of(gone.pk) == polls_of(kept.pk) == 10)
+
+    response = planner_api.delete(f"/api/v1/monitoring/targets/{gone.pk}/")
+
+    assert response.status_code == 204
+    assert backend.eventually(lambda: polls_of(gone.pk) == 0)
+    assert polls_of(kept.pk) == 10

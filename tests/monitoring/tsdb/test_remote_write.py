@@ -71,6 +71,24 @@ def test_samples_written_while_the_server_is_down_arrive_when_it_is_back(
     assert _stored_polls(target) == 10
 
 
+def test_a_worker_stopped_during_the_outage_loses_nothing(restartable, make_target, simulator):
+    box, restart = restartable
+    vllm = next(t for t in simulator.targets() if t.kind == "vllm")
+    target = make_target(base_url=vllm.base_url, poll_interval_s=60)
+
+    _poll_n(target, range(1, 3))
+    box["server"].stop()
+    _poll_n(target, range(3, 7))  # what the server does not take goes to the database spool
+    assert stores.current().write_report().pending > 0
+    stores.reset()  # the worker is gone, and its memory with it: a new one takes over
+    restart()
+    _poll_n(target, range(7, 9))
+
+    report = stores.current().write_report()
+    assert (report.pending, report.dropped) == (0, 0)
+    assert _stored_polls(target) == 8
+
+
 def _samples_on_server(target: Target) -> int:
     """Count every sample of the target the server holds (of the last hour)."""
     now = datetime.now(UTC)

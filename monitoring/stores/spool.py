@@ -1,0 +1,94 @@
+"""The remote-write spool in the database (monitoring.series.buffer.Spool): batches the
+time-series server did not take yet, shared by every worker and kept across their restarts.
+
+Replays are serialised: a worker claims the oldest rows with SELECT ... FOR UPDATE (waiting for
+another worker's claim rather than skipping it), so samples of one series always reach the
+server in time order. Prometheus refuses an out-of-order sample; skipping locked rows would send
+newer samples first.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from django.db import transaction
+from django.db.models import Sum
+
+from monitoring.models import SpooledWrite, Target
+from monitoring.series import TargetRef, WriteBatch, WriteSample
+from monitoring.series.buffer import Outcome, Replayed, Send, request_size, send_once
+
+# Rows one replay claims at most (each is one poll; the sample cap usually stops it first).
+MAX_ROWS_PER_REPLAY = 200
+
+
+def _encoded(batch: WriteBatch) -> str:
+    return json.dumps([[s.key, [list(pair) for pair in s.labels], s.value] for s in batch.samples])
+
+
+def _decoded(row: SpooledWrite) -> WriteBatch:
+    target = row.target
+    samples = tuple(
+        WriteSample(key, tuple((name, text) for name, text in labels), float(value))
+        for key, labels, value in json.loads(row.samples)
+    )
+    ref = TargetRef(
+        id=target.pk, name=target.name, kind=target.kind, interval_s=target.poll_interval_s
+    )
+    return WriteBatch(target=ref, ts=row.polled_at, samples=samples)
+
+
+def _oldest_first():
+    return SpooledWrite.objects.order_by("polled_at", "id")
+
+
+class DatabaseSpool:
+    def keep(self, batches: Sequence[WriteBatch], *, max_samples: int) -> int:
+        rows = [
+            SpooledWrite(
+                target_id=b.target.id, polled_at=b.ts, sample_count=len(b), samples=_encoded(b)
+            )
+            for b in batches
+            if len(b)
+        ]
+        with transaction.atomic():
+            # A batch of a target deleted meanwhile has nowhere to go: it is not kept.
+            wanted = {r.target_id for r in rows}
+            live = set(Target.objects.filter(pk__in=wanted).values_list("pk", flat=True))
+            lost = sum(r.sample_count for r in rows if r.target_id not in live)
+            SpooledWrite.objects.bulk_create([r for r in rows if r.target_id in live])
+            return lost + self._trim(max_samples)
+
+    def _trim(self, max_samples: int) -> int:
+        """Delete the oldest rows beyond `max_samples` in all; return the samples deleted."""
+        excess = self.pending() - max_samples
+        if excess <= 0:
+            return 0
+        doomed, dropped = [], 0
+        for pk, count in _oldest_first().values_list("pk", "sample_count").iterator():
+            if dropped >= excess:
+                break
+            doomed.append(pk)
+            dropped += count
+        SpooledWrite.objects.filter(pk__in=doomed).delete()
+        return dropped
+
+    def replay(self, send: Send, *, max_samples: int) -> Replayed | None:
+        with transaction.atomic():
+            claimed = list(
+                _oldest_first()
+                .select_related("target")
+                .select_for_update(of=("self",))[:MAX_ROWS_PER_REPLAY]
+            )
+            rows = claimed[: request_size((r.sample_count for r in claimed), max_samples)]
+            if not rows:
+                return None
+            size = sum(row.sample_count for row in rows)
+            outcome, reason = send_once(send, [_decoded(row) for row in rows])
+            if outcome is not Outcome.RETRY:  # written, or refused for good: done with them
+                SpooledWrite.objects.filter(pk__in=[row.pk for row in rows]).delete()
+            return Replayed(size, outcome, reason)
+
+    def pending(self) -> int:
+        return SpooledWrite.objects.aggregate(n=Sum("sample_count"))["n"] or 0

@@ -1,0 +1,98 @@
+"""The remote-write spool in the database: what a worker could not send outlives the worker,
+leaves oldest first, keeps its bound, and dies with its target."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+
+import pytest
+
+from monitoring import services
+from monitoring.models import SpooledWrite
+from monitoring.series import TargetRef, WriteBatch, WriteSample
+from monitoring.series.buffer import Outcome, Refused, RetryLater
+from monitoring.stores.spool import DatabaseSpool
+
+pytestmark = pytest.mark.django_db
+
+
+def _batch(target, n: int, second: int) -> WriteBatch:
+    ref = TargetRef(id=target.pk, name=target.name, kind=target.kind, interval_s=15)
+    samples = tuple(
+        WriteSample("vllm.running", (("model", f"m{j}"),) if j else (), float(j)) for j in range(n)
+    )
+    return WriteBatch(target=ref, ts=datetime.fromtimestamp(second, tz=UTC), samples=samples)
+
+
+class Server:
+    def __init__(self, fail=None) -> None:
+        self.fail = fail
+        self.received: list[WriteBatch] = []
+
+    def send(self, batches):
+        if self.fail:
+            raise self.fail
+        self.received.extend(batches)
+
+
+def test_batches_come_back_as_they_went_in_oldest_first(make_target):
+    target, spool, server = make_target(), DatabaseSpool(), Server()
+    batches = [_batch(target, 3, s) for s in (30, 10, 20)]
+    batches[0] = WriteBatch(
+        target=batches[0].target,
+        ts=batches[0].ts,
+        samples=(WriteSample("vllm.kv", (), math.nan), *batches[0].samples),
+    )
+    assert spool.keep(batches, max_samples=100) == 0
+    assert spool.pending() == 10
+
+    replayed = spool.replay(server.send, max_samples=100)
+
+    assert (replayed.samples, replayed.outcome) == (10, Outcome.WRITTEN)
+    assert [b.ts.timestamp() for b in server.received] == [10, 20, 30]
+    assert server.received[1] == batches[2]
+    assert server.received[0].samples == batches[1].samples
+    assert math.isnan(server.received[2].samples[0].value)
+    assert spool.pending() == 0
+    assert spool.replay(server.send, max_samples=100) is None
+
+
+def test_one_replay_sends_at_most_a_request_but_always_one_batch(make_target):
+    target, spool, server = make_target(), DatabaseSpool(), Server()
+    spool.keep([_batch(target, 4, s) for s in range(5)], max_samples=100)
+    assert spool.replay(server.send, max_samples=9).samples == 8
+    assert spool.replay(server.send, max_samples=2).samples == 4  # one batch is bigger
+    assert spool.pending() == 8
+
+
+def test_a_server_that_asks_to_retry_keeps_the_rows_and_a_refusal_drops_them(make_target):
+    target, spool = make_target(), DatabaseSpool()
+    spool.keep([_batch(target, 4, s) for s in range(2)], max_samples=100)
+
+    later = spool.replay(Server(RetryLater("HTTP 503")).send, max_samples=100)
+    assert (later.outcome, later.error, spool.pending()) == (Outcome.RETRY, "HTTP 503", 8)
+
+    refused = spool.replay(Server(Refused("HTTP 400: bad")).send, max_samples=100)
+    assert (refused.outcome, refused.samples, spool.pending()) == (Outcome.DROPPED, 8, 0)
+
+
+def test_the_bound_drops_the_oldest_and_counts_them(make_target):
+    target, spool = make_target(), DatabaseSpool()
+    spool.keep([_batch(target, 10, s) for s in range(3)], max_samples=25)
+    assert spool.pending() == 20
+    assert spool.keep([_batch(target, 10, 3)], max_samples=25) == 10
+    assert sorted(SpooledWrite.objects.values_list("polled_at", flat=True)) == [
+        datetime.fromtimestamp(s, tz=UTC) for s in (2, 3)
+    ]
+
+
+def test_a_deleted_targets_samples_never_reach_the_server(make_target):
+    gone, kept, spool = make_target(), make_target(), DatabaseSpool()
+    spool.keep([_batch(gone, 5, 1), _batch(kept, 5, 2)], max_samples=100)
+    services.target_delete(target=gone)
+    assert spool.pending() == 5
+
+    stale = _batch(gone, 3, 3)  # a poll that finished after the delete
+    assert spool.keep([stale], max_samples=100) == 3
+    assert spool.pending() == 5
