@@ -19,6 +19,7 @@ from django.db.models import Avg, FloatField
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
+from monitoring import stores
 from monitoring.models import FleetSum, PollStatus, Target
 
 TICK_STEP_S = 5  # the scheduler's tick (monitoring.tasks.SCHEDULER_INTERVAL_S)
@@ -48,7 +49,13 @@ def fleet_values(*, now: datetime) -> dict[str, float]:
 
 
 def fleet_tick_record(*, now: datetime) -> FleetSum | None:
-    """Store the fleet's sums at `now` (one row per tick; a repeated tick stores nothing)."""
+    """Store the fleet's sums at `now` (one row per tick; a repeated tick stores nothing).
+
+    Only for the embedded store: a Prometheus-compatible server sums the written samples itself
+    (monitoring.stores.prometheus.fleet_sum), so rows here would be read by nobody.
+    """
+    if stores.current().polled.name != stores.EMBEDDED:
+        return None
     values = fleet_values(now=now)
     if not values:
         return None

@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from monitoring import stores
 from monitoring.fleet import (
     MINUTE_STEP_S,
     TICK_STEP_S,
@@ -46,6 +47,15 @@ def test_a_tick_is_stored_once_and_nothing_when_no_target_is_up(make_target):
     fleet_tick_record(now=NOW)  # the same tick delivered twice
 
     assert list(FleetSum.objects.values_list("step_s", "values")) == [(TICK_STEP_S, {RUNNING: 3.0})]
+
+
+def test_with_a_prometheus_store_the_server_sums_and_no_tick_is_stored(make_target, settings):
+    settings.MONITORING_SERIES_STORE = stores.PROMETHEUS
+    settings.MONITORING_PROMETHEUS_URL = "http://127.0.0.1:9"  # never asked: nothing to write
+    mark_up(make_target(), NOW, {RUNNING: 3.0})
+
+    assert fleet_tick_record(now=NOW) is None
+    assert not FleetSum.objects.exists()
 
 
 def test_a_minute_of_ticks_is_averaged_into_one_row_per_key(make_target):
