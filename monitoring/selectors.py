@@ -20,6 +20,7 @@ from monitoring.models import AlertEvent, PollStatus, Rollup, Sample, Target
 from monitoring.retention import rolled_up_to
 from monitoring.scrape.series import parse_series_id, series_id
 from monitoring.series import SeriesMatch
+from monitoring.series.gaps import max_gap_ms, with_gaps
 
 RANGES: dict[str, timedelta] = {
     "15m": timedelta(minutes=15),
@@ -271,30 +272,6 @@ def _bucket_s(start: datetime, end: datetime, max_points: int) -> float:
     return max(1.0, (end - start).total_seconds() / max_points)
 
 
-# Points further apart than this many poll intervals (or time buckets) have missed polls between
-# them: the chart breaks its line there instead of drawing a straight one across the outage.
-GAP_INTERVALS = 2.5
-
-
-def _max_gap_ms(width_ms: float, interval_s: float | None) -> float:
-    return GAP_INTERVALS * max(width_ms, (interval_s or 0) * 1000)
-
-
-def with_gaps(
-    times: list[int], values: list[float | None], *, max_gap_ms: float
-) -> tuple[list[int], list[float | None]]:
-    """Return the points with a null point inside every gap wider than `max_gap_ms`."""
-    out_t: list[int] = []
-    out_v: list[float | None] = []
-    for t, v in zip(times, values, strict=True):
-        if out_t and t - out_t[-1] > max_gap_ms:
-            out_t.append(out_t[-1] + (t - out_t[-1]) // 2)
-            out_v.append(None)
-        out_t.append(t)
-        out_v.append(v)
-    return out_t, out_v
-
-
 def _ms(when: datetime) -> int:
     return int(when.timestamp() * 1000)
 
@@ -383,7 +360,7 @@ def series_query(
         times, values = with_gaps(
             [start_ms + int((b + 0.5) * width_ms) for b in buckets],
             [round(t / c, 6) for t, c in zip(totals, counts, strict=True)],
-            max_gap_ms=_max_gap_ms(width_ms, intervals_s.get(target_id)),
+            max_gap_ms=max_gap_ms(width_ms, intervals_s.get(target_id)),
         )
         out.append(
             {
@@ -500,7 +477,7 @@ def fleet_series(
             points.update(part[key])
         summed[key] = {start_ms + int((b + 0.5) * width_ms): v for b, v in points.items()}
     data = {"start": start_ms, "end": _ms(end), "bucket_s": bucket_s, "source": source}
-    return _with_sums(data, summed, _max_gap_ms(width_ms, max(step_s, fleet.TICK_LATE_S)))
+    return _with_sums(data, summed, max_gap_ms(width_ms, max(step_s, fleet.TICK_LATE_S)))
 
 
 def _summed_series(
@@ -524,19 +501,18 @@ def _summed_series(
             if v is not None:
                 summed[series["key"]][t] += v
     shortest_s = Target.objects.filter(pk__in=target_ids).aggregate(s=Min("poll_interval_s"))["s"]
-    return _with_sums(
-        data, summed, _max_gap_ms(float(data.get("bucket_s", 1.0)) * 1000, shortest_s)
-    )
+    width_ms = float(data.get("bucket_s", 1.0)) * 1000
+    return _with_sums(data, summed, max_gap_ms(width_ms, shortest_s))
 
 
 def _with_sums(
-    data: dict[str, Any], summed: dict[str, dict[int, float]], max_gap_ms: float
+    data: dict[str, Any], summed: dict[str, dict[int, float]], gap_ms: float
 ) -> dict[str, Any]:
     data["series"] = []
     for key, points in summed.items():
         ordered = sorted(points.items())
         times, values = with_gaps(
-            [t for t, _ in ordered], [round(v, 6) for _, v in ordered], max_gap_ms=max_gap_ms
+            [t for t, _ in ordered], [round(v, 6) for _, v in ordered], max_gap_ms=gap_ms
         )
         data["series"].append(
             {"target": None, "key": key, "labels": {}, "id": key, "t": times, "v": values}

@@ -11,6 +11,7 @@ from datetime import datetime
 
 from monitoring.scrape.series import Labels
 from monitoring.series import RangeResult, SeriesPoints, Source
+from monitoring.series.gaps import max_gap_ms, with_gaps
 
 Matrix = list[tuple[dict[str, str], list[tuple[float, float]]]]
 # (expression, first instant ms, last instant ms, step ms) -> matrix
@@ -46,8 +47,12 @@ class Grid:
 
     @property
     def window(self) -> str:
-        """One step as a PromQL duration (`avg_over_time(x[<window>])` averages one bucket)."""
-        return f"{self.step_ms}ms"
+        """One bucket as a PromQL duration (`avg_over_time(x[<window>])` averages one bucket).
+
+        One ms short of the step: a bucket is (end - step, end], so a sample on a boundary
+        counts in one bucket, as in the embedded store, whether the server's ranges include
+        their left end (Prometheus 2) or not (VictoriaMetrics, Prometheus 3)."""
+        return f"{self.step_ms - 1}ms"
 
 
 def read(query_range: QueryRange, expr: str, grid: Grid) -> Matrix:
@@ -64,14 +69,12 @@ def bucketed(
     interval_s: float | None,
 ) -> SeriesPoints:
     """Points evaluated at bucket ends, placed mid-bucket as the embedded store places them,
-    with a gap wherever polls are missing (monitoring.selectors.with_gaps)."""
-    from monitoring.selectors import _max_gap_ms, with_gaps
-
+    with a gap wherever polls are missing (monitoring.series.gaps)."""
     width = grid.step_ms
     times, values = with_gaps(
         [int(t * 1000) - width // 2 for t, _ in points],
         [round(v, 6) for _, v in points],
-        max_gap_ms=_max_gap_ms(width, interval_s),
+        max_gap_ms=max_gap_ms(width, interval_s),
     )
     return SeriesPoints(
         target_id=target_id, key=key, labels=labels, times_ms=tuple(times), values=tuple(values)

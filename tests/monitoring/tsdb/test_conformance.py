@@ -14,6 +14,7 @@ from monitoring.evidence import measure_window
 from monitoring.fleet import fleet_tick_record
 from monitoring.models import AlertEvent, AlertRule, TargetKind
 from monitoring.scrape.series import Sample
+from monitoring.series import SeriesMatch
 from monitoring.services import PollOutcome, poll_record_success
 from monitoring.simulator.vllm_sim import VllmProfile
 from tests.monitoring.simulated import feed_simulated
@@ -79,6 +80,23 @@ def test_the_series_api_answers_every_label_set_or_the_one_asked_for(
     only = read(f'{RUNNING}{{model="m"}}')["series"]
     assert [s["labels"] for s in only] == [{"model": "m"}]
     assert read(f'{RUNNING}{{model="other"}}')["series"] == []
+
+
+def test_a_poll_on_a_bucket_boundary_counts_in_one_bucket(backend, make_target):
+    target = make_target(poll_interval_s=15)
+    times = _polls(target)  # whole seconds, 15 s apart
+    start, end = times[0] - timedelta(seconds=15), times[-1] + timedelta(seconds=15)
+    buckets = int((end - start).total_seconds() // 5)  # 5 s buckets: every poll on a boundary
+
+    def read():
+        answer = stores.current().range(
+            [stores.ref(target)], [SeriesMatch(RUNNING, "")], start, end, buckets
+        )
+        return [v for s in answer.series for v in s.values if v is not None]
+
+    assert backend.eventually(lambda: len(read()) >= len(times) and read()) == [
+        float(i) for i in range(len(times))
+    ]
 
 
 def test_fleet_series_sums_the_targets_per_time_bucket(backend, make_target, viewer_api):
