@@ -265,7 +265,11 @@ class TargetSnapshot(models.Model):
 class Sample(models.Model):
     """One stored value: a series key, its canonical labels and a timestamp."""
 
-    target = models.ForeignKey(Target, on_delete=models.CASCADE, related_name="samples")
+    # No index of its own: the sample key starts with the target and serves every read by target
+    # (a target's deletion included).
+    target = models.ForeignKey(
+        Target, on_delete=models.CASCADE, related_name="samples", db_index=False
+    )
     series = models.CharField(max_length=100)
     # Canonical `{a="1",b="x"}` (labels sorted) or empty.
     labels = models.CharField(max_length=400, blank=True, default="")
@@ -283,7 +287,10 @@ class Sample(models.Model):
                 fields=["target", "series", "ts", "labels"], name="monitoring_sample_key"
             ),
         ]
-        # `ts` alone serves retention and rollups (time ranges across targets).
+        # `ts` alone serves the rollups (a minute across targets) and, on SQLite, retention.
+        # On PostgreSQL the table is partitioned by the hour on `ts` (migration 0016): the primary
+        # key there is (id, ts), as a partitioned table's unique keys must hold the partition
+        # column, and retention drops whole partitions (monitoring/partitioning.py).
         indexes = [models.Index(fields=["ts"], name="monitoring_sample_ts")]
 
     def __str__(self) -> str:

@@ -10,6 +10,7 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from monitoring import partitioning
 from monitoring.fleet import MINUTE_STEP_S, TICK_STEP_S, fleet_minute_rollup
 from monitoring.models import FleetSum, Rollup, RollupCursor, Sample
 
@@ -94,9 +95,103 @@ def rollup_run(*, now: datetime | None = None) -> int:
 
 @dataclass(frozen=True, slots=True)
 class RetentionResult:
-    samples_deleted: int
+    samples_deleted: int  # rows deleted one by one (SQLite; PostgreSQL's default partition)
     rollups_deleted: int
     done: bool  # False when the batch bound stopped it: the next run continues
+    partitions_dropped: int = 0  # PostgreSQL: whole hours of raw samples dropped
+
+
+def samples_partitioned(conn=connection) -> bool:
+    """Whether the raw sample table is a partitioned one (PostgreSQL after migration 0016)."""
+    if conn.vendor != "postgresql":
+        return False
+    with conn.cursor() as cursor:
+        cursor.execute(
+            "SELECT relkind FROM pg_class WHERE oid = to_regclass(%s)", [partitioning.TABLE]
+        )
+        row = cursor.fetchone()
+    return row is not None and row[0] == "p"
+
+
+def sample_partitions(conn=connection) -> set[str]:
+    """The names of the sample table's partitions, the default one included."""
+    with conn.cursor() as cursor:
+        cursor.execute(
+            "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid"
+            " WHERE i.inhparent = to_regclass(%s)",
+            [partitioning.TABLE],
+        )
+        return {name for (name,) in cursor.fetchall()}
+
+
+def create_partitions(start: datetime, end: datetime, conn=connection) -> list[str]:
+    """Create the hourly sample partitions missing to cover [start, end); return their names.
+
+    Rows the default partition already holds for an hour move into its new partition (in the
+    same transaction), so that attaching it never fails and nothing is lost. The new table is
+    attached rather than created as a partition: that locks the parent table only against
+    schema changes, never against the pollers' writes.
+    """
+    table, default = partitioning.TABLE, partitioning.DEFAULT_PARTITION
+    created = []
+    for partition in partitioning.to_create(sample_partitions(conn), start, end):
+        bounds = [conn.ops.adapt_datetimefield_value(t) for t in (partition.start, partition.end)]
+        name = conn.ops.quote_name(partition.name)
+        with transaction.atomic(using=conn.alias), conn.cursor() as cursor:
+            cursor.execute(f"CREATE TABLE {name} (LIKE {table} INCLUDING DEFAULTS)")
+            cursor.execute(
+                f"WITH moved AS (DELETE FROM {default} WHERE ts >= %s AND ts < %s RETURNING *)"
+                f" INSERT INTO {name} SELECT * FROM moved",
+                bounds,
+            )
+            cursor.execute(
+                f"ALTER TABLE {table} ATTACH PARTITION {name} FOR VALUES FROM (%s) TO (%s)",
+                bounds,
+            )
+        created.append(partition.name)
+    return created
+
+
+def drop_partitions(before: datetime, conn=connection) -> list[str]:
+    """Drop the hourly sample partitions whose rows are all older than `before`."""
+    dropped = []
+    for partition in partitioning.to_drop(sample_partitions(conn), before):
+        with conn.cursor() as cursor:
+            # Within a transaction that wrote samples, their deferred foreign-key checks must run
+            # first (PostgreSQL refuses to drop a table with pending trigger events).
+            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+            cursor.execute(f"DROP TABLE IF EXISTS {conn.ops.quote_name(partition.name)}")
+        dropped.append(partition.name)
+    return dropped
+
+
+def partitions_run(*, now: datetime | None = None) -> list[str]:
+    """Create the sample partitions of the current hour and MONITORING_SAMPLE_PARTITIONS_AHEAD_H
+    hours ahead (no-op unless the table is partitioned); return the names created."""
+    if not samples_partitioned():
+        return []
+    now = now or timezone.now()
+    ahead = timedelta(hours=settings.MONITORING_SAMPLE_PARTITIONS_AHEAD_H)
+    return create_partitions(partitioning.floor_hour(now), now + ahead)
+
+
+def _delete_default_batches(before: datetime, batch: int, budget: int) -> tuple[int, bool]:
+    """Delete rows older than `before` from the default partition, in batches."""
+    default = partitioning.DEFAULT_PARTITION
+    bound = connection.ops.adapt_datetimefield_value(before)
+    deleted = 0
+    for _ in range(budget):
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"DELETE FROM {default} WHERE ctid IN"
+                f" (SELECT ctid FROM {default} WHERE ts < %s LIMIT %s)",
+                [bound, batch],
+            )
+            count = cursor.rowcount
+        deleted += count
+        if count < batch:
+            return deleted, True
+    return deleted, False
 
 
 def _delete_batches(qs, batch: int, budget: int) -> tuple[int, bool]:
@@ -113,14 +208,23 @@ def _delete_batches(qs, batch: int, budget: int) -> tuple[int, bool]:
 
 def retention_run(*, now: datetime | None = None) -> RetentionResult:
     """Delete raw samples past their retention (never before they are rolled up) and old
-    rollups, in batches of MONITORING_RETENTION_BATCH_ROWS rows."""
+    rollups, in batches of MONITORING_RETENTION_BATCH_ROWS rows.
+
+    On PostgreSQL (partitioned samples) raw samples go by the hour: every partition whose rows
+    are all expired is dropped, so an expired row stays until its hour has expired too (up to
+    an hour past the retention); only the default partition's expired rows are deleted one by
+    one."""
     now = now or timezone.now()
     batch = settings.MONITORING_RETENTION_BATCH_ROWS
     budget = settings.MONITORING_RETENTION_MAX_BATCHES
     raw_cutoff = now - timedelta(hours=settings.MONITORING_RAW_RETENTION_H)
     cursor = rolled_up_to()
+    dropped = 0
     if cursor is None:  # nothing rolled up yet (rollup_run creates the cursor first)
         samples, samples_done = 0, True
+    elif samples_partitioned():
+        dropped = len(drop_partitions(min(raw_cutoff, cursor)))
+        samples, samples_done = _delete_default_batches(min(raw_cutoff, cursor), batch, budget)
     else:
         samples, samples_done = _delete_batches(
             Sample.objects.filter(ts__lt=min(raw_cutoff, cursor)), batch, budget
@@ -134,4 +238,5 @@ def retention_run(*, now: datetime | None = None) -> RetentionResult:
     if cursor is not None:
         old_fleet |= Q(step_s=TICK_STEP_S, ts__lt=min(raw_cutoff, cursor))
     _, fleet_done = _delete_batches(FleetSum.objects.filter(old_fleet), batch, budget)
-    return RetentionResult(samples, rollups, samples_done and rollups_done and fleet_done)
+    done = samples_done and rollups_done and fleet_done
+    return RetentionResult(samples, rollups, done, partitions_dropped=dropped)

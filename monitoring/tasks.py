@@ -31,7 +31,7 @@ from monitoring.alerting import alerts_evaluate, event_payload
 from monitoring.fleet import fleet_tick_record
 from monitoring.models import AlertEvent, Target
 from monitoring.polling import OVERDUE_SERIES, PollReport, poll, record_failure
-from monitoring.retention import retention_run, rollup_run
+from monitoring.retention import partitions_run, retention_run, rollup_run
 from monitoring.scrape.errors import ScrapeError
 from monitoring.scrape.fetch import check_url, guard
 from monitoring.services import poll_record_failure, schedule_due_targets
@@ -231,12 +231,17 @@ def _count_poll(target: Target, *, outcome: str, started: float) -> None:
 
 @shared_task(name=MAINTAIN, ignore_result=True, acks_late=True, soft_time_limit=50)
 def maintain() -> None:
-    """Roll up raw samples into one-minute aggregates, then delete what retention allows."""
+    """Create the coming hours' sample partitions (PostgreSQL), roll up raw samples into
+    one-minute aggregates, then delete what retention allows."""
+    created = partitions_run()
     minutes = rollup_run()
     result = retention_run()
     logger.info(
-        "monitoring maintenance: %d minutes rolled up, %d samples and %d rollups deleted",
+        "monitoring maintenance: %d sample partitions created, %d minutes rolled up,"
+        " %d sample partitions dropped, %d samples and %d rollups deleted",
+        len(created),
         minutes,
+        result.partitions_dropped,
         result.samples_deleted,
         result.rollups_deleted,
     )

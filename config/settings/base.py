@@ -190,6 +190,8 @@ MONITORING_RETENTION_BATCH_ROWS = env.int("MONITORING_RETENTION_BATCH_ROWS", def
 MONITORING_RETENTION_MAX_BATCHES = env.int("MONITORING_RETENTION_MAX_BATCHES", default=20)
 MONITORING_ROLLUP_MAX_MINUTES_PER_RUN = env.int("MONITORING_ROLLUP_MAX_MINUTES_PER_RUN", default=30)
 MONITORING_ROLLUP_MAX_ROWS_PER_RUN = env.int("MONITORING_ROLLUP_MAX_ROWS_PER_RUN", default=500_000)
+# PostgreSQL: hourly sample partitions made this many hours ahead by the maintenance task.
+MONITORING_SAMPLE_PARTITIONS_AHEAD_H = env.int("MONITORING_SAMPLE_PARTITIONS_AHEAD_H", default=6)
 # Ranges up to this many hours are answered from raw samples, longer ones from one-minute
 # rollups (and raw samples after the rollup cursor): an hour of 200 targets' raw samples is 240
 # polls per series, its rollups 60 rows.
