@@ -222,10 +222,6 @@ class Target(models.Model):
                 raise ValidationError(
                     {"selector": _("Give a base URL or a Prometheus selector, not both.")}
                 )
-            if self.kind != TargetKind.VLLM:
-                raise ValidationError(
-                    {"selector": _("Only vLLM servers can be read from Prometheus for now.")}
-                )
             try:
                 self.selector = canonical_selector(self.selector)
             except SelectorError as exc:

@@ -20,7 +20,7 @@ from monitoring import conf, pacing, stores
 from monitoring import kinds as web_kinds
 from monitoring.models import Target, TargetSnapshot
 from monitoring.scrape import ScrapeResult, kinds, scrape_once
-from monitoring.scrape.series import make_sample
+from monitoring.scrape.series import Sample, make_sample
 from monitoring.series import StoreUnavailable, readonly
 from monitoring.services import PollOutcome, poll_record_failure, poll_record_success
 
@@ -165,13 +165,7 @@ def poll(
         warnings=result.warnings,
         duration_ms=duration_ms,
     )
-    values: dict[str, float] = {}
-    for sample in result.samples:
-        sid = sample.series_id
-        values[sid] = sample.value
-        # Rules on a bare key look at the largest value of any label set.
-        if sid != sample.key:
-            values[sample.key] = max(values.get(sample.key, sample.value), sample.value)
+    values = values_of(result.samples)
     values.update({"poll.up": 1.0, "poll.consecutive_failures": 0.0, OVERDUE_SERIES: 0.0})
     with transaction.atomic():
         count = poll_record_success(target=target, ts=ts, outcome=outcome, slot=slot)
@@ -189,6 +183,18 @@ def poll(
     return report
 
 
+def values_of(samples: list[Sample]) -> dict[str, float]:
+    """Each sample's value by series id, and by bare key the largest value of any label set
+    (what rules on a bare key look at)."""
+    values: dict[str, float] = {}
+    for sample in samples:
+        sid = sample.series_id
+        values[sid] = sample.value
+        if sid != sample.key:
+            values[sample.key] = max(values.get(sample.key, sample.value), sample.value)
+    return values
+
+
 def read_from_prometheus(
     target: Target, *, slot: int | None = None, on_stored: OnStored | None = None
 ) -> PollReport:
@@ -201,13 +207,14 @@ def read_from_prometheus(
     """
     started = time.monotonic()
     ts = to_datetime(time.time())
+    wanted = readonly.of_kind(target.kind)
     try:
-        values = stores.read_only().values(stores.ref(target), readonly.EXPRESSIONS)
+        rows = stores.read_only().values(stores.ref(target), wanted.keys)
     except StoreUnavailable as exc:
-        values, kind, message = {}, "store", str(exc)
+        rows, kind, message = [], "store", str(exc)
     else:
         kind, message = "", ""
-        if values.get("poll.up") != 1.0:
+        if not any(r.key == "poll.up" and r.value == 1.0 for r in rows):
             kind = "scrape"
             message = "Prometheus has no successful scrape of this selector"
     duration_ms = (time.monotonic() - started) * 1000.0
@@ -223,8 +230,12 @@ def read_from_prometheus(
     )
     if kind:
         return record_failure(target, report, slot=slot, on_stored=on_stored)
-    samples = [make_sample(key, value) for key, value in values.items() if key != "poll.up"]
-    outcome = PollOutcome(samples=[s for s in samples if s is not None], duration_ms=duration_ms)
+    made = (make_sample(r.key, r.value, r.labels_dict) for r in rows if r.key != "poll.up")
+    samples = [s for s in made if s is not None]
+    info = wanted.info(samples) if wanted.info else {}
+    samples.extend(web_kinds.get(target.kind).extra_samples(target, samples, info))
+    outcome = PollOutcome(samples=samples, info=info, duration_ms=duration_ms)
+    values = {**values_of(samples), "poll.up": 1.0}
     with transaction.atomic():
         stored = poll_record_success(target=target, ts=ts, outcome=outcome, slot=slot) > 0
         values.update({"poll.consecutive_failures": 0.0, OVERDUE_SERIES: 0.0})

@@ -8,10 +8,13 @@ default alert rules on top of this entry.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+
+from monitoring.series import readonly_gpu, readonly_ray, readonly_vllm
+from monitoring.series.readonly import Promql
 
 from . import gpu, ray, ray_poll, vllm, vllm_poll
 from .fetch import FetchPolicy
@@ -58,6 +61,9 @@ class ScrapeKind:
     after_payload: AfterPayload | None = None
     discovers_exporters: bool = False
     rates: bool = True
+    # Its series computed in PromQL, for a read-only target (a selector an existing Prometheus
+    # scrapes): monitoring.series.readonly.
+    promql: Promql = field(default_factory=Promql)
 
     @property
     def keys(self) -> tuple[SeriesSpec, ...]:
@@ -84,6 +90,7 @@ REGISTRY: dict[str, ScrapeKind] = {
             read=_read_vllm,
             derive=vllm.derive,
             after_payload=vllm_poll.read_served_models,
+            promql=readonly_vllm.PROMQL,
         ),
         ScrapeKind(
             name=ray.KIND,
@@ -91,8 +98,15 @@ REGISTRY: dict[str, ScrapeKind] = {
             derive=ray.derive,
             poll=ray_poll.scrape_cluster,
             discovers_exporters=True,
+            promql=readonly_ray.PROMQL,
         ),
-        ScrapeKind(name=gpu.KIND, read=_read_gpu, derive=gpu.derive, rates=False),
+        ScrapeKind(
+            name=gpu.KIND,
+            read=_read_gpu,
+            derive=gpu.derive,
+            rates=False,
+            promql=readonly_gpu.PROMQL,
+        ),
     )
 }
 KINDS: tuple[str, ...] = tuple(REGISTRY)

@@ -239,6 +239,17 @@ def _cache_capacity(
     info["cache_config"] = dict(engines[0])
     # With --data-parallel-size N one server runs N engines: N replicas behind one address.
     info["engines"] = len({e.get("engine", "") for e in engines})
+    out = cache_capacity(engines)
+    if not out:
+        warnings.append("vllm:cache_config_info has no capacity labels")
+    return out
+
+
+def cache_capacity(engines: list[dict[str, str]]) -> list[Sample]:
+    """Return the KV capacity samples from the label sets of `vllm:cache_config_info`, one per
+    engine (summed over engines)."""
+    if not engines:
+        return []
     blocks = [_number(e, "num_gpu_blocks") for e in engines]
     block_size = _number(engines[0], "block_size")
     tokens = [_number(e, "kv_cache_size_tokens") for e in engines]
@@ -258,8 +269,6 @@ def _cache_capacity(
     utilization = _number(engines[0], "gpu_memory_utilization")
     if utilization is not None:
         out.append(make_sample("vllm.gpu_memory_utilization_ratio", utilization))
-    if not out:
-        warnings.append("vllm:cache_config_info has no capacity labels")
     return [s for s in out if s is not None]
 
 

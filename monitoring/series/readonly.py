@@ -1,123 +1,147 @@
 """PromQL for the series of a read-only target: what ServePlan would have derived from a poll,
 computed by the Prometheus that already scrapes the server.
 
-The metric names come from the scrape package's own tables (monitoring.scrape.vllm), old names
-included: every family is read as `current or old`, so a panel never goes blank because a
-server is older or newer (vllm:gpu_cache_usage_perc -> vllm:kv_cache_usage_perc,
-vllm:time_per_output_token_seconds -> vllm:inter_token_latency_seconds, ...). Rates and
-quantiles are over the rate window (at least four scrape intervals) instead of between two polls.
-Only unlabelled series are offered; keys without an expression here have no data.
+Each kind's table (a Promql: key -> builder, and the keys derived from an info family's labels)
+sits with its entry in the scrape registry (monitoring.scrape.kinds: `promql`), written with the
+helpers below: readonly_vllm, readonly_ray and readonly_gpu. A builder answers the key's series
+with the labels the poller stores (`node`, `gpu`, `resource`, ...): exporter labels are renamed
+with `relabel`, the others aggregated away. Rates and quantiles are over the rate window (at
+least four scrape intervals) instead of between two polls. Keys without an expression have no
+data.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
-from monitoring.scrape import vllm
+from monitoring.scrape.series import Sample
 
-from .promql import Matcher, vector
+from .promql import Matcher, quote, vector
 
 Build = Callable[[Sequence[Matcher], str], str]  # (selector matchers, rate window) -> PromQL
 
 
-def names(current: str) -> list[str]:
-    """A family's current name and the old names it replaced."""
-    return [current, *(old for old, new in vllm.LEGACY_NAMES.items() if new == current)]
+@dataclass(frozen=True, slots=True)
+class FromLabels:
+    """Keys whose values are an info family's label values (PromQL cannot turn a label into a
+    value): the reader fetches the family's label sets and `derive` computes the samples."""
+
+    family: str
+    keys: tuple[str, ...]
+    derive: Callable[[list[dict[str, str]]], list[Sample]]
 
 
-def _either(parts: Sequence[str]) -> str:
+@dataclass(frozen=True, slots=True)
+class Promql:
+    """How a kind's series are read from a Prometheus that scrapes it."""
+
+    expressions: Mapping[str, Build] = field(default_factory=dict)
+    from_labels: FromLabels | None = None
+    # What the kind's poll keeps in the target's `info`, from the samples read (GPU readings).
+    info: Callable[[list[Sample]], dict[str, Any]] | None = None
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        extra = self.from_labels.keys if self.from_labels else ()
+        return (*self.expressions, *extra)
+
+
+def either(parts: Sequence[str]) -> str:
+    """`a or b or ...`: per label set, the first part that has it."""
     return " or ".join(f"({p})" for p in parts) if len(parts) > 1 else parts[0]
 
 
-def _gauge(family: str, how: str = "sum", scale: str = "") -> Build:
-    return lambda sel, w: _either([f"{scale}{how}({vector(n, sel)})" for n in names(family)])
+def relabel(expr: str, renames: Mapping[str, str]) -> str:
+    """`expr` with each exporter label copied to our name (ours <- theirs)."""
+    for ours, theirs in renames.items():
+        if ours == theirs:
+            continue
+        expr = f'label_replace({expr}, {quote(ours)}, "$1", {quote(theirs)}, "(.*)")'
+    return expr
 
 
-def _rate(family: str, sel: Sequence[Matcher], w: str, suffix: str = "_total") -> str:
-    return _either([f"sum(rate({vector(n + suffix, sel)}[{w}]))" for n in names(family)])
+def by(labels: Sequence[str]) -> str:
+    return f" by ({', '.join(labels)}) " if labels else ""
 
 
-def _counter_rate(family: str, key: str) -> Build:
-    """The counter's rate, or the old gauge that stood in for it (vLLM V0)."""
-    stand_in = {new: old for old, new in vllm.LEGACY_NAMES.items()}.get(key)
-
-    def build(sel: Sequence[Matcher], w: str) -> str:
-        parts = [_rate(family, sel, w)]
-        if stand_in:
-            parts.append(f"sum({vector(stand_in, sel)})")
-        return _either(parts)
-
-    return build
+def aggregate(inner: str, renames: Mapping[str, str] | None = None, how: str = "sum") -> str:
+    """`how by (our labels) (inner)`, the exporter's labels renamed to ours first."""
+    renames = renames or {}
+    return f"{how}{by(list(renames))}({relabel(inner, renames)})"
 
 
-def _completion_ratio(sel: Sequence[Matcher], w: str) -> str:
-    done = [*sel, Matcher("finished_reason", "=~", "stop|length")]
-    return f"{_rate('vllm:request_success', done, w)} / {_rate('vllm:request_success', sel, w)}"
+def series(
+    family: str, sel: Sequence[Matcher], renames: Mapping[str, str] | None = None, how: str = "sum"
+) -> str:
+    """A gauge family aggregated to our labels."""
+    return aggregate(vector(family, sel), renames, how)
 
 
-def _prefix_hit_ratio(sel: Sequence[Matcher], w: str) -> str:
-    hits, queries = (
-        _rate("vllm:prefix_cache_hits", sel, w),
-        _rate("vllm:prefix_cache_queries", sel, w),
-    )
-    return _either(
-        [f"({hits}) / ({queries})", f"avg({vector('vllm:gpu_prefix_cache_hit_rate', sel)})"]
-    )
+def counter_rate(
+    families: Sequence[str],
+    sel: Sequence[Matcher],
+    window: str,
+    renames: Mapping[str, str] | None = None,
+) -> str:
+    """The summed rate of a counter written under any of `families` (e.g. with `_total`)."""
+    return either([aggregate(f"rate({vector(f, sel)}[{window}])", renames) for f in families])
 
 
-def _http_errors(sel: Sequence[Matcher], w: str) -> str:
-    return _rate("http_requests", [*sel, Matcher("status", "!~", "2.*")], w)
-
-
-def _quantile(family: str, q: float) -> Build:
-    def build(sel: Sequence[Matcher], w: str) -> str:
-        buckets = _either([f"rate({vector(n + '_bucket', sel)}[{w}])" for n in names(family)])
-        return f"histogram_quantile({q}, sum by (le) ({buckets}))"
-
-    return build
-
-
-def _mean(family: str) -> Build:
-    def build(sel: Sequence[Matcher], w: str) -> str:
-        return _either(
+def histogram(
+    stat: float | None,
+    families: Sequence[str],
+    sel: Sequence[Matcher],
+    window: str,
+    renames: Mapping[str, str] | None = None,
+) -> str:
+    """A histogram's quantile `stat` (None: its mean) over the window, from any of `families`
+    (named without `_bucket`, `_sum`, `_count`)."""
+    renames = renames or {}
+    if stat is None:
+        return either(
             [
-                f"sum(rate({vector(n + '_sum', sel)}[{w}]))"
-                f" / sum(rate({vector(n + '_count', sel)}[{w}]))"
-                for n in names(family)
+                f"{counter_rate([f + '_sum'], sel, window, renames)}"
+                f" / {counter_rate([f + '_count'], sel, window, renames)}"
+                for f in families
             ]
         )
-
-    return build
-
-
-def _table() -> dict[str, Build]:
-    table: dict[str, Build] = {
-        "poll.up": _gauge("up", "max"),
-        "scrape.duration_seconds": _gauge("scrape_duration_seconds", "max"),
-        "vllm.requests_running": _gauge("vllm:num_requests_running"),
-        "vllm.requests_waiting": _gauge("vllm:num_requests_waiting"),
-        "vllm.kv_cache_usage_pct": _gauge("vllm:kv_cache_usage_perc", "avg", "100 * "),
-        "vllm.prompt_tokens_per_s": _counter_rate("vllm:prompt_tokens", "vllm.prompt_tokens_per_s"),
-        "vllm.generation_tokens_per_s": _counter_rate(
-            "vllm:generation_tokens", "vllm.generation_tokens_per_s"
-        ),
-        "vllm.preemptions_per_s": _counter_rate("vllm:num_preemptions", ""),
-        "vllm.requests_per_s": _counter_rate("vllm:request_success", ""),
-        "vllm.completion_ratio": _completion_ratio,
-        "vllm.prefix_cache_hit_ratio": _prefix_hit_ratio,
-        "vllm.http_errors_per_s": _http_errors,
-    }
-    for family, key in vllm.HISTOGRAMS.items():
-        for name, q in (("p50", 0.5), ("p95", 0.95), ("p99", 0.99)):
-            table[f"{key}.{name}"] = _quantile(family, q)
-        table[f"{key}.mean"] = _mean(family)
-    return table
+    buckets = either(
+        [relabel(f"rate({vector(f + '_bucket', sel)}[{window}])", renames) for f in families]
+    )
+    labels = "".join(", " + n for n in renames)
+    return f"histogram_quantile({stat}, sum by (le{labels}) ({buckets}))"
 
 
-EXPRESSIONS: dict[str, Build] = _table()
+# A histogram key's series: `<key>.p50` ... `<key>.mean` (monitoring.scrape.keys).
+STATS: tuple[tuple[str, float | None], ...] = (
+    ("p50", 0.5),
+    ("p95", 0.95),
+    ("p99", 0.99),
+    ("mean", None),
+)
 
 
-def expression(key: str, selector: Sequence[Matcher], rate_window_ms: int) -> str | None:
+def histogram_keys(
+    key: str, families: Sequence[str], renames: Mapping[str, str] | None = None
+) -> dict[str, Build]:
+    """The builders of a histogram's quantile and mean keys."""
+
+    def build(stat: float | None) -> Build:
+        return lambda sel, w: histogram(stat, families, sel, w, renames)
+
+    return {f"{key}.{name}": build(stat) for name, stat in STATS}
+
+
+def of_kind(kind: str) -> Promql:
+    """The PromQL of a kind's series (monitoring.scrape.kinds.REGISTRY)."""
+    from monitoring.scrape import kinds
+
+    return kinds.get(kind).promql
+
+
+def expression(kind: str, key: str, selector: Sequence[Matcher], rate_window_ms: int) -> str | None:
     """Return the PromQL of `key` for the target `selector` names, or None when not offered."""
-    build = EXPRESSIONS.get(key)
+    build = of_kind(kind).expressions.get(key)
     return build(selector, f"{rate_window_ms}ms") if build else None

@@ -1,6 +1,6 @@
 """Series of read-only targets, computed by PromQL from what an existing Prometheus scrapes
-(monitoring.series.readonly says which keys and how). Nothing is written: ServePlan polls
-nothing for these targets."""
+(monitoring.series.readonly says which keys and how, per kind). Nothing is written: ServePlan
+polls nothing for these targets. Labelled series come back with the labels the poller stores."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 
+from monitoring.scrape.series import Labels, freeze_labels, parse_series_id
 from monitoring.series import (
     ForgetReport,
     Forgotten,
@@ -31,9 +32,20 @@ RATE_WINDOW_INTERVALS = 4
 # The label that tags each key's answer when all keys go in one query.
 KEY_LABEL = "serveplan_key"
 
+SeriesKey = tuple[str, Labels]  # (key, labels)
+Found = dict[SeriesKey, list[tuple[float, float]]]
+
 
 def _finite(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
     return [(t, v) for t, v in points if math.isfinite(v)]
+
+
+def _wanted(match: SeriesMatch, labels: Labels) -> bool:
+    if match.labels is None:
+        return True
+    if not match.labels:
+        return not labels
+    return labels == freeze_labels(parse_series_id(match.key + match.labels)[1])
 
 
 class ReadOnlyReader:
@@ -48,22 +60,67 @@ class ReadOnlyReader:
         matchers = promql.parse_selector(target.selector)
         parts = []
         for key in dict.fromkeys(keys):
-            expr = readonly.expression(key, matchers, window)
+            expr = readonly.expression(target.kind, key, matchers, window)
             if expr is not None:
                 tag = f"{promql.quote(KEY_LABEL)}, {promql.quote(key)}"
                 parts.append(f'label_replace({expr}, {tag}, "", "")')
         return " or ".join(parts) or None
 
-    def _by_key(self, rows: Matrix) -> dict[str, list[tuple[float, float]]]:
-        return {m[KEY_LABEL]: _finite(points) for m, points in rows if m.get(KEY_LABEL)}
+    def _label_family(self, target: TargetRef, keys: Iterable[str]) -> str | None:
+        """The selector of the info family whose labels give some of `keys`, if any."""
+        source = readonly.of_kind(target.kind).from_labels
+        if source is None or not set(keys) & set(source.keys):
+            return None
+        return promql.vector(source.family, promql.parse_selector(target.selector))
 
-    def _series(
-        self, target: TargetRef, keys: Iterable[str], grid: Grid
-    ) -> dict[str, list[tuple[float, float]]]:
+    def _from_labels(self, target: TargetRef, keys: Iterable[str], rows: Matrix) -> Found:
+        """The keys an info family's label sets give, at each instant the family was seen."""
+        source = readonly.of_kind(target.kind).from_labels
+        wanted = set(keys)
+        by_time: dict[float, list[dict[str, str]]] = defaultdict(list)
+        for metric, points in rows:
+            for t, _ in points:
+                by_time[t].append(metric)
+        found: Found = defaultdict(list)
+        for t in sorted(by_time):
+            for sample in source.derive(by_time[t]) if source else ():
+                if sample.key in wanted:
+                    found[(sample.key, sample.labels)].append((t, sample.value))
+        return found
+
+    def _by_key(self, rows: Matrix) -> Found:
+        found: Found = {}
+        for metric, points in rows:
+            key = metric.get(KEY_LABEL)
+            if key:
+                labels = freeze_labels(
+                    {k: v for k, v in metric.items() if k not in (KEY_LABEL, "__name__")}
+                )
+                found[(key, labels)] = _finite(points)
+        return found
+
+    def _series(self, target: TargetRef, keys: Iterable[str], grid: Grid) -> Found:
+        keys = list(keys)
+        found: Found = {}
         expr = self._expr(target, keys, grid.step_ms)
-        if expr is None:
-            return {}
-        return self._by_key(read(self.server.query_range, expr, grid))
+        if expr is not None:
+            found.update(self._by_key(read(self.server.query_range, expr, grid)))
+        family = self._label_family(target, keys)
+        if family is not None:
+            rows = read(self.server.query_range, family, grid)
+            found.update(self._from_labels(target, keys, rows))
+        return found
+
+    def _now(self, target: TargetRef, keys: Iterable[str], at: datetime) -> Found:
+        keys = list(keys)
+        found: Found = {}
+        expr = self._expr(target, keys, 0)
+        if expr is not None:
+            found.update(self._by_key(self.server.query(expr, at)))
+        family = self._label_family(target, keys)
+        if family is not None:
+            found.update(self._from_labels(target, keys, self.server.query(family, at)))
+        return found
 
     def write(self, batch: WriteBatch) -> None:
         raise ValueError(f"target {batch.target.name} is read-only: ServePlan writes nothing")
@@ -83,14 +140,13 @@ class ReadOnlyReader:
         max_points: int,
     ) -> RangeResult:
         grid = Grid.buckets(start, end, max_points)
-        keys = sorted({m.key for m in series if not m.labels})  # unlabelled series only
+        matches = list(dict.fromkeys(series))
         found = []
         for target in targets:
-            by_key = self._series(target, keys, grid)
-            for key in keys:
-                points = by_key.get(key)
-                if points:
-                    found.append(bucketed(target.id, key, (), points, grid, target.interval_s))
+            by_key = self._series(target, sorted({m.key for m in matches}), grid)
+            for (key, labels), points in sorted(by_key.items()):
+                if points and any(m.key == key and _wanted(m, labels) for m in matches):
+                    found.append(bucketed(target.id, key, labels, points, grid, target.interval_s))
         return result(grid, found)
 
     def fleet_sum(
@@ -104,25 +160,27 @@ class ReadOnlyReader:
         grid = Grid.buckets(start, end, max_points)
         summed: dict[str, dict[float, float]] = {key: defaultdict(float) for key in keys}
         for target in targets:
-            for key, points in self._series(target, keys, grid).items():
-                for t, v in points:
+            for (key, labels), points in self._series(target, keys, grid).items():
+                for t, v in points if not labels else ():
                     summed[key][t] += v
         shortest = min((t.interval_s for t in targets), default=None)
         out = [bucketed(None, key, (), sorted(summed[key].items()), grid, shortest) for key in keys]
         return result(grid, out)
 
     def latest(self, target: TargetRef, keys: Iterable[str]) -> list[LatestValue]:
-        """Each key's value now (Prometheus' own lookback: the last scrape within 5 minutes)."""
-        return [LatestValue(key, (), value) for key, value in self.values(target, keys).items()]
+        """Every label set of each key now (Prometheus' own lookback: the last scrape within
+        5 minutes)."""
+        return self.values(target, keys)
 
     def values(
         self, target: TargetRef, keys: Iterable[str], at: datetime | None = None
-    ) -> dict[str, float]:
-        expr = self._expr(target, keys, 0)
-        if expr is None:
-            return {}
-        by_key = self._by_key(self.server.query(expr, at or datetime.now(UTC)))
-        return {key: points[-1][1] for key, points in by_key.items() if points}
+    ) -> list[LatestValue]:
+        found = self._now(target, keys, at or datetime.now(UTC))
+        return [
+            LatestValue(key, labels, points[-1][1])
+            for (key, labels), points in sorted(found.items())
+            if points
+        ]
 
     def window(
         self, target: TargetRef, keys: Iterable[str], start: datetime, end: datetime
@@ -131,7 +189,7 @@ class ReadOnlyReader:
         series on their timestamps, as they do on the polls of a polled target)."""
         by_key = self._series(target, keys, Grid.every(start, end, target.interval_s * 1000))
         return {
-            key: [(datetime.fromtimestamp(t, tz=UTC), v) for t, v in by_key.get(key, [])]
+            key: [(datetime.fromtimestamp(t, tz=UTC), v) for t, v in by_key.get((key, ()), [])]
             for key in dict.fromkeys(keys)
         }
 

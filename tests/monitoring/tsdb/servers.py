@@ -93,12 +93,15 @@ def prometheus_config(scrape: list[tuple[str, str, str]] = (), interval_s: float
         "    out_of_order_time_window: 30d",
         "scrape_configs:",
     ]
-    for job, address, path in scrape:
+    jobs: dict[tuple[str, str], list[str]] = {}
+    for job, address, path in scrape:  # one job may scrape several addresses (a Ray cluster)
+        jobs.setdefault((job, path), []).append(address)
+    for (job, path), addresses in jobs.items():
         lines += [
             f"  - job_name: '{job}'",
             f"    metrics_path: '{path}'",
             "    static_configs:",
-            f"      - targets: ['{address}']",
+            f"      - targets: [{', '.join(repr(a) for a in addresses)}]",
         ]
     if not scrape:
         lines[-1] = "scrape_configs: []"

@@ -1,6 +1,8 @@
 """Read-only mode against a real Prometheus that scrapes the simulator: a target is a PromQL
 selector, ServePlan polls nothing for it, and its tiles, series, plan vs reality, evidence and
-alerts work as for a polled target. A second server speaks vLLM 0.6's metric names."""
+alerts work as for a polled target. A second server speaks vLLM 0.6's metric names. The
+simulator's Ray cluster (one scrape target per node exporter) and dcgm-exporter read through
+selectors show the series and labels that polling them shows."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from monitoring import observed, tasks
+from monitoring import kinds, observed, tasks
 from monitoring.evidence import measure_window
 from monitoring.models import AlertEvent, AlertRule, PollStatus, Sample
 from monitoring.simulator import Simulator
@@ -63,11 +65,19 @@ def watched(tmp_path_factory, old_server):
     """The simulator and the old server, scraped every second by a Prometheus of their own."""
     if servers.binary("prometheus") is None:
         pytest.skip("prometheus is not installed (Debian package prometheus; scripts/test-env)")
-    sim = Simulator(port=0, vllm_count=1, ray=False, gpu_machines=0, faults=False)
+    sim = Simulator(port=0, vllm_count=1, ray=True, gpu_machines=1, faults=False)
     sim.start()
-    vllm = next(t for t in sim.targets() if t.kind == "vllm")
-    address, path = vllm.base_url.removeprefix("http://").split("/", 1)
-    scrape = [("vllm-sim", address, f"/{path}/metrics"), ("vllm-old", old_server, "/metrics")]
+    by_kind = {t.kind: t for t in sim.targets()}
+    address, path = by_kind["vllm"].base_url.removeprefix("http://").split("/", 1)
+    gpu_address, gpu_path = by_kind["gpu"].base_url.removeprefix("http://").split("/", 1)
+    sd = httpx.get(f"{by_kind['ray'].base_url}/api/prometheus/sd").json()
+    ray_exporters = [t for group in sd for t in group["targets"]]
+    scrape = [
+        ("vllm-sim", address, f"/{path}/metrics"),
+        ("vllm-old", old_server, "/metrics"),
+        ("dcgm-sim", gpu_address, f"/{gpu_path}/metrics"),
+        *(("ray-sim", exporter, "/metrics") for exporter in ray_exporters),
+    ]
     prometheus = servers.start_prometheus(tmp_path_factory.mktemp("scraping"), scrape=scrape)
     try:
         # Windows of a few 5 s polls need history: wait for 15 scrapes of each server.
@@ -77,10 +87,10 @@ def watched(tmp_path_factory, old_server):
                 params={"query": "count(count_over_time(up[1m]) >= 15)"},
             ).json()
             result = answer["data"]["result"]
-            return bool(result) and result[0]["value"][1] == "2"
+            return bool(result) and result[0]["value"][1] == str(len(scrape))
 
         servers.eventually(scraped, timeout_s=90)
-        yield prometheus, address, old_server
+        yield prometheus, address, old_server, sim
     finally:
         prometheus.stop()
         sim.stop()
@@ -88,7 +98,7 @@ def watched(tmp_path_factory, old_server):
 
 @pytest.fixture
 def reading(watched, settings):
-    prometheus, sim_address, old_address = watched
+    prometheus, sim_address, old_address, _ = watched
     settings.MONITORING_PROMETHEUS_URL = prometheus.url  # polled targets stay embedded
     return sim_address, old_address
 
@@ -99,7 +109,7 @@ def _poll(target):
 
 
 def test_a_read_only_target_is_read_from_prometheus_and_polls_nothing(
-    reading, make_target, viewer_api
+    reading, sim, make_target, viewer_api
 ):
     sim_address, _ = reading
     target = make_target(
@@ -116,6 +126,11 @@ def test_a_read_only_target_is_read_from_prometheus_and_polls_nothing(
     assert target.latest["vllm.requests_running"] >= 0
     assert target.latest["vllm.generation_tokens_per_s"] > 0
     assert target.latest["poll.up"] == 1.0
+    # The KV capacity, from vllm:cache_config_info's labels, as a poll of the server reads it.
+    polled = make_target(base_url=next(t for t in sim.targets() if t.kind == "vllm").base_url)
+    _poll(polled)
+    for key in ("vllm.kv_cache_capacity_tokens", "vllm.kv_cache_blocks"):
+        assert target.latest[key] == polled.latest[key]
     assert not Sample.objects.filter(target=target).exists()  # nothing stored, nothing polled
     assert AlertEvent.objects.filter(target=target, rule__name="busy").exists()
     overview = viewer_api.get("/api/v1/monitoring/overview/").json()
@@ -195,10 +210,88 @@ def test_a_selector_without_a_prometheus_or_a_match_is_a_failed_poll(
         ({"base_url": "http://127.0.0.1:9/x", "selector": '{job="a"}'}, "selector"),
         ({"base_url": "", "selector": ""}, "base_url"),
         ({"base_url": "", "selector": "up"}, "selector"),
-        ({"base_url": "", "selector": '{job="a"}', "kind": "ray"}, "selector"),
     ],
 )
 def test_a_target_has_a_url_or_a_valid_selector(make_target, fields, field):
     with pytest.raises(ValidationError) as caught:
         make_target(**fields)
     assert field in caught.value.message_dict
+
+
+@pytest.fixture
+def sim(watched, reading):
+    return watched[3]
+
+
+def _labelled(latest: dict[str, float], prefix: str) -> dict[str, float]:
+    return {sid: v for sid, v in latest.items() if sid.startswith(prefix) and "{" in sid}
+
+
+def _same_within(polled: dict[str, float], read: dict[str, float], rel: float) -> None:
+    assert polled
+    assert set(read) == set(polled)
+    for sid, value in polled.items():
+        assert read[sid] == pytest.approx(value, rel=rel, abs=1.0), sid
+
+
+def test_a_read_only_gpu_exporter_shows_what_polling_it_shows(sim, make_target, viewer_api):
+    exporter = next(t for t in sim.targets() if t.kind == "gpu")
+    address, path = exporter.base_url.removeprefix("http://").split("/", 1)
+    polled = make_target(kind="gpu", base_url=exporter.base_url, poll_interval_s=5)
+    read = make_target(
+        kind="gpu", base_url="", selector=f'{{job="dcgm-sim",instance="{address}"}}',
+        poll_interval_s=5,
+    )  # fmt: skip
+    _poll(polled)
+    _poll(read)
+
+    assert read.last_status == PollStatus.OK, read.last_error
+    for key in ("gpu.machine.gpus", "gpu.machine.memory_total_mib"):
+        assert read.latest[key] == polled.latest[key]
+    for key in ("gpu.machine.utilization_pct", "gpu.machine.memory_used_mib"):
+        assert read.latest[key] == pytest.approx(polled.latest[key], rel=0.5, abs=2.0)
+    # The per-GPU series, under the poller's labels (gpu="0", ...), same values within noise.
+    _same_within(_labelled(polled.latest, "gpu."), _labelled(read.latest, "gpu."), rel=0.5)
+    assert set(read.info["readings"]) == set(polled.info["readings"])  # the Machines view's GPUs
+    assert not Sample.objects.filter(target=read).exists()
+
+    answer = viewer_api.get(
+        f"/api/v1/monitoring/targets/{read.pk}/series/",
+        {"series": "gpu.utilization_pct", "range": "15m"},
+    )
+    gpus = {
+        s["labels"]["gpu"] for s in answer.json()["series"] if s["key"] == "gpu.utilization_pct"
+    }
+    assert gpus == {gid for gid in polled.info["readings"]}
+    page = kinds.get("gpu").page_state(read)  # the GPU page and the Machines view's cells
+    assert [g["id"] for g in page["gpus"]] == [
+        g["id"] for g in kinds.get("gpu").page_state(polled)["gpus"]
+    ]
+
+
+def test_a_read_only_ray_cluster_shows_what_polling_it_shows(sim, make_target):
+    dashboard = next(t for t in sim.targets() if t.kind == "ray")
+    polled = make_target(kind="ray", base_url=dashboard.base_url, poll_interval_s=5)
+    read = make_target(kind="ray", base_url="", selector='{job="ray-sim"}', poll_interval_s=5)
+    _poll(polled)
+    _poll(read)
+
+    assert read.last_status == PollStatus.OK, read.last_error
+    assert read.latest["ray.cluster.nodes_scraped"] == polled.latest["ray.cluster.nodes_scraped"]
+    for sid in ('ray.cluster.resources_used{resource="GPU"}', "ray.cluster.gpus_reporting"):
+        assert read.latest[sid] == pytest.approx(polled.latest[sid], abs=1.0), sid
+    # (Not utilisation: the simulator's GPU 3 reports -1, no reading, in 1 % of its scrapes.)
+    got = {r.key + str(sorted(r.labels)) for r in _rows(read, "ray.node.gpu_memory_used_mib")}
+    want = {r.key + str(sorted(r.labels)) for r in _rows(polled, "ray.node.gpu_memory_used_mib")}
+    assert got  # per node and GPU, the node named by its exporter address
+    assert got == want
+    page, polled_page = kinds.get("ray").page_state(read), kinds.get("ray").page_state(polled)
+    assert [n["node"] for n in page["nodes"]] == [n["node"] for n in polled_page["nodes"]]
+    assert [n["gpu_count"] for n in page["nodes"]] == [n["gpu_count"] for n in polled_page["nodes"]]
+
+
+def _rows(target, key):
+    from monitoring import stores
+
+    target.refresh_from_db()
+    return stores.current().latest(stores.ref(target), [key])
