@@ -34,11 +34,12 @@ def partition_samples(apps, schema_editor):
             " PARTITION BY RANGE (ts)"
         )
         cursor.execute(f"CREATE TABLE {partitioning.DEFAULT_PARTITION} PARTITION OF {NEW} DEFAULT")
-        # Hours within the raw retention get their partitions; older rows go to the default one.
+        # The hours of the rows present within the raw retention get their partitions (older
+        # rows go to the default one), then the current hour and the coming ones.
         now = timezone.now()
-        start = now - timedelta(hours=settings.MONITORING_RAW_RETENTION_H)
+        start = now
         if oldest is not None:
-            start = max(start, oldest)
+            start = min(now, max(oldest, now - timedelta(hours=settings.MONITORING_RAW_RETENTION_H)))
         ahead = now + timedelta(hours=settings.MONITORING_SAMPLE_PARTITIONS_AHEAD_H)
         for partition in partitioning.to_create(set(), start, ahead):
             bounds = [conn.ops.adapt_datetimefield_value(t) for t in (partition.start, partition.end)]
