@@ -209,9 +209,10 @@ def read_from_prometheus(
     ts = to_datetime(time.time())
     wanted = readonly.of_kind(target.kind)
     try:
-        rows = stores.read_only().values(stores.ref(target), wanted.keys)
+        reader, ref = stores.read_only(), stores.ref(target)
+        rows, facts = reader.values(ref, wanted.keys), reader.facts(ref)
     except StoreUnavailable as exc:
-        rows, kind, message = [], "store", str(exc)
+        rows, facts, kind, message = [], {}, "store", str(exc)
     else:
         kind, message = "", ""
         if not any(r.key == "poll.up" and r.value == 1.0 for r in rows):
@@ -232,7 +233,7 @@ def read_from_prometheus(
         return record_failure(target, report, slot=slot, on_stored=on_stored)
     made = (make_sample(r.key, r.value, r.labels_dict) for r in rows if r.key != "poll.up")
     samples = [s for s in made if s is not None]
-    info = wanted.info(samples) if wanted.info else {}
+    info = {**facts, **(wanted.info(samples) if wanted.info else {})}
     samples.extend(web_kinds.get(target.kind).extra_samples(target, samples, info))
     outcome = PollOutcome(samples=samples, info=info, duration_ms=duration_ms)
     values = {**values_of(samples), "poll.up": 1.0}

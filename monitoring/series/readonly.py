@@ -34,6 +34,15 @@ class FromLabels:
 
 
 @dataclass(frozen=True, slots=True)
+class Facts:
+    """What a poll keeps in the target's `info` from exporter labels (who uses a GPU, the host
+    name): the families whose label sets are read, and `read` turning them into `info` entries."""
+
+    families: tuple[str, ...]
+    read: Callable[[list[dict[str, str]]], dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
 class Promql:
     """How a kind's series are read from a Prometheus that scrapes it."""
 
@@ -41,6 +50,7 @@ class Promql:
     from_labels: FromLabels | None = None
     # What the kind's poll keeps in the target's `info`, from the samples read (GPU readings).
     info: Callable[[list[Sample]], dict[str, Any]] | None = None
+    facts: Facts | None = None
 
     @property
     def keys(self) -> tuple[str, ...]:

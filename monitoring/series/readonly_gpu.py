@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from typing import Any
 
 from monitoring.scrape import gpu
 
 from .promql import Matcher, vector
-from .readonly import Build, Promql, either, relabel
+from .readonly import Build, Facts, Promql, either, relabel
 
 GPU_LABELS = ("gpu", "mig")
 _PER_GPU = " by (gpu, mig) "
@@ -126,6 +127,31 @@ def _machine_table() -> dict[str, Build]:
     }
 
 
+def facts(label_sets: list[dict[str, str]]) -> dict[str, Any]:
+    """Each GPU's facts ("0", or "2/3" for MIG instance 3 of GPU 2: uuid, model, pod, ...) and
+    the machine's host name, from the exporter's labels, as a poll keeps them."""
+    gpus: dict[str, dict[str, str]] = {}
+    hostnames: set[str] = set()
+    for labels in label_sets:
+        index = labels.get("gpu") or labels.get("index")
+        if index is None:
+            continue
+        mig = labels.get("GPU_I_ID", "")
+        fact = gpus.setdefault(f"{index}/{mig}" if mig else index, {})
+        for ours, theirs in gpu.IDENTITY_LABELS.items():
+            for name in theirs:
+                if labels.get(name):
+                    fact.setdefault(ours, labels[name])
+        hostnames.update(labels[n] for n in gpu.HOSTNAME_LABELS if labels.get(n))
+    out: dict[str, Any] = {"gpus": gpus}
+    if hostnames:
+        out["hostname"] = sorted(hostnames)[0]
+    return out
+
+
+# dcgm-exporter repeats its labels on every family; nvidia-smi's are on its info family.
+FACTS = Facts(("DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED", gpu.SMI_INFO), facts)
+
 PROMQL = Promql(
     {
         "poll.up": lambda sel, w: f"max({vector('up', sel)})",
@@ -134,4 +160,5 @@ PROMQL = Promql(
         **_machine_table(),
     },
     info=lambda samples: {"readings": gpu.readings(samples)},
+    facts=FACTS,
 )

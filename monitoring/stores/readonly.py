@@ -8,6 +8,7 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 from monitoring.scrape.series import Labels, freeze_labels, parse_series_id
 from monitoring.series import (
@@ -121,6 +122,16 @@ class ReadOnlyReader:
         if family is not None:
             found.update(self._from_labels(target, keys, self.server.query(family, at)))
         return found
+
+    def facts(self, target: TargetRef, at: datetime | None = None) -> dict[str, Any]:
+        """What the kind keeps in `info` from the exporter's labels now ({} if nothing)."""
+        source = readonly.of_kind(target.kind).facts
+        if source is None:
+            return {}
+        names = promql.Matcher("__name__", "=~", "|".join(source.families))
+        selector = promql.vector("", [names, *promql.parse_selector(target.selector)])
+        rows = self.server.query(selector, at or datetime.now(UTC))
+        return source.read([metric for metric, _ in rows])
 
     def write(self, batch: WriteBatch) -> None:
         raise ValueError(f"target {batch.target.name} is read-only: ServePlan writes nothing")

@@ -68,3 +68,21 @@ def test_vllm_kv_capacity_comes_from_the_cache_config_labels():
     got = {s.key: s.value for s in source.derive(engines)}
     assert got["vllm.kv_cache_capacity_tokens"] == 2 * 1000 * 16
     assert "vllm.kv_cache_capacity_tokens" in readonly.of_kind("vllm").keys
+
+
+def test_gpu_facts_come_from_dcgm_and_nvidia_smi_labels():
+    facts = readonly.of_kind("gpu").facts
+    got = facts.read(
+        [
+            {"gpu": "0", "UUID": "GPU-a", "modelName": "H100", "Hostname": "node-1", "pod": "p"},
+            {"gpu": "2", "GPU_I_ID": "3", "UUID": "GPU-b", "GPU_I_PROFILE": "1g.10gb"},
+            {"index": "1", "uuid": "GPU-c", "name": "NVIDIA A100"},  # nvidia_smi_gpu_info
+            {"job": "dcgm"},  # no GPU named: nothing
+        ]
+    )
+    assert got["hostname"] == "node-1"
+    assert got["gpus"] == {
+        "0": {"uuid": "GPU-a", "model": "H100", "pod": "p"},
+        "2/3": {"uuid": "GPU-b", "mig_profile": "1g.10gb"},
+        "1": {"uuid": "GPU-c", "model": "NVIDIA A100"},
+    }

@@ -253,6 +253,8 @@ def test_a_read_only_gpu_exporter_shows_what_polling_it_shows(sim, make_target, 
     # The per-GPU series, under the poller's labels (gpu="0", ...), same values within noise.
     _same_within(_labelled(polled.latest, "gpu."), _labelled(read.latest, "gpu."), rel=0.5)
     assert set(read.info["readings"]) == set(polled.info["readings"])  # the Machines view's GPUs
+    assert read.info["gpus"] == polled.info["gpus"]  # uuid, model, ... from the exporter's labels
+    assert read.info["hostname"] == polled.info["hostname"]  # links the machine by host name
     assert not Sample.objects.filter(target=read).exists()
 
     answer = viewer_api.get(
