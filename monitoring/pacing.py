@@ -8,9 +8,17 @@ use, so the healthy ones keep their schedule. Cheap failures (refused, no DNS) k
 
 A missed poll is one that was due and never ran (expired in the queue, starved by other work, no
 worker): the gap between two finished polls, in intervals, minus the one expected.
+
+Every target polls on a grid of its own: the unix seconds `phase + k * interval`, where the phase
+comes from its id (a golden-ratio sequence, so consecutive ids are spread evenly over the interval
+and 200 targets of 15 s arrive about 13 a second, not 200 at once). Backoff keeps the grid: the
+next slot is `factor` intervals on, never an arbitrary time.
 """
 
 from __future__ import annotations
+
+import math
+from dataclasses import dataclass
 
 # Failures that cost a worker their whole time budget or a full page's parse.
 COSTLY_ERROR_KINDS = frozenset({"timeout", "limit", "too_large"})
@@ -38,3 +46,56 @@ def missed_polls(gap_s: float, interval_s: float, factor: int = 1) -> int:
     if interval_s <= 0 or gap_s <= expected_s * MISSED_TOLERANCE:
         return 0
     return max(0, round(gap_s / interval_s) - factor)
+
+
+_GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
+
+
+def phase_s(target_id: int, interval_s: int) -> int:
+    """Return the target's offset in its interval, in whole seconds (0 <= phase < interval)."""
+    if interval_s <= 1:
+        return 0
+    return int(((target_id * _GOLDEN) % 1.0) * interval_s) % interval_s
+
+
+def slot_at_or_after(t: float, interval_s: int, phase: int) -> int:
+    """Return the first grid second `phase + k * interval_s` at or after `t`."""
+    interval_s = max(1, interval_s)
+    return math.ceil((t - phase) / interval_s) * interval_s + phase
+
+
+@dataclass(frozen=True)
+class SlotPlan:
+    """What the scheduler does with one target at a tick."""
+
+    slot: int | None  # the unix second its poll is due (never before now), or None: not yet
+    next_poll_at: float  # when the one after is due (on the target's grid)
+
+
+def plan_slot(
+    *,
+    target_id: int,
+    interval_s: int,
+    factor: int,
+    next_poll_at: float | None,
+    now: float,
+    horizon: float,
+) -> SlotPlan:
+    """Return the target's due slot before `horizon` and its next one, on the target's grid.
+
+    A new target (no next poll time) is queued for its first grid slot (less than one interval
+    away); a late one (a tick came late) polls now and keeps its grid, so the slot after is
+    exactly `factor` intervals on; one that fell a whole spacing behind (no worker) polls once at
+    its next grid slot, not a backlog.
+    """
+    phase = phase_s(target_id, interval_s)
+    spacing = max(1, interval_s) * max(1, factor)
+    if next_poll_at is None:
+        slot = slot_at_or_after(now, interval_s, phase)
+        return SlotPlan(slot=slot, next_poll_at=float(slot + spacing))
+    slot = slot_at_or_after(next_poll_at, interval_s, phase)
+    if slot + spacing <= now:
+        slot = slot_at_or_after(now, interval_s, phase)
+    if slot >= horizon:
+        return SlotPlan(slot=None, next_poll_at=float(slot))
+    return SlotPlan(slot=max(slot, math.floor(now)), next_poll_at=float(slot + spacing))

@@ -6,7 +6,7 @@ import logging
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -491,7 +491,16 @@ def poll_record_failure(
     }
     factor = pacing.backoff_factor(error_kind, failures)
     if factor > 1:  # an expensive failure: the next poll waits (see monitoring.pacing)
-        update["next_poll_at"] = ts + timedelta(seconds=target.poll_interval_s * factor)
+        # `factor` intervals after the slot it was due in, on the target's grid.
+        base = ts.timestamp()
+        if slot is not None and abs(base - slot) < target.poll_interval_s * factor:
+            base = float(slot)
+        due = pacing.slot_at_or_after(
+            base + target.poll_interval_s * factor,
+            target.poll_interval_s,
+            pacing.phase_s(target.pk, target.poll_interval_s),
+        )
+        update["next_poll_at"] = datetime.fromtimestamp(due, tz=UTC)
     latest = dict(target.latest or {})
     latest.update({"poll.up": 0.0, "poll.consecutive_failures": float(failures)})
     update["latest"] = latest
@@ -518,7 +527,9 @@ def schedule_due_targets(
     """Advance the next poll time of every target due by `now + lookahead_s`.
 
     Return (target_id, slot, interval_s) of each; the slot is the unix second the poll is due
-    (never before `now`): a redelivered poll of the same slot is skipped.
+    (never before `now`): a redelivered poll of the same slot is skipped. Slots lie on each
+    target's own grid (monitoring.pacing.plan_slot), so a fleet's polls are spread over the
+    interval instead of all due at one tick; a new target is queued for its first grid slot.
     """
     now = now or timezone.now()
     horizon = now + timedelta(seconds=lookahead_s)
@@ -537,14 +548,18 @@ def schedule_due_targets(
             )
         )
         for target in targets:
-            # A target whose polls keep costing their whole budget waits 2, then 4 intervals.
-            interval = timedelta(seconds=target.poll_interval_s * target.spacing_factor)
-            base = target.next_poll_at or now
-            if base + interval <= now:
-                base = now  # fell behind (worker down): one poll now, not a backlog
-            due_at = max(base, now)
-            # Keep the cadence (no drift when a tick is late), queue with a countdown if early.
-            target.next_poll_at = base + interval
-            due.append((target.pk, int(due_at.timestamp()), target.poll_interval_s))
+            # On the target's own grid (monitoring.pacing): its polls are spread over the
+            # interval, and one whose polls keep costing their whole budget waits 2, then 4.
+            plan = pacing.plan_slot(
+                target_id=target.pk,
+                interval_s=target.poll_interval_s,
+                factor=target.spacing_factor,
+                next_poll_at=target.next_poll_at.timestamp() if target.next_poll_at else None,
+                now=now.timestamp(),
+                horizon=horizon.timestamp(),
+            )
+            target.next_poll_at = datetime.fromtimestamp(plan.next_poll_at, tz=UTC)
+            if plan.slot is not None:
+                due.append((target.pk, plan.slot, target.poll_interval_s))
         Target.objects.bulk_update(targets, ["next_poll_at"], batch_size=500)
     return due

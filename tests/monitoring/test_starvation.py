@@ -3,7 +3,7 @@ that finished, and gaps stay visible (charts break, no rate averaged over an out
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from unittest import mock
 
 import pytest
@@ -61,19 +61,21 @@ def test_missed_polls_are_the_gap_in_intervals_minus_the_expected_one(
 def test_a_target_timing_out_is_polled_every_2_then_4_intervals(make_target):
     target = make_target(poll_interval_s=10)
     now = timezone.now()
+    # The poll ran in its grid slot (monitoring.pacing), the last one before now.
+    slot = pacing.slot_at_or_after(now.timestamp() - 9.5, 10, pacing.phase_s(target.pk, 10))
     waits_s = []
-    for _ in range(4):
-        poll_record_failure(target=target, ts=now, error_kind="timeout", message="t")
+    for _ in range(4):  # each poll runs 3 s into its slot and times out
+        ts = datetime.fromtimestamp(slot + 3, tz=UTC)
+        poll_record_failure(target=target, ts=ts, error_kind="timeout", message="t", slot=slot)
         target.refresh_from_db()
-        waits_s.append(
-            round((target.next_poll_at - now).total_seconds()) if target.next_poll_at else None
-        )
+        waits_s.append(target.next_poll_at.timestamp() - slot)
+        slot = int(target.next_poll_at.timestamp())
 
     assert waits_s == [20, 40, 40, 40]
     due = schedule_due_targets(now=target.next_poll_at + timedelta(seconds=1))
     target.refresh_from_db()
     assert [d[0] for d in due] == [target.pk]
-    assert (target.next_poll_at - now).total_seconds() == pytest.approx(80, abs=1)
+    assert target.next_poll_at.timestamp() - slot == 40  # the backoff keeps the grid
 
 
 def test_a_poll_after_a_stall_counts_the_polls_that_never_ran(make_target):

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import socket
 import time
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from unittest import mock
 
 import pytest
 from django.utils import timezone
 
 from config.celery import app
-from monitoring import tasks
+from monitoring import pacing, tasks
 from monitoring.models import PollStatus, Target
 
 pytestmark = pytest.mark.django_db
@@ -70,21 +70,29 @@ def test_scheduler_fans_out_one_poll_per_due_target_with_expires_shorter_than_it
     assert queued == 2
     calls = {c.kwargs["kwargs"]["target_id"]: c.kwargs for c in apply_async.call_args_list}
     assert set(calls) == {due_15.pk, due_5.pk}
-    assert 0 < calls[due_15.pk]["expires"] < 15
-    assert 0 < calls[due_5.pk]["expires"] < 5
+    # A new target waits for its phase (less than one interval), then stays valid under one.
+    assert 0 <= calls[due_15.pk]["countdown"] < 15
+    assert 0 < calls[due_15.pk]["expires"] - calls[due_15.pk]["countdown"] < 15
+    assert 0 <= calls[due_5.pk]["countdown"] < 5
+    assert 0 < calls[due_5.pk]["expires"] - calls[due_5.pk]["countdown"] < 5
     assert all(isinstance(c["kwargs"]["slot"], int) for c in calls.values())
 
 
 def test_a_target_due_before_the_next_tick_is_queued_now_with_a_countdown(make_target):
     target = make_target(poll_interval_s=5)
-    due = timezone.now() + timedelta(seconds=3)
+    # Due at one of its grid seconds (monitoring.pacing), 3 s after the tick.
+    slot = pacing.slot_at_or_after(time.time() + 60, 5, pacing.phase_s(target.pk, 5))
+    due = datetime.fromtimestamp(slot, tz=UTC)
     Target.objects.filter(pk=target.pk).update(next_poll_at=due)
 
-    with mock.patch.object(tasks.poll_target, "apply_async") as apply_async:
+    with (
+        mock.patch.object(tasks.poll_target, "apply_async") as apply_async,
+        mock.patch.object(timezone, "now", return_value=due - timedelta(seconds=3)),
+    ):
         tasks.schedule_polls()
 
     (call,) = apply_async.call_args_list
-    assert 1.0 < call.kwargs["countdown"] <= 3.0
+    assert call.kwargs["countdown"] == 3.0
     assert call.kwargs["countdown"] < call.kwargs["expires"] < call.kwargs["countdown"] + 5
     target.refresh_from_db()
     assert target.next_poll_at == due + timedelta(seconds=5)  # the cadence does not drift
