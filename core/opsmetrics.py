@@ -7,8 +7,7 @@ the same series; gauges are computed at scrape time by collectors the apps regis
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 
-from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db import connection
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily, Metric
 
@@ -50,31 +49,57 @@ def _parse_label_key(key: str) -> dict[str, str]:
     return dict(part.split("=", 1) for part in key.split(",") if part)
 
 
+Count = tuple[str, Mapping[str, str] | None, float]  # (counter name, labels, amount)
+
+
 def increment(name: str, labels: Mapping[str, str] | None = None, amount: float = 1.0) -> None:
     """Add `amount` to the counter `name` with `labels`, creating it on first use."""
-    if name not in COUNTERS and not any(name.startswith(h) for h in HISTOGRAMS):
-        raise KeyError(f"undeclared ServePlan metric {name!r}")
-    key = _label_key(labels or {})
-    updated = OpsCounter.objects.filter(name=name, labels=key).update(value=F("value") + amount)
-    if updated:
+    add([(name, labels, amount)])
+
+
+def add(counts: Iterable[Count]) -> None:
+    """Add every (name, labels, amount) in one statement (an upsert), creating rows as needed.
+
+    One write instead of one per counter: a poll adds three (its outcome and its duration
+    histogram's bucket and sum). Rows are written in a fixed order, so two workers adding to the
+    same counters wait for each other instead of deadlocking.
+    """
+    merged: dict[tuple[str, str], float] = defaultdict(float)
+    for name, labels, amount in counts:
+        if name not in COUNTERS and not any(name.startswith(h) for h in HISTOGRAMS):
+            raise KeyError(f"undeclared ServePlan metric {name!r}")
+        merged[(name, _label_key(labels or {}))] += amount
+    if not merged:
         return
-    try:
-        with transaction.atomic():
-            OpsCounter.objects.create(name=name, labels=key, value=amount)
-    except IntegrityError:  # another process created it first
-        OpsCounter.objects.filter(name=name, labels=key).update(value=F("value") + amount)
+    rows = sorted(merged.items())
+    table = connection.ops.quote_name(OpsCounter._meta.db_table)
+    values = ", ".join(["(%s, %s, %s)"] * len(rows))
+    params = [p for (name, key), amount in rows for p in (name, key, amount)]
+    with connection.cursor() as cursor:  # PostgreSQL and SQLite (3.24+) both upsert so
+        cursor.execute(
+            f"INSERT INTO {table} (name, labels, value) VALUES {values}"  # noqa: S608
+            f" ON CONFLICT (name, labels) DO UPDATE SET value = {table}.value + excluded.value",
+            params,
+        )
 
 
-def observe(name: str, value: float, labels: Mapping[str, str] | None = None) -> None:
-    """Record one observation of the histogram `name`.
+def observation(name: str, value: float, labels: Mapping[str, str] | None = None) -> list[Count]:
+    """Return the counts one observation of the histogram `name` adds (for `add`).
 
-    Only the one bucket the value falls in is stored (two writes per observation, not one per
+    Only the one bucket the value falls in is stored (two counters per observation, not one per
     bucket); render() makes the buckets cumulative and derives the count.
     """
     _, buckets = HISTOGRAMS[name]
     bound = next((_format_bound(b) for b in buckets if value <= b), "+Inf")
-    increment(f"{name}_bucket", {**(labels or {}), "le": bound})
-    increment(f"{name}_sum", labels, amount=value)
+    return [
+        (f"{name}_bucket", {**(labels or {}), "le": bound}, 1.0),
+        (f"{name}_sum", labels, value),
+    ]
+
+
+def observe(name: str, value: float, labels: Mapping[str, str] | None = None) -> None:
+    """Record one observation of the histogram `name` (one write)."""
+    add(observation(name, value, labels))
 
 
 def _format_bound(bound: float) -> str:

@@ -62,6 +62,45 @@ def to_datetime(ts: float) -> datetime:
     return datetime.fromtimestamp(round(ts, 3), tz=UTC)
 
 
+def _unstored(
+    target: Target, ts: datetime, duration_ms: float, *, error_kind: str = "", error: str = ""
+) -> PollReport:
+    """The report of a poll before storage: ok unless it names an error kind."""
+    return PollReport(
+        target_id=target.pk,
+        ok=not error_kind,
+        stored=False,
+        ts=ts,
+        values={},
+        error_kind=error_kind,
+        error=error,
+        duration_ms=duration_ms,
+    )
+
+
+def _store_success(
+    target: Target,
+    report: PollReport,
+    outcome: PollOutcome,
+    *,
+    slot: int | None,
+    on_stored: OnStored | None,
+) -> PollReport:
+    """Store a successful poll and run `on_stored` (alerts) in one transaction: one commit."""
+    values = {
+        **values_of(outcome.samples),
+        "poll.up": 1.0,
+        "poll.consecutive_failures": 0.0,
+        OVERDUE_SERIES: 0.0,
+    }
+    with transaction.atomic():
+        count = poll_record_success(target=target, ts=report.ts, outcome=outcome, slot=slot)
+        report = replace(report, stored=count > 0, values=values, samples=count)
+        if report.stored and on_stored is not None:
+            on_stored(report)
+    return report
+
+
 def scrape_target(target: Target, *, previous: dict | None = None) -> ScrapeResult:
     """Scrape `target` with its token and the configured limits (no storage).
 
@@ -137,16 +176,7 @@ def poll(
             kind = first.kind if first else "error"
             message = "; ".join(e.message for e in result.errors[:3]) or "no data"
             ts = to_datetime(result.ts)
-        report = PollReport(
-            target_id=target.pk,
-            ok=False,
-            stored=False,
-            ts=ts,
-            values={},
-            error_kind=kind,
-            error=message,
-            duration_ms=duration_ms,
-        )
+        report = _unstored(target, ts, duration_ms, error_kind=kind, error=message)
         if report.transport_error and not record_transport_errors:
             return report
         return record_failure(target, report, slot=slot, on_stored=on_stored)
@@ -165,22 +195,8 @@ def poll(
         warnings=result.warnings,
         duration_ms=duration_ms,
     )
-    values = values_of(result.samples)
-    values.update({"poll.up": 1.0, "poll.consecutive_failures": 0.0, OVERDUE_SERIES: 0.0})
-    with transaction.atomic():
-        count = poll_record_success(target=target, ts=ts, outcome=outcome, slot=slot)
-        report = PollReport(
-            target_id=target.pk,
-            ok=True,
-            stored=count > 0,
-            ts=ts,
-            values=values,
-            samples=count,
-            duration_ms=duration_ms,
-        )
-        if report.stored and on_stored is not None:
-            on_stored(report)
-    return report
+    report = _unstored(target, ts, duration_ms)
+    return _store_success(target, report, outcome, slot=slot, on_stored=on_stored)
 
 
 def values_of(samples: list[Sample]) -> dict[str, float]:
@@ -219,16 +235,7 @@ def read_from_prometheus(
             kind = "scrape"
             message = "Prometheus has no successful scrape of this selector"
     duration_ms = (time.monotonic() - started) * 1000.0
-    report = PollReport(
-        target_id=target.pk,
-        ok=not kind,
-        stored=False,
-        ts=ts,
-        values={},
-        error_kind=kind,
-        error=message,
-        duration_ms=duration_ms,
-    )
+    report = _unstored(target, ts, duration_ms, error_kind=kind, error=message)
     if kind:
         return record_failure(target, report, slot=slot, on_stored=on_stored)
     made = (make_sample(r.key, r.value, r.labels_dict) for r in rows if r.key != "poll.up")
@@ -236,14 +243,7 @@ def read_from_prometheus(
     info = {**facts, **(wanted.info(samples) if wanted.info else {})}
     samples.extend(web_kinds.get(target.kind).extra_samples(target, samples, info))
     outcome = PollOutcome(samples=samples, info=info, duration_ms=duration_ms)
-    values = {**values_of(samples), "poll.up": 1.0}
-    with transaction.atomic():
-        stored = poll_record_success(target=target, ts=ts, outcome=outcome, slot=slot) > 0
-        values.update({"poll.consecutive_failures": 0.0, OVERDUE_SERIES: 0.0})
-        report = replace(report, stored=stored, values=values)
-        if stored and on_stored is not None:
-            on_stored(report)
-    return report
+    return _store_success(target, report, outcome, slot=slot, on_stored=on_stored)
 
 
 def record_failure(

@@ -225,8 +225,14 @@ def _may_retry(task: Any, target: Target, slot: int | None, backoff_s: float) ->
 def _count_poll(target: Target, *, outcome: str, started: float) -> None:
     """Add a finished poll to ServePlan's own /metrics (retried attempts are not counted)."""
     labels = {"kind": target.kind}
-    opsmetrics.increment("serveplan_polls", {**labels, "outcome": outcome or "error"})
-    opsmetrics.observe("serveplan_poll_duration_seconds", time.monotonic() - started, labels)
+    opsmetrics.add(  # one write for the three counters
+        [
+            ("serveplan_polls", {**labels, "outcome": outcome or "error"}, 1.0),
+            *opsmetrics.observation(
+                "serveplan_poll_duration_seconds", time.monotonic() - started, labels
+            ),
+        ]
+    )
 
 
 @shared_task(name=MAINTAIN, ignore_result=True, acks_late=True, soft_time_limit=50)
