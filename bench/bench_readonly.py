@@ -10,25 +10,19 @@ The machine is shared: read the ratios (read-only / polled) first.
 from __future__ import annotations
 
 import os
-import statistics
 import tempfile
 import time
 from datetime import timedelta
 from functools import partial
 from pathlib import Path
 
-from bench_monitoring import run
+from bench_monitoring import p95_ms, run
 
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "20"))
 
 
 def _median_ms(body) -> float:
-    times = []
-    for _ in range(ROUNDS):
-        started = time.perf_counter()
-        body()
-        times.append((time.perf_counter() - started) * 1000)
-    return statistics.median(times)
+    return p95_ms(body, ROUNDS)[0]
 
 
 def _charts(target, keys: list[str], end) -> None:
