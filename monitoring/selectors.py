@@ -574,9 +574,15 @@ def ray_state(target: Target) -> dict[str, Any]:
                 app["deployments"].setdefault(labels["deployment"], {})[short] = value
             else:
                 app[short] = value
+    gpu_names = (target.info or {}).get("gpus", {})
+    # A GPU the exporter lists (ray_node_gpus_available) without a reading this poll (its driver
+    # call failed) stays a column with no value: a gap, not a missing GPU and not 0 %.
+    for node, present in gpu_names.items():
+        if node in nodes and isinstance(present, dict):
+            for gpu in present:
+                nodes[node]["gpus"].setdefault(str(gpu), {})
     node_names = sorted(nodes)
     gpu_ids = sorted({g for n in nodes.values() for g in n["gpus"]}, key=_natural)
-    gpu_names = (target.info or {}).get("gpus", {})
 
     def grid(metric: str) -> list[list[float | None]]:
         return [[nodes[n]["gpus"].get(g, {}).get(metric) for g in gpu_ids] for n in node_names]

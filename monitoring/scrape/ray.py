@@ -45,6 +45,9 @@ GPU_GAUGES: dict[str, str] = {
     "ray_node_gram_used": "ray.node.gpu_memory_used_mib",
     "ray_node_gram_available": "ray.node.gpu_memory_available_mib",
 }
+# One series per GPU the node has (value 1), also when its readings fail: it tells which GPUs
+# exist, so a GPU without a reading is a gap on the heatmap rather than a missing column.
+GPU_PRESENT = "ray_node_gpus_available"
 # Actors are counted twice by Ray (the GCS and each worker's executor): one Source is kept.
 # Tasks are counted once by whoever holds the task in that state (owner before it runs, the
 # executor while it runs): all Sources are added, as Ray's own dashboard does.
@@ -89,6 +92,7 @@ WANTED: frozenset[str] = frozenset(
     {
         *NODE_GAUGES,
         *GPU_GAUGES,
+        GPU_PRESENT,
         *STATE_GAUGES,
         *SERVE_GAUGES,
         *SERVE_COUNTERS,
@@ -148,6 +152,10 @@ def extract(text: str, ts: float, *, node: str) -> Extracted:
             gauges.append(make_sample(key, value, {"node": node}))
 
     gpu_names: dict[str, str] = {}
+    present = families.get(GPU_PRESENT)
+    for s in _values(present) if present is not None else ():
+        if math.isfinite(s.value) and s.value > 0:
+            gpu_names.setdefault(s.labels.get("GpuIndex", ""), s.labels.get("GpuDeviceName", ""))
     for name, key in GPU_GAUGES.items():
         family = families.get(name)
         if family is None:

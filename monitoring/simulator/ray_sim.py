@@ -319,9 +319,8 @@ class _NodeCollector:
         yield self._gauge("ray_node_mem_total", "Total memory on a ray node", [(base, total)])
         gpus = []
         for i in range(4):
-            labels = {**base, "GpuIndex": str(i), "GpuDeviceName": GPU_NAME,
-                      "GpuUuid": f"GPU-{node.index:02d}{i:02d}-sim"}  # fmt: skip
-            gpus.append(labels)
+            # Ray's labels (a real 2.49 worker, tests/monitoring/fixtures/ray): no GpuUuid.
+            gpus.append({**base, "GpuIndex": str(i), "GpuDeviceName": GPU_NAME})
         driver_glitch = rng.random() < 0.01
         yield self._gauge("ray_node_gpus_available", "Total GPUs available on a ray node",
                           [(g, 1.0) for g in gpus])  # fmt: skip

@@ -115,8 +115,9 @@ def get_item(mapping: Any, key: str) -> Any:
 
 @register.filter
 def gib(value: Any) -> float | None:
-    """Convert bytes to GiB."""
-    if value is None:
+    """Convert bytes to GiB; nothing for a missing value (a node without memory series: the
+    template hands a missing key over as "")."""
+    if value is None or value == "":
         return None
     return float(value) / 1024**3
 
