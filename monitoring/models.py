@@ -88,8 +88,9 @@ class Target(models.Model):
         default="",
         help_text=_(
             "Instead of a URL: the job and instance labels under which your Prometheus already "
-            'scrapes this vLLM server, e.g. {job="vllm",instance="10.0.0.5:8000"}. ServePlan '
-            "then polls nothing and reads its series from Prometheus (MONITORING_PROMETHEUS_URL)."
+            'scrapes this server, e.g. {job="vllm",instance="10.0.0.5:8000"} (a Ray cluster: '
+            'its node exporters, e.g. {job="ray"}). ServePlan then polls nothing and reads its '
+            "series from Prometheus (MONITORING_PROMETHEUS_URL)."
         ),
     )
     machines = models.ManyToManyField(
