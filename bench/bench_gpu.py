@@ -3,7 +3,12 @@
 1. One worker process polls 200 simulated dcgm-exporters of 8 GPUs each (the poll_target task,
    serially as a solo worker, then with 8 threads): seconds per round against a 15 s interval,
    CPU per poll. The simulators run in four processes of their own.
-2. The Machines view for 200 machines of 8 GPUs (page and refreshed grid): median and p95 ms,
+2. A real Celery worker (`celery worker --beat --concurrency 4`, as deployed) polls the same
+   targets on its own schedule for a few rounds, through Redis on loopback (REDIS_URL, database
+   13): polls finished against polls due, the polls missed (the targets' own accounting), and
+   the gaps between a target's consecutive polls (15 s when none fell behind). It stops by
+   itself after --celery-s seconds (default 100).
+3. The Machines view for 200 machines of 8 GPUs (page and refreshed grid): median and p95 ms,
    and the CPU one request costs (this process, plus its PostgreSQL backend's): on a busy
    machine the wall time is mostly waiting for a core, the CPU time is not.
 
@@ -14,8 +19,12 @@ DATABASE_URL points to one).
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 
 from bench_monitoring import (
     p95_ms,
@@ -87,6 +96,117 @@ def _serial_round_cpu(ids: list[int]) -> tuple[float, float, float]:
     )
 
 
+CELERY_S = float(os.environ.get("BENCH_CELERY_S", "100"))
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _loopback_redis(url: str, db: int) -> str:
+    """Return REDIS_URL on database `db`, refusing anything but loopback (the bench's rule)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.scheme != "redis" or parts.hostname not in {"127.0.0.1", "localhost", "::1"}:
+        raise SystemExit(f"REDIS_URL must be a loopback redis:// URL, not {url!r}")
+    return parts._replace(path=f"/{db}").geturl()
+
+
+def _database_url() -> str:
+    from django.db import connection
+
+    s = connection.settings_dict
+    if connection.vendor != "postgresql" or s["HOST"] not in {"127.0.0.1", "localhost", "::1"}:
+        raise SystemExit("the Celery round needs PostgreSQL on loopback (DATABASE_URL)")
+    auth = s["USER"] + (f":{s['PASSWORD']}" if s["PASSWORD"] else "")
+    return f"postgres://{auth}@{s['HOST']}:{s['PORT'] or 5432}/{s['NAME']}"
+
+
+def _celery_rounds(ids: list[int], run_s: float = CELERY_S) -> None:
+    """Let a real worker with beat poll `ids` for `run_s` seconds; print what it kept up with."""
+    from django.db import connection
+
+    from core.models import OpsCounter
+    from monitoring.models import Sample, Target
+    from monitoring.pacing import MISSED_TOLERANCE
+
+    redis = os.environ.get("REDIS_URL", "")
+    if not redis:
+        print("  Celery round skipped: no REDIS_URL")
+        return
+    Target.objects.filter(pk__in=ids).update(next_poll_at=None, missed_polls=0)
+    OpsCounter.objects.filter(name="serveplan_polls_missed").delete()
+    tmp = Path(tempfile.mkdtemp(prefix="serveplan-bench-celery-"))
+    env = dict(
+        os.environ,
+        DJANGO_SETTINGS_MODULE="config.settings.local",
+        DATABASE_URL=_database_url(),
+        REDIS_URL=_loopback_redis(redis, 13),
+        SERVEPLAN_VAR_DIR=str(tmp),
+        SECRET_KEY=os.environ.get("SECRET_KEY", "bench-secret"),
+        DEBUG="false",
+    )
+    subprocess.run(  # a queue left by an earlier run would skew the figures
+        [sys.executable, "-m", "celery", "-A", "config", "purge", "-f"],
+        cwd=ROOT, env=env, capture_output=True, timeout=60, check=False,
+    )  # fmt: skip
+    connection.close()  # the worker writes; this process only reads afterwards
+    load_before = os.getloadavg()[0]
+    started = time.time()
+    worker = subprocess.Popen(
+        [
+            sys.executable, "-m", "celery", "-A", "config", "worker", "--beat",
+            "--concurrency", "4", "--loglevel", "WARNING",
+            "--schedule-filename", str(tmp / "celerybeat-schedule"),
+        ],
+        cwd=ROOT, env=env, start_new_session=True, stdout=subprocess.DEVNULL,
+        stderr=open(tmp / "worker.log", "w"),  # noqa: SIM115
+    )  # fmt: skip
+    try:
+        time.sleep(run_s)
+    finally:
+        os.killpg(worker.pid, signal.SIGTERM)
+        try:
+            worker.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(worker.pid, signal.SIGKILL)
+            worker.wait()
+    load_after = os.getloadavg()[0]
+    # The first interval is the warm-up (the worker starting, new targets finding their slot).
+    window_from = started + 20 + INTERVAL_S
+    window_to = started + run_s - 2
+    polls: dict[int, list[float]] = {}
+    for target_id, ts in (
+        Sample.objects.filter(target_id__in=ids, series="poll.up")
+        .values_list("target_id", "ts")
+        .order_by("target_id", "ts")
+    ):
+        polls.setdefault(target_id, []).append(ts.timestamp())
+    if not polls:  # a kind without a poll.up sample: any one series per poll
+        for target_id, ts in (
+            Sample.objects.filter(target_id__in=ids).values_list("target_id", "ts").distinct()
+        ):
+            polls.setdefault(target_id, []).append(ts.timestamp())
+    gaps, finished = [], 0
+    for times in polls.values():
+        times = sorted(set(times))
+        inside = [t for t in times if window_from <= t <= window_to]
+        finished += len(inside)
+        gaps += [b - a for a, b in zip(times, times[1:], strict=False) if b >= window_from]
+    due = len(ids) * (window_to - window_from) / INTERVAL_S
+    missed = sum(Target.objects.filter(pk__in=ids).values_list("missed_polls", flat=True))
+    late = sum(1 for g in gaps if g > INTERVAL_S * MISSED_TOLERANCE)
+    gaps.sort()
+    p95_gap = gaps[int(0.95 * (len(gaps) - 1))] if gaps else float("nan")
+    print(
+        f"  real Celery worker (concurrency 4, beat inside), {len(ids)} targets at {INTERVAL_S} s"
+        f" for {run_s:.0f} s: {finished} polls finished in the measured"
+        f" {window_to - window_from:.0f}"
+        f" s of {due:.0f} due ({finished / due:.0%}); gaps between a target's polls p95"
+        f" {p95_gap:.1f} s, max {gaps[-1] if gaps else float('nan'):.1f} s; {late} gaps over"
+        f" {MISSED_TOLERANCE} intervals; polls missed (targets' accounting, whole run) {missed};"
+        f" load average {load_before:.1f} -> {load_after:.1f}"
+    )
+
+
 def _machines(hostnames: list[str]) -> None:
     from inventory.models import GpuType, Machine, Pool
 
@@ -125,6 +245,9 @@ def bench_polling_and_view(count: int = MACHINES, processes: int = 4) -> None:
             ).pk
             for t in targets
         ]
+        if os.environ.get("BENCH_CELERY_ONLY"):
+            _celery_rounds(ids)
+            return
         for r in timed_poll_rounds(ids, INTERVAL_S):
             print(
                 f"  one worker process, {r.label}, {len(ids)} GPU targets x {GPUS} GPUs: "
@@ -140,6 +263,7 @@ def bench_polling_and_view(count: int = MACHINES, processes: int = 4) -> None:
             f"(busy machine: CPU per poll x {len(ids)} = {cpu + backend:.1f} s of the "
             f"{INTERVAL_S} s interval)"
         )
+        _celery_rounds(ids)
         client = viewer_client()
         for url in ("/monitoring/machines/", "/monitoring/machines/grid/"):
             median, p95 = p95_ms(lambda url=url: client.get(url))
