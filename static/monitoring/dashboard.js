@@ -18,6 +18,8 @@
   var heatmaps = charts.filter(function (c) { return c.dataset.chart === "heatmap"; });
   // History heatmaps: one row per label value (a GPU), one column per time bucket.
   var timeheats = charts.filter(function (c) { return c.dataset.chart === "timeheat"; });
+  // {Ray node label (IP:port): host name}, from the page's state.
+  var nodeNames = {};
 
   // Split "a,b{x=\"1\",y=\"2\"}" on the commas outside braces.
   function splitSeries(text) {
@@ -170,12 +172,19 @@
     var request = splitSeries(chart.dataset.series)[0];
     var rows = data.series.filter(function (s) { return matches(request, s) && s.t.length; });
     if (!rows.length) { showEmpty(chart); return; }
+    // A row is "<host> GPU <index>": the node label (IP:port) is named by the Ray page's state
+    // (host names from Ray's node list or the inventory) when the page has one.
+    var hosts = rows.map(function (s) {
+      var node = (s.labels || {}).node;
+      return node === undefined ? "" : (nodeNames[node] || node);
+    });
     var names = rows.map(function (s) {
-      var extra = Object.keys(s.labels || {}).filter(function (k) { return k !== label; })
+      var extra = Object.keys(s.labels || {}).filter(function (k) { return k !== label && k !== "node"; })
         .map(function (k) { return k + "=" + s.labels[k]; });
       return (s.labels[label] !== undefined ? s.labels[label] : s.id) + (extra.length ? " (" + extra.join(", ") + ")" : "");
     });
     var order = names.map(function (n, i) { return i; }).sort(function (a, b) {
+      if (hosts[a] !== hosts[b]) { return hosts[a] < hosts[b] ? -1 : 1; }
       var x = parseFloat(names[a]), y = parseFloat(names[b]);
       if (!isNaN(x) && !isNaN(y) && x !== y) { return x - y; }
       return names[a] < names[b] ? -1 : names[a] > names[b] ? 1 : 0;
@@ -192,7 +201,9 @@
       type: "heatmap",
       z: z,
       x: times.map(function (t) { return new Date(t); }),
-      y: order.map(function (i) { return (label ? label.toUpperCase() + " " : "") + names[i]; }),
+      y: order.map(function (i) {
+        return (hosts[i] ? hosts[i] + " " : "") + (label ? label.toUpperCase() + " " : "") + names[i];
+      }),
       colorscale: SEQUENTIAL,
       zmin: 0,
       zmax: chart.dataset.unit === "%" ? 100 : undefined,
@@ -248,24 +259,31 @@
   }
 
   function refreshCharts() {
-    var jobs = [];
+    var series = null;
+    var named = Promise.resolve();
+    if (heatmaps.length && root.dataset.stateUrl) {
+      named = getJSON(root.dataset.stateUrl).then(function (state) {
+        if (!state) { return; }
+        pageState = state.state || pageState;
+        ((state.ray && state.ray.nodes) || []).forEach(function (n) {
+          if (n.name) { nodeNames[n.node] = n.name; }
+        });
+        heatmaps.forEach(function (c) { renderHeatmap(c, state); });
+      });
+    }
     if (wanted.length && root.dataset.seriesUrl) {
       var url = root.dataset.seriesUrl + "?series=" + encodeURIComponent(wanted.join(",")) +
         "&range=" + encodeURIComponent(range);
-      jobs.push(getJSON(url).then(function (data) {
+      series = getJSON(url).then(function (data) {
         if (!data) { return; }
         lineCharts.forEach(function (c) { renderLine(c, data); });
-        timeheats.forEach(function (c) { renderTimeheat(c, data); });
-      }));
+        // History rows are named after the state has named the nodes.
+        return named.catch(function () {}).then(function () {
+          timeheats.forEach(function (c) { renderTimeheat(c, data); });
+        });
+      });
     }
-    if (heatmaps.length && root.dataset.stateUrl) {
-      jobs.push(getJSON(root.dataset.stateUrl).then(function (state) {
-        if (!state) { return; }
-        pageState = state.state || pageState;
-        heatmaps.forEach(function (c) { renderHeatmap(c, state); });
-      }));
-    }
-    return Promise.all(jobs);
+    return Promise.all([named, series]);
   }
 
   function tick(force) {

@@ -123,6 +123,15 @@ def test_overview_and_target_page_update_in_place(
     ray = targets[-1]
     page.goto(f"{live_server.url}{ray.get_absolute_url()}")
     _wait_for_chart(page, "#chart-gpu-heatmap", errors)
+    _wait_for_chart(page, "#chart-ray-gpu-history", errors)
+    # History rows are "<host name> GPU <index>", as the last-poll heatmap names its rows.
+    last_poll = page.evaluate("document.querySelector('#chart-gpu-heatmap .chart-plot').data[0].y")
+    history = page.evaluate(
+        "document.querySelector('#chart-ray-gpu-history .chart-plot').data[0].y"
+    )
+    assert history
+    assert not [row for row in history if "node=" in row]
+    assert all(any(row.startswith(f"{host} GPU ") for host in last_poll) for row in history)
     page.click(".range-selector [data-range='15m']")
     page.wait_for_timeout(500)
     assert page.get_attribute(".range-selector [data-range='15m']", "aria-pressed") == "true"
