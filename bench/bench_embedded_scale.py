@@ -29,7 +29,9 @@ read the ratios first.
 from __future__ import annotations
 
 import os
+import re
 import time
+from collections import Counter
 from datetime import timedelta
 
 from bench_monitoring import p95_ms, run
@@ -186,8 +188,14 @@ def _explain(what: str, read) -> None:
         plan = (json.loads(plan) if isinstance(plan, str) else plan)[0]
         ms += plan["Execution Time"]
         _indexes(plan["Plan"], found, scans)
-    seq = f"; seq scans: {', '.join(sorted(scans))}" if scans else ""
-    print(f"  {what}: {ms:.0f} ms, indexes {', '.join(sorted(found)) or 'none'}{seq}")
+    seq = f"; seq scans: {_by_index(scans)}" if scans else ""
+    print(f"  {what}: {ms:.0f} ms, indexes {_by_index(found) or 'none'}{seq}")
+
+
+def _by_index(names: set[str]) -> str:
+    """`monitoring_sample_<hour>_ts_idx` of 24 hours as `<hour>_ts_idx x 24`."""
+    counts = Counter(re.sub(r"_p\d{10}", "_<hour>", name) for name in names)
+    return ", ".join(f"{name} x {n}" if n > 1 else name for name, n in sorted(counts.items()))
 
 
 def main() -> None:
