@@ -48,20 +48,15 @@ def fleet_values(*, now: datetime) -> dict[str, float]:
     return {key: round(value, 6) for key, value in sums.items()}
 
 
-def fleet_tick_record(*, now: datetime) -> FleetSum | None:
-    """Store the fleet's sums at `now` (one row per tick; a repeated tick stores nothing).
-
-    Only for the embedded store: a Prometheus-compatible server sums the written samples itself
-    (monitoring.stores.prometheus.fleet_sum), so rows here would be read by nobody.
-    """
-    if stores.current().polled.name != stores.EMBEDDED:
-        return None
+def fleet_tick_record(*, now: datetime) -> dict[str, float] | None:
+    """Store the fleet's sums at `now` in the series store (the embedded store: one row per
+    tick; a Prometheus-compatible server: one series per key); return them, None if no target
+    is up."""
     values = fleet_values(now=now)
     if not values:
         return None
-    row = FleetSum(ts=now.replace(microsecond=0), step_s=TICK_STEP_S, values=values)
-    FleetSum.objects.bulk_create([row], ignore_conflicts=True)
-    return row
+    stores.current().write_fleet_sums(now.replace(microsecond=0), values)
+    return values
 
 
 def fleet_minute_rollup(minute: datetime) -> None:

@@ -352,7 +352,8 @@ class SpooledWrite(models.Model):
     Deleting the target deletes them, so a deleted target's samples never reach the server.
     """
 
-    target = models.ForeignKey(Target, on_delete=models.CASCADE, related_name="+")
+    # None: the fleet's sums of a scheduler tick (monitoring.series.remote_write.FLEET).
+    target = models.ForeignKey(Target, on_delete=models.CASCADE, related_name="+", null=True)
     polled_at = models.DateTimeField()
     sample_count = models.PositiveIntegerField()
     samples = models.TextField()  # JSON [[key, [[label, value], ...], value], ...], NaN allowed

@@ -11,6 +11,10 @@ id, stable across renames) with `instance` (its name) and `job="serveplan"`; a l
 also carries `serveplan_labelled="1"`, so that `serveplan_labelled=""` selects exactly the
 unlabelled one (the embedded store's `labels=""`). A sample label that collides with one of
 these is sent as `exported_<name>`, as Prometheus does for scraped labels.
+
+The fleet's sums (monitoring.fleet, once per scheduler tick) are written as the target
+`FLEET` (`serveplan_target="0"`, `instance="fleet"`; no real target has id 0), so that the
+overview reads one series per key instead of summing every target's at each request.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 from monitoring.scrape.series import Labels
 
-from .model import WriteBatch
+from .model import TargetRef, WriteBatch
 
 HEADERS = {
     "Content-Encoding": "snappy",
@@ -36,6 +40,8 @@ LABELLED_LABEL = "serveplan_labelled"
 JOB = "serveplan"
 RESERVED_LABELS = frozenset({"__name__", "job", "instance", TARGET_LABEL, LABELLED_LABEL})
 EXPORTED_PREFIX = "exported_"
+# The scheduler's tick is 5 s (monitoring.tasks.SCHEDULER_INTERVAL_S).
+FLEET = TargetRef(id=0, name="fleet", kind="fleet", interval_s=5)
 
 
 def _declare() -> tuple[type, type, type, type]:

@@ -9,7 +9,7 @@ answered by the Prometheus side whatever the backend (monitoring.stores.routing)
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Protocol
 
@@ -33,6 +33,10 @@ class SeriesStore(Protocol):
 
     def write_report(self) -> WriteReport:
         """Return what became of the samples written so far (pending, lost)."""
+
+    def write_fleet_sums(self, ts: datetime, sums: Mapping[str, float]) -> None:
+        """Store the fleet's sums of one scheduler tick, which `fleet_sum` reads for the
+        whole polled fleet (monitoring.fleet)."""
 
     def forget(self, target: TargetRef) -> ForgetReport:
         """Delete every series of a target that was deleted (embedded: gone with its rows)."""

@@ -6,13 +6,13 @@ making them fast is their business; this module only adapts them to the interfac
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 
 from django.db.models import Sum
 
-from monitoring import selectors, window
-from monitoring.models import Sample
+from monitoring import fleet, selectors, window
+from monitoring.models import FleetSum, Sample
 from monitoring.scrape.series import freeze_labels, series_id
 from monitoring.series import (
     ForgetReport,
@@ -46,6 +46,11 @@ class EmbeddedStore:
 
     def write_report(self) -> WriteReport:
         return WriteReport()  # written in the poll's own transaction: nothing is ever pending
+
+    def write_fleet_sums(self, ts: datetime, sums: Mapping[str, float]) -> None:
+        """One row per tick (a repeated tick stores nothing); the rollup job averages them."""
+        row = FleetSum(ts=ts, step_s=fleet.TICK_STEP_S, values=dict(sums))
+        FleetSum.objects.bulk_create([row], ignore_conflicts=True)
 
     def forget(self, target: TargetRef) -> ForgetReport:
         return ForgetReport(outcome=Forgotten.DELETED)  # the rows cascade with the target's

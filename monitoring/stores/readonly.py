@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -138,6 +138,9 @@ class ReadOnlyReader:
 
     def write_report(self) -> WriteReport:
         return WriteReport()
+
+    def write_fleet_sums(self, ts: datetime, sums: Mapping[str, float]) -> None:
+        raise ValueError("read-only targets are summed by the Prometheus that scrapes them")
 
     def forget(self, target: TargetRef) -> ForgetReport:
         return ForgetReport(outcome=Forgotten.NOT_OURS, selector=target.selector)

@@ -5,7 +5,7 @@ are merged, so callers never tell them apart."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 
 from monitoring.series import (
@@ -82,6 +82,9 @@ class RoutingStore:
 
     def write_report(self) -> WriteReport:
         return self.polled.write_report()
+
+    def write_fleet_sums(self, ts: datetime, sums: Mapping[str, float]) -> None:
+        self.polled.write_fleet_sums(ts, sums)  # read-only targets have no latest values
 
     def forget(self, target: TargetRef) -> ForgetReport:
         return self._for(target).forget(target)

@@ -17,6 +17,7 @@ from django.db.models import Sum
 
 from monitoring.models import SpooledWrite, Target
 from monitoring.series import TargetRef, WriteBatch, WriteSample
+from monitoring.series import remote_write as rw
 from monitoring.series.buffer import Outcome, Replayed, Send, request_size, send_once
 
 # Rows one replay claims at most (each is one poll; the sample cap usually stops it first).
@@ -28,15 +29,23 @@ def _encoded(batch: WriteBatch) -> str:
 
 
 def _decoded(row: SpooledWrite) -> WriteBatch:
-    target = row.target
     samples = tuple(
         WriteSample(key, tuple((name, text) for name, text in labels), float(value))
         for key, labels, value in json.loads(row.samples)
     )
-    ref = TargetRef(
-        id=target.pk, name=target.name, kind=target.kind, interval_s=target.poll_interval_s
+    target = row.target
+    ref = (
+        rw.FLEET
+        if target is None
+        else TargetRef(
+            id=target.pk, name=target.name, kind=target.kind, interval_s=target.poll_interval_s
+        )
     )
     return WriteBatch(target=ref, ts=row.polled_at, samples=samples)
+
+
+def _target_id(batch: WriteBatch) -> int | None:
+    return None if batch.target.id == rw.FLEET.id else batch.target.id
 
 
 def _oldest_first():
@@ -47,15 +56,15 @@ class DatabaseSpool:
     def keep(self, batches: Sequence[WriteBatch], *, max_samples: int) -> int:
         rows = [
             SpooledWrite(
-                target_id=b.target.id, polled_at=b.ts, sample_count=len(b), samples=_encoded(b)
+                target_id=_target_id(b), polled_at=b.ts, sample_count=len(b), samples=_encoded(b)
             )
             for b in batches
             if len(b)
         ]
         with transaction.atomic():
             # A batch of a target deleted meanwhile has nowhere to go: it is not kept.
-            wanted = {r.target_id for r in rows}
-            live = set(Target.objects.filter(pk__in=wanted).values_list("pk", flat=True))
+            wanted = {r.target_id for r in rows} - {None}
+            live = {None, *Target.objects.filter(pk__in=wanted).values_list("pk", flat=True)}
             lost = sum(r.sample_count for r in rows if r.target_id not in live)
             SpooledWrite.objects.bulk_create([r for r in rows if r.target_id in live])
             return lost + self._trim(max_samples)

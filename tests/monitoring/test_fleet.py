@@ -49,12 +49,23 @@ def test_a_tick_is_stored_once_and_nothing_when_no_target_is_up(make_target):
     assert list(FleetSum.objects.values_list("step_s", "values")) == [(TICK_STEP_S, {RUNNING: 3.0})]
 
 
-def test_with_a_prometheus_store_the_server_sums_and_no_tick_is_stored(make_target, settings):
+def test_with_a_prometheus_store_a_tick_is_written_as_the_fleet_series(
+    make_target, settings, monkeypatch
+):
+    from monitoring.series import remote_write as rw
+    from monitoring.stores.prometheus import PrometheusStore
+
     settings.MONITORING_SERIES_STORE = stores.PROMETHEUS
-    settings.MONITORING_PROMETHEUS_URL = "http://127.0.0.1:9"  # never asked: nothing to write
+    settings.MONITORING_PROMETHEUS_URL = "http://127.0.0.1:9"
+    written = []
+    monkeypatch.setattr(PrometheusStore, "write", lambda self, batch: written.append(batch))
     mark_up(make_target(), NOW, {RUNNING: 3.0})
 
-    assert fleet_tick_record(now=NOW) is None
+    assert fleet_tick_record(now=NOW) == {RUNNING: 3.0}
+
+    assert [(b.target, b.ts, [(x.key, x.value) for x in b.samples]) for b in written] == [
+        (rw.FLEET, NOW, [(RUNNING, 3.0)])
+    ]
     assert not FleetSum.objects.exists()
 
 

@@ -90,9 +90,23 @@ def test_the_bound_drops_the_oldest_and_counts_them(make_target):
 def test_a_deleted_targets_samples_never_reach_the_server(make_target):
     gone, kept, spool = make_target(), make_target(), DatabaseSpool()
     spool.keep([_batch(gone, 5, 1), _batch(kept, 5, 2)], max_samples=100)
+    stale = _batch(gone, 3, 3)  # a poll that finishes after the delete
     services.target_delete(target=gone)
     assert spool.pending() == 5
 
-    stale = _batch(gone, 3, 3)  # a poll that finished after the delete
     assert spool.keep([stale], max_samples=100) == 3
     assert spool.pending() == 5
+
+
+def test_the_fleets_sums_are_spooled_as_the_fleet(make_target):
+    from monitoring.series import remote_write as rw
+
+    spool, server = DatabaseSpool(), Server()
+    sums = WriteBatch(
+        target=rw.FLEET,
+        ts=datetime.fromtimestamp(5, tz=UTC),
+        samples=(WriteSample("vllm.requests_running", (), 7.0),),
+    )
+    assert spool.keep([sums], max_samples=100) == 0
+    spool.replay(server.send, max_samples=100)
+    assert server.received == [sums]
