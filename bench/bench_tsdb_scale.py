@@ -11,7 +11,9 @@ the first one also has the vLLM page's series. Then the reads go through the sto
 dashboards use (monitoring.stores.prometheus):
 
 - the vLLM page of one target (its series over 1 h, 6 h and 24 h, at most 1,000 points each);
-- the overview's fleet sums of three keys over every target (1 h, 6 h, 24 h).
+- the overview's fleet sums of three keys over every target (1 h, 6 h, 24 h): the fleet series
+  the scheduler's tick writes (loaded as their sums), and, for comparison, the same sums over
+  the targets' own series (what a subset of the targets costs).
 
 Compare with the embedded store on PostgreSQL at the same fleet size (bench_series_store.py,
 bench_load.py). The machine is shared: read the ratios between windows and servers first.
@@ -47,20 +49,43 @@ def _series(refs, page_keys) -> Iterator[tuple[str, str, object]]:
     from monitoring.series import remote_write as rw
     from monitoring.series.promql import quote
 
-    for n, ref in enumerate(refs):
+    for n, ref in enumerate([rw.FLEET, *refs]):
         labels = ",".join(
             f"{name}={quote(value)}"
             for name, value in sorted(
                 [("instance", ref.name), ("job", rw.JOB), (rw.TARGET_LABEL, str(ref.id))]
             )
         )
-        keys = sorted(set(FLEET_KEYS) | (set(page_keys) if n == 0 else set()))
+        # The fleet series (the scheduler's tick writes them) and each target's fleet keys; the
+        # first target has its vLLM page too.
+        keys = sorted(set(FLEET_KEYS) | (set(page_keys) if n == 1 else set()))
         for key in keys:
             yield rw.metric_name(key), labels, ref
 
 
 def _value(step: int, target_id: int, key_index: int) -> float:
     return float((step + target_id * 7 + key_index * 13) % 97)
+
+
+class Values:
+    """Each target's value at a step, and the fleet's: the sum over the targets (a table per
+    key of the 97 residues, so that 2,000 targets cost nothing per step)."""
+
+    def __init__(self, target_ids: list[int]) -> None:
+        self.target_ids = target_ids
+        self._sums: dict[int, list[float]] = {}
+
+    def __call__(self, step: int, target_id: int, key_index: int) -> float:
+        from monitoring.series import remote_write as rw
+
+        if target_id != rw.FLEET.id:
+            return _value(step, target_id, key_index)
+        table = self._sums.get(key_index)
+        if table is None:
+            table = self._sums[key_index] = [
+                sum(_value(r, t, key_index) for t in self.target_ids) for r in range(97)
+            ]
+        return table[step % 97]
 
 
 def _families(series) -> list[tuple[str, list[tuple[str, int]]]]:
@@ -71,7 +96,7 @@ def _families(series) -> list[tuple[str, list[tuple[str, int]]]]:
     return sorted(by_family.items())
 
 
-def write_openmetrics(path: Path, series, end_s: int, steps: int) -> int:
+def write_openmetrics(path: Path, series, values: Values, end_s: int, steps: int) -> int:
     """Write the load as OpenMetrics text, a family at a time (promtool's input); return the
     number of samples."""
     count = 0
@@ -80,7 +105,7 @@ def write_openmetrics(path: Path, series, end_s: int, steps: int) -> int:
             out.write(f"# TYPE {metric} gauge\n")
             for labels, target_id in members:
                 lines = [
-                    f"{metric}{{{labels}}} {_value(i, target_id, k)} "
+                    f"{metric}{{{labels}}} {values(i, target_id, k)} "
                     f"{end_s - INTERVAL_S * (steps - 1 - i)}\n"
                     for i in range(steps)
                 ]
@@ -90,7 +115,7 @@ def write_openmetrics(path: Path, series, end_s: int, steps: int) -> int:
     return count
 
 
-def import_victoria_metrics(url: str, series, end_s: int, steps: int) -> int:
+def import_victoria_metrics(url: str, series, values: Values, end_s: int, steps: int) -> int:
     """Send the load to /api/v1/import/prometheus (timestamps in ms), in 50,000-line bodies."""
     import httpx
 
@@ -99,7 +124,7 @@ def import_victoria_metrics(url: str, series, end_s: int, steps: int) -> int:
         for labels, target_id in members:
             for i in range(steps):
                 ts_ms = (end_s - INTERVAL_S * (steps - 1 - i)) * 1000
-                body.append(f"{metric}{{{labels}}} {_value(i, target_id, k)} {ts_ms}\n")
+                body.append(f"{metric}{{{labels}}} {values(i, target_id, k)} {ts_ms}\n")
             if len(body) >= 50_000:
                 client.post(f"{url}/api/v1/import/prometheus", content="".join(body))
                 count, body = count + len(body), []
@@ -127,6 +152,10 @@ def _reads(name, store, refs, page_keys, end) -> None:
             f"fleet sums, 3 keys x {len(refs)} targets": lambda s=start: store.fleet_sum(
                 refs, list(FLEET_KEYS), s, end, 1000
             ),
+            # All targets but one: summed from their own series.
+            f"subset sums, 3 keys x {len(refs) - 1} targets": lambda s=start: store.fleet_sum(
+                refs[1:], list(FLEET_KEYS), s, end, 1000
+            ),
         }
         for what, read in reads.items():
             median, p95 = p95_ms(read)
@@ -153,6 +182,7 @@ def main() -> None:
     end = timezone.now().replace(microsecond=0) - timedelta(minutes=1)
     end_s, steps = int(end.timestamp()), int(HOURS * 3600 // INTERVAL_S)
     series = list(_series(refs, page_keys))
+    values = Values([ref.id for ref in refs])
     print(f"load: {TARGETS} targets x {HOURS:g} h at {INTERVAL_S} s, {len(series):,} series")
     tmp = Path(tempfile.mkdtemp(prefix="serveplan-bench-tsdb-scale-"))
     running = []
@@ -161,7 +191,7 @@ def main() -> None:
             workdir = tmp / "prometheus"
             workdir.mkdir()
             started = time.perf_counter()
-            count = write_openmetrics(tmp / "load.om", series, end_s, steps)
+            count = write_openmetrics(tmp / "load.om", series, values, end_s, steps)
             written = time.perf_counter() - started
             subprocess.run(
                 [
@@ -192,7 +222,7 @@ def main() -> None:
             server = servers.start_victoria_metrics(tmp / "victoria-metrics")
             running.append(server)
             started = time.perf_counter()
-            count = import_victoria_metrics(server.url, series, end_s, steps)
+            count = import_victoria_metrics(server.url, series, values, end_s, steps)
             print(f"  victoria-metrics {count:,} samples imported in ", end="")
             print(f"{time.perf_counter() - started:.0f} s")
             store = PrometheusStore(
