@@ -171,7 +171,7 @@ def partitions_run(*, now: datetime | None = None) -> list[str]:
     if not samples_partitioned():
         return []
     now = now or timezone.now()
-    ahead = timedelta(hours=settings.MONITORING_SAMPLE_PARTITIONS_AHEAD_H)
+    ahead = timedelta(hours=max(settings.MONITORING_SAMPLE_PARTITIONS_AHEAD_H, 0))
     return create_partitions(partitioning.floor_hour(now), now + ahead)
 
 
