@@ -56,6 +56,7 @@ TARGET_UNAUDITED_FIELDS = [
     "missed_polls",
     "last_slot",
     "next_poll_at",
+    "rescheduled_at",
     "info",
     "latest",
     "updated_at",
@@ -182,6 +183,9 @@ class Target(models.Model):
     # The scheduler's slot (unix seconds) of the last poll stored: a redelivered poll is skipped.
     last_slot = models.BigIntegerField(null=True, blank=True, editable=False)
     next_poll_at = models.DateTimeField(null=True, blank=True, editable=False, db_index=True)
+    # When a user last restarted its schedule (interval changed, re-enabled): the wait for the
+    # first slot of the new schedule, or the time it was disabled, is no missed poll.
+    rescheduled_at = models.DateTimeField(null=True, blank=True, editable=False)
     discovered_exporters = models.JSONField(
         _("discovered Ray exporters"), default=list, blank=True, editable=False
     )

@@ -141,6 +141,7 @@ def target_update(
             target.token = token
         if {"poll_interval_s", "enabled"} & set(changes):
             target.next_poll_at = None  # poll at the next tick with the new settings
+            target.rescheduled_at = timezone.now()
         target.save()
         if machines is not None and hasattr(target, "machines"):
             target.machines.set(list(machines))
@@ -390,6 +391,8 @@ def _missed_before(target: Target, ts: datetime) -> int:
     """Return the polls of `target` that should have run since its last one and did not."""
     if target.last_poll_at is None:
         return 0
+    if target.rescheduled_at is not None and target.rescheduled_at > target.last_poll_at:
+        return 0  # the user restarted its schedule since (new interval, re-enabled)
     gap_s = (ts - target.last_poll_at).total_seconds()
     return pacing.missed_polls(gap_s, target.poll_interval_s, target.spacing_factor)
 

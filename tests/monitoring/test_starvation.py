@@ -18,6 +18,7 @@ from monitoring.services import (
     poll_record_failure,
     poll_record_success,
     schedule_due_targets,
+    target_update,
 )
 from tests.monitoring.scrape.conftest import fixture_text
 
@@ -89,6 +90,29 @@ def test_a_poll_after_a_stall_counts_the_polls_that_never_ran(make_target):
     target.refresh_from_db()
     assert target.missed_polls == 15
     assert Sample.objects.get(target=target, series="poll.missed").value == 15
+
+
+@pytest.mark.parametrize(
+    "change", [{"poll_interval_s": 30}, {"enabled": False}], ids=["new-interval", "re-enabled"]
+)
+def test_a_schedule_the_user_restarted_misses_no_poll(make_target, change):
+    target = make_target(poll_interval_s=15)
+    t0 = timezone.now() - timedelta(minutes=5)
+    outcome = PollOutcome(samples=[make_sample("vllm.requests_running", 1.0)])
+    poll_record_success(target=target, ts=t0, outcome=outcome)
+    target = target_update(target=Target.objects.get(pk=target.pk), **change)
+    if change == {"enabled": False}:
+        target = target_update(target=target, enabled=True)  # re-enabled 5 minutes later
+
+    poll_record_success(target=target, ts=timezone.now(), outcome=outcome)
+    poll_record_success(target=target, ts=timezone.now() + timedelta(minutes=4), outcome=outcome)
+
+    target.refresh_from_db()
+    stall = 240 // target.poll_interval_s - 1  # a stall after the restart still counts
+    assert target.missed_polls == stall
+    assert list(
+        Sample.objects.filter(target=target, series="poll.missed").values_list("value", flat=True)
+    ) == [stall]
 
 
 def test_scheduler_lag_is_measured_from_finished_polls_not_from_the_queue(make_target, client):
