@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -33,7 +33,9 @@ FRESH_INTERVALS = 3
 
 def fleet_values(*, now: datetime) -> dict[str, float]:
     """Return the sum of each unlabelled latest value over the enabled targets that are up."""
-    rows = Target.objects.filter(enabled=True, last_status=PollStatus.OK).values_list(
+    # Polled targets only: a read-only target's poll keeps latest values too, but its store
+    # sums its series itself (monitoring.stores.routing), and would count it twice.
+    rows = Target.objects.filter(enabled=True, last_status=PollStatus.OK, selector="").values_list(
         "latest", "last_success_at", "poll_interval_s"
     )
     sums: dict[str, float] = defaultdict(float)
@@ -46,6 +48,12 @@ def fleet_values(*, now: datetime) -> dict[str, float]:
             if "{" not in key and isinstance(value, int | float) and math.isfinite(value):
                 sums[key] += value
     return {key: round(value, 6) for key, value in sums.items()}
+
+
+def covers_polled_fleet(target_ids: Iterable[int]) -> bool:
+    """Whether the ids hold every polled target: the fleet's stored sums are exactly theirs."""
+    polled = Target.objects.filter(selector="").values_list("pk", flat=True)
+    return set(target_ids) >= set(polled)
 
 
 def fleet_tick_record(*, now: datetime) -> dict[str, float] | None:

@@ -446,10 +446,9 @@ def fleet_series(
     """
     keys = list(keys)
     max_points = max_points or settings.MONITORING_MAX_POINTS_PER_SERIES
-    # The stored sums cover every polled target (a read-only one has no latest values: its
-    # store sums it); a smaller set is summed from its own series.
-    polled = Target.objects.filter(selector="").values_list("pk", flat=True)
-    if target_ids is not None and not set(target_ids) >= set(polled):
+    # The stored sums cover every polled target (a read-only one's store sums it); a smaller
+    # set is summed from its own series.
+    if target_ids is not None and not fleet.covers_polled_fleet(target_ids):
         return _summed_series(target_ids, keys, start, end, max_points)
     bucket_s = _bucket_s(start, end, max_points)
     bucket = TimeBucket("ts", start.timestamp(), bucket_s)

@@ -35,6 +35,7 @@ class Outcome(StrEnum):
     WRITTEN = "written"
     DROPPED = "dropped"  # refused for good
     RETRY = "retry"  # the server could not take them now: still spooled
+    BUSY = "busy"  # another worker is sending the spool: nothing sent, still spooled
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +78,8 @@ class Spool(Protocol):
 
     def replay(self, send: Send, *, max_samples: int) -> Replayed | None:
         """Send the oldest batches (up to `max_samples`, at least one batch) once, and forget
-        them unless the server asked to retry; None when nothing is spooled."""
+        them unless the server asked to retry; BUSY, sending nothing, while another worker
+        sends them; None when nothing is spooled."""
         ...
 
     def pending(self) -> int:
@@ -152,6 +154,8 @@ class RetryBuffer:
             replayed = self.spool.replay(send, max_samples=self.max_request_samples)
             if replayed is None:
                 return True
+            if replayed.outcome is Outcome.BUSY:
+                return False  # this worker's own samples queue behind the spooled ones
             if replayed.outcome is Outcome.WRITTEN:
                 self._written += replayed.samples
             elif replayed.outcome is Outcome.DROPPED:

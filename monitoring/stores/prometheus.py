@@ -18,7 +18,6 @@ from django.db import transaction
 
 from core import opsmetrics
 from monitoring import fleet
-from monitoring.models import Target
 from monitoring.scrape.series import freeze_labels
 from monitoring.series import (
     ForgetReport,
@@ -64,6 +63,7 @@ class PrometheusStore:
         self.timeout_s = timeout_s
         self.client = client or httpx.Client(trust_env=False, follow_redirects=False)
         self._reported = WriteReport()
+        self._includes_left_end: bool | None = None
 
     # --- writes --------------------------------------------------------------------------
 
@@ -149,6 +149,24 @@ class PrometheusStore:
             raise StoreUnavailable(f"time-series server: {body.get('error', response.status_code)}")
         return body["data"]
 
+    def _window(self, grid: Grid) -> str:
+        if self._includes_left_end is None:
+            self._includes_left_end = self._is_prometheus_2()
+        return grid.window(includes_left_end=bool(self._includes_left_end))
+
+    def _is_prometheus_2(self) -> bool | None:
+        """Whether the server is Prometheus 2 (or Mimir 2, its engine), whose range selectors
+        include their left end; VictoriaMetrics answers its build info empty, Prometheus 3
+        leaves the left end out. None (asked again next time) when it does not answer."""
+        try:
+            response = self.client.get(
+                f"{self.query_url}/api/v1/status/buildinfo", timeout=self.timeout_s
+            )
+            data = response.json().get("data") or {}
+        except (httpx.HTTPError, ValueError, AttributeError):
+            return None
+        return str(data.get("version", "")).startswith("2.")
+
     def query_range(self, expr: str, start_ms: int, end_ms: int, step_ms: int) -> Matrix:
         data = self._api(
             "query_range",
@@ -198,7 +216,7 @@ class PrometheusStore:
             if wanted:
                 extra = [promql.Matcher(rw.sample_label_name(n), "=", v) for n, v in wanted]
                 selector = selector[:-1] + "," + ",".join(map(str, extra)) + "}"
-            rows = read(self.query_range, f"avg_over_time({selector}[{grid.window}])", grid)
+            rows = read(self.query_range, f"avg_over_time({selector}[{self._window(grid)}])", grid)
             for metric, points in rows:
                 target_id, labels = rw.series_labels(metric)
                 if target_id not in by_id or (wanted is not None and labels != wanted):
@@ -224,7 +242,7 @@ class PrometheusStore:
         (one series per key, whatever the fleet's size: summing 2,000 targets' series took
         Prometheus seconds); a subset, or a window before the first tick, from the targets'."""
         grid = Grid.buckets(start, end, max_points)
-        if targets and _whole_polled_fleet(targets):
+        if targets and fleet.covers_polled_fleet(t.id for t in targets):
             sums = self._sum_series([rw.FLEET], keys, grid, fleet.TICK_LATE_S)
             if any(s.values for s in sums):
                 return result(grid, sums)
@@ -240,7 +258,8 @@ class PrometheusStore:
             rows = []
             if ids:
                 stored = promql.stored(key, ids, unlabelled=True)
-                rows = read(self.query_range, f"sum(avg_over_time({stored}[{grid.window}]))", grid)
+                expr = f"sum(avg_over_time({stored}[{self._window(grid)}]))"
+                rows = read(self.query_range, expr, grid)
             points = rows[0][1] if rows else []
             out.append(bucketed(None, key, (), points, grid, gap_s))
         return out
@@ -292,12 +311,6 @@ class PrometheusStore:
             return 0.0
         rows = self.raw(promql.stored(key, [t.id for t in targets]), start, end)
         return float(sum(v for _, points in rows for _, v in points if math.isfinite(v)))
-
-
-def _whole_polled_fleet(targets: Sequence[TargetRef]) -> bool:
-    """Whether `targets` hold every polled target (the fleet series sum exactly those)."""
-    polled = Target.objects.filter(selector="").values_list("pk", flat=True)
-    return {t.id for t in targets} >= set(polled)
 
 
 def _parse_labels(canonical: str) -> dict[str, str]:

@@ -45,14 +45,13 @@ class Grid:
         first = -(-ms(start) // step_ms) * step_ms
         return cls(ms(start), ms(end), step_ms, first)
 
-    @property
-    def window(self) -> str:
+    def window(self, *, includes_left_end: bool) -> str:
         """One bucket as a PromQL duration (`avg_over_time(x[<window>])` averages one bucket).
 
-        One ms short of the step: a bucket is (end - step, end], so a sample on a boundary
-        counts in one bucket, as in the embedded store, whether the server's ranges include
-        their left end (Prometheus 2) or not (VictoriaMetrics, Prometheus 3)."""
-        return f"{self.step_ms - 1}ms"
+        A bucket is (end - step, end], so that a sample on a boundary counts in one bucket, as
+        in the embedded store: the full step where the server's ranges leave out their left end
+        (VictoriaMetrics, Prometheus 3), one ms less where they include it (Prometheus 2)."""
+        return f"{self.step_ms - 1 if includes_left_end else self.step_ms}ms"
 
 
 def read(query_range: QueryRange, expr: str, grid: Grid) -> Matrix:

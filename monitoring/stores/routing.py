@@ -84,7 +84,7 @@ class RoutingStore:
         return self.polled.write_report()
 
     def write_fleet_sums(self, ts: datetime, sums: Mapping[str, float]) -> None:
-        self.polled.write_fleet_sums(ts, sums)  # read-only targets have no latest values
+        self.polled.write_fleet_sums(ts, sums)  # of polled targets: read-only ones sum above
 
     def forget(self, target: TargetRef) -> ForgetReport:
         return self._for(target).forget(target)

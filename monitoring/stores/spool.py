@@ -1,10 +1,10 @@
 """The remote-write spool in the database (monitoring.series.buffer.Spool): batches the
 time-series server did not take yet, shared by every worker and kept across their restarts.
 
-Replays are serialised: a worker claims the oldest rows with SELECT ... FOR UPDATE (waiting for
-another worker's claim rather than skipping it), so samples of one series always reach the
-server in time order. Prometheus refuses an out-of-order sample; skipping locked rows would send
-newer samples first.
+Replays are serialised: on PostgreSQL one worker at a time holds an advisory lock while it sends
+the oldest rows; another that finds it taken spools its own samples behind them and goes on
+(no worker waits for another's send), so samples of one series always reach the server in time
+order. Prometheus refuses an out-of-order sample.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Sum
 
 from monitoring.models import SpooledWrite, Target
@@ -20,6 +20,8 @@ from monitoring.series import TargetRef, WriteBatch, WriteSample
 from monitoring.series import remote_write as rw
 from monitoring.series.buffer import Outcome, Replayed, Send, request_size, send_once
 
+# pg_try_advisory_xact_lock's key for "a worker is sending the spool" (any constant of our own).
+REPLAY_LOCK_KEY = 0x5E12E_5900
 # Rows one replay claims at most (each is one poll; the sample cap usually stops it first).
 MAX_ROWS_PER_REPLAY = 200
 
@@ -84,20 +86,27 @@ class DatabaseSpool:
         return dropped
 
     def replay(self, send: Send, *, max_samples: int) -> Replayed | None:
+        if connection.vendor != "postgresql":
+            # SQLite would hold its one write lock, the whole database's, for the send: no
+            # transaction (two workers on SQLite may send a row twice; servers keep one copy).
+            return self._replay_oldest(send, max_samples)
         with transaction.atomic():
-            claimed = list(
-                _oldest_first()
-                .select_related("target")
-                .select_for_update(of=("self",))[:MAX_ROWS_PER_REPLAY]
-            )
-            rows = claimed[: request_size((r.sample_count for r in claimed), max_samples)]
-            if not rows:
-                return None
-            size = sum(row.sample_count for row in rows)
-            outcome, reason = send_once(send, [_decoded(row) for row in rows])
-            if outcome is not Outcome.RETRY:  # written, or refused for good: done with them
-                SpooledWrite.objects.filter(pk__in=[row.pk for row in rows]).delete()
-            return Replayed(size, outcome, reason)
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [REPLAY_LOCK_KEY])
+                if not cursor.fetchone()[0]:
+                    return Replayed(0, Outcome.BUSY)
+            return self._replay_oldest(send, max_samples)
+
+    def _replay_oldest(self, send: Send, max_samples: int) -> Replayed | None:
+        claimed = list(_oldest_first().select_related("target")[:MAX_ROWS_PER_REPLAY])
+        rows = claimed[: request_size((r.sample_count for r in claimed), max_samples)]
+        if not rows:
+            return None
+        size = sum(row.sample_count for row in rows)
+        outcome, reason = send_once(send, [_decoded(row) for row in rows])
+        if outcome is not Outcome.RETRY:  # written, or refused for good: done with them
+            SpooledWrite.objects.filter(pk__in=[row.pk for row in rows]).delete()
+        return Replayed(size, outcome, reason)
 
     def pending(self) -> int:
         return SpooledWrite.objects.aggregate(n=Sum("sample_count"))["n"] or 0

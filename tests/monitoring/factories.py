@@ -35,3 +35,18 @@ def mark_up(target: Target, when: datetime, latest: dict[str, float]) -> None:
     Target.objects.filter(pk=target.pk).update(
         last_status=PollStatus.OK, last_poll_at=when, last_success_at=when, latest=latest
     )
+
+
+def mock_prometheus_store(handler):
+    """A Prometheus store whose server is `handler` (an httpx.MockTransport handler)."""
+    import httpx
+
+    from monitoring.series.buffer import RetryBuffer
+    from monitoring.stores.prometheus import PrometheusStore
+
+    return PrometheusStore(
+        query_url="http://127.0.0.1:9090",
+        write_url="http://127.0.0.1:9090/api/v1/write",
+        buffer=RetryBuffer(max_samples=10),
+        client=httpx.Client(transport=httpx.MockTransport(handler)),
+    )

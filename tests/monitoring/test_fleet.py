@@ -38,6 +38,15 @@ def test_only_targets_up_add_their_unlabelled_finite_values(make_target):
     assert fleet_values(now=NOW) == {RUNNING: 2.0}
 
 
+def test_a_read_only_target_is_left_to_its_store_not_counted_twice(make_target):
+    polled, watched = make_target(), make_target()
+    mark_up(polled, NOW, {RUNNING: 2.0})
+    mark_up(watched, NOW, {RUNNING: 5.0})  # its read-only poll keeps latest values too
+    Target.objects.filter(pk=watched.pk).update(selector='{job="vllm"}')
+
+    assert fleet_values(now=NOW) == {RUNNING: 2.0}
+
+
 def test_a_tick_is_stored_once_and_nothing_when_no_target_is_up(make_target):
     target = make_target()
     assert fleet_tick_record(now=NOW) is None

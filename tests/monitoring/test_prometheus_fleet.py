@@ -11,8 +11,7 @@ import httpx
 import pytest
 
 from monitoring import stores
-from monitoring.series.buffer import RetryBuffer
-from monitoring.stores.prometheus import PrometheusStore
+from tests.monitoring.factories import mock_prometheus_store
 
 pytestmark = pytest.mark.django_db
 
@@ -24,6 +23,8 @@ def _store(answer_fleet: bool):
     asked = []
 
     def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/status/buildinfo"):
+            return httpx.Response(200, json={"status": "success", "data": {}})
         query = parse_qs(request.content.decode())["query"][0]
         asked.append(query)
         values = [[END.timestamp(), "7"]] if answer_fleet or 'target="0"' not in query else []
@@ -32,12 +33,7 @@ def _store(answer_fleet: bool):
             200, json={"status": "success", "data": {"resultType": "matrix", "result": result}}
         )
 
-    store = PrometheusStore(
-        query_url="http://127.0.0.1:9090",
-        write_url="http://127.0.0.1:9090/api/v1/write",
-        buffer=RetryBuffer(max_samples=10),
-        client=httpx.Client(transport=httpx.MockTransport(handler)),
-    )
+    store = mock_prometheus_store(handler)
     return store, asked
 
 
@@ -62,3 +58,27 @@ def test_a_subset_or_a_window_without_ticks_sums_the_targets_series(make_target)
     assert len(asked) == 2
     assert f'serveplan_target=~"{a.pk}|{b.pk}"' in asked[1]
     assert [v for v in answer.series[0].values if v is not None] == [7.0]
+
+
+@pytest.mark.parametrize(
+    ("build", "window"),
+    [
+        ({"version": "2.42.0+ds"}, "35999ms"),  # Prometheus 2: ranges include their left end
+        ({"version": "3.1.0"}, "36000ms"),
+        ({}, "36000ms"),  # VictoriaMetrics answers its build info empty
+    ],
+)
+def test_a_bucket_leaves_out_its_left_end_on_every_server(build, window, make_target):
+    asked = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/status/buildinfo"):
+            return httpx.Response(200, json={"status": "success", "data": build})
+        asked.append(parse_qs(request.content.decode())["query"][0])
+        return httpx.Response(
+            200, json={"status": "success", "data": {"resultType": "matrix", "result": []}}
+        )
+
+    store = mock_prometheus_store(handler)
+    store.fleet_sum(stores.refs([make_target()]), [KEY], END - timedelta(hours=1), END, 100)
+    assert asked[-1].endswith(f"[{window}]))")

@@ -110,3 +110,28 @@ def test_the_fleets_sums_are_spooled_as_the_fleet(make_target):
     assert spool.keep([sums], max_samples=100) == 0
     spool.replay(server.send, max_samples=100)
     assert server.received == [sums]
+
+
+def test_while_another_worker_sends_the_spool_a_replay_waits_for_nothing(make_target):
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("the replay lock is PostgreSQL's advisory lock")
+    import psycopg
+
+    from monitoring.stores.spool import REPLAY_LOCK_KEY
+
+    target, spool, server = make_target(), DatabaseSpool(), Server()
+    spool.keep([_batch(target, 4, 1)], max_samples=100)
+    params = connection.get_connection_params()
+    params.pop("cursor_factory", None)
+    with psycopg.connect(**params) as other:  # a worker in the middle of a replay
+        other.execute("SELECT pg_advisory_xact_lock(%s)", [REPLAY_LOCK_KEY])
+        busy = spool.replay(server.send, max_samples=100)
+    assert (busy.outcome, busy.samples, server.received, spool.pending()) == (
+        Outcome.BUSY,
+        0,
+        [],
+        4,
+    )
+    assert spool.replay(server.send, max_samples=100).outcome is Outcome.WRITTEN

@@ -9,22 +9,17 @@ import pytest
 from monitoring import stores
 from monitoring.models import Target
 from monitoring.series import Forgotten, TargetRef
-from monitoring.series.buffer import RetryBuffer
-from monitoring.stores.prometheus import PrometheusStore
 from monitoring.stores.routing import RoutingStore
+from tests.monitoring.factories import mock_prometheus_store
 
 pytestmark = pytest.mark.django_db
 
+
+def _ref(target_id: int) -> TargetRef:
+    return TargetRef(id=target_id, name="t", kind="vllm", interval_s=15)
+
+
 ADMIN_OFF = {"status": "error", "errorType": "unavailable", "error": "admin APIs disabled"}
-
-
-def _store(handler) -> PrometheusStore:
-    return PrometheusStore(
-        query_url="http://127.0.0.1:9090",
-        write_url="http://127.0.0.1:9090/api/v1/write",
-        buffer=RetryBuffer(max_samples=10),
-        client=httpx.Client(transport=httpx.MockTransport(handler)),
-    )
 
 
 def test_the_server_is_asked_to_delete_exactly_the_targets_series():
@@ -34,7 +29,9 @@ def test_the_server_is_asked_to_delete_exactly_the_targets_series():
         asked.append((request.url.path, request.content.decode()))
         return httpx.Response(204)
 
-    report = _store(handler).forget(TargetRef(id=42, name="t", kind="vllm", interval_s=15))
+    report = mock_prometheus_store(handler).forget(
+        TargetRef(id=42, name="t", kind="vllm", interval_s=15)
+    )
 
     assert report.outcome is Forgotten.DELETED
     assert asked == [
@@ -53,7 +50,7 @@ def test_the_server_is_asked_to_delete_exactly_the_targets_series():
     ],
 )
 def test_a_server_that_refuses_keeps_them_and_the_report_says_how_to_delete(answer, reason):
-    report = _store(lambda request: answer).forget(
+    report = mock_prometheus_store(lambda request: answer).forget(
         TargetRef(id=7, name="t", kind="vllm", interval_s=15)
     )
     assert report.outcome is Forgotten.KEPT
@@ -65,13 +62,17 @@ def test_an_unreachable_server_keeps_them_too():
     def handler(request):
         raise httpx.ConnectError("refused")
 
-    report = _store(handler).forget(TargetRef(id=7, name="t", kind="vllm", interval_s=15))
+    report = mock_prometheus_store(handler).forget(
+        TargetRef(id=7, name="t", kind="vllm", interval_s=15)
+    )
     assert (report.outcome, report.reason) == (Forgotten.KEPT, "ConnectError")
 
 
 @pytest.fixture
 def admin_api_off(monkeypatch):
-    store = RoutingStore(_store(lambda request: httpx.Response(503, json=ADMIN_OFF)), None)
+    store = RoutingStore(
+        mock_prometheus_store(lambda request: httpx.Response(503, json=ADMIN_OFF)), None
+    )
     monkeypatch.setattr(stores, "current", lambda: store)
 
 

@@ -183,3 +183,19 @@ def test_a_request_takes_the_leading_batches_that_fit_and_always_one(sizes, cap)
     assert taken >= 1
     assert taken == 1 or sum(sizes[:taken]) <= cap
     assert taken == len(sizes) or sum(sizes[: taken + 1]) > cap
+
+
+def test_a_busy_spool_takes_this_workers_samples_behind_its_own():
+    class BusySpool(ListSpool):
+        def replay(self, send, *, max_samples):
+            return Replayed(0, Outcome.BUSY)
+
+    spool, server = BusySpool(), Server()
+    spool.keep([_batch(3, 0)], max_samples=100)
+    buffer = RetryBuffer(max_samples=100, spool=spool)
+    buffer.add(_batch(2, 1))
+
+    assert not buffer.flush(server.send)
+    assert server.received == []
+    assert [b.ts.timestamp() for b in spool.batches] == [0, 1]
+    assert buffer.report() == WriteReport(written=0, pending=5, dropped=0, errors=())
