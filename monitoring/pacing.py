@@ -51,6 +51,11 @@ def missed_polls(gap_s: float, interval_s: float, factor: int = 1) -> int:
 _GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
 
 
+# A new or rescheduled target's first poll comes no later than this, whatever its interval (a
+# 1 h interval would otherwise show nothing for up to an hour).
+FIRST_POLL_WITHIN_S = 60
+
+
 def phase_s(target_id: int, interval_s: int) -> int:
     """Return the target's offset in its interval, in whole seconds (0 <= phase < interval)."""
     if interval_s <= 1:
@@ -92,6 +97,13 @@ def plan_slot(
     spacing = max(1, interval_s) * max(1, factor)
     if next_poll_at is None:
         slot = slot_at_or_after(now, interval_s, phase)
+        if slot - now > FIRST_POLL_WITHIN_S:
+            # A long interval: the first poll comes within a minute (spread by the same
+            # phase rule), the next one on the grid.
+            slot = math.floor(now) + phase_s(target_id, FIRST_POLL_WITHIN_S)
+            return SlotPlan(
+                slot=slot, next_poll_at=float(slot_at_or_after(slot + 1, interval_s, phase))
+            )
         return SlotPlan(slot=slot, next_poll_at=float(slot + spacing))
     slot = slot_at_or_after(next_poll_at, interval_s, phase)
     if slot + spacing <= now:

@@ -99,3 +99,19 @@ def test_a_late_target_keeps_its_grid_and_never_queues_a_backlog(
     if plan.slot is not None:
         assert plan.slot >= math.floor(now)
         assert plan.slot < now + max(TICK_S, interval_s)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    target_id=st.integers(min_value=1, max_value=10**7),
+    interval_s=st.sampled_from([120, 300, 3600]),
+    start=st.floats(min_value=1.7e9, max_value=1.8e9, allow_nan=False),
+)
+def test_a_long_interval_polls_first_within_a_minute_then_on_its_grid(target_id, interval_s, start):
+    mine = _run({target_id: interval_s}, start, rounds=4)[target_id]
+
+    assert mine[0] - start < pacing.FIRST_POLL_WITHIN_S + TICK_S
+    phase = pacing.phase_s(target_id, interval_s)
+    assert 0 < mine[1] - mine[0] <= interval_s
+    assert all(s % interval_s == phase for s in mine[1:])
+    assert all(b - a == interval_s for a, b in zip(mine[1:], mine[2:], strict=False))
