@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import OperationalError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -14,7 +15,11 @@ from monitoring import partitioning
 from monitoring.fleet import MINUTE_STEP_S, TICK_STEP_S, fleet_minute_rollup
 from monitoring.models import FleetSum, Rollup, RollupCursor, Sample
 
+logger = logging.getLogger(__name__)
+
 CURSOR = "samples"
+# How long dropping an expired sample partition may wait for the table's readers and writers.
+DROP_LOCK_TIMEOUT_MS = 2000
 # Samples are stored up to a poll's time limit after their timestamp: leave them that long.
 ROLLUP_GRACE = timedelta(minutes=2)
 MINUTE = timedelta(minutes=1)
@@ -139,6 +144,9 @@ def create_partitions(start: datetime, end: datetime, conn=connection) -> list[s
         name = conn.ops.quote_name(partition.name)
         with transaction.atomic(using=conn.alias), conn.cursor() as cursor:
             cursor.execute(f"CREATE TABLE {name} (LIKE {table} INCLUDING DEFAULTS)")
+            # No poll may add a row for that hour to the default partition between the move
+            # and the attach (the attach would fail); their writes wait a moment instead.
+            cursor.execute(f"LOCK TABLE {default} IN SHARE ROW EXCLUSIVE MODE")
             cursor.execute(
                 f"WITH moved AS (DELETE FROM {default} WHERE ts >= %s AND ts < %s RETURNING *)"
                 f" INSERT INTO {name} SELECT * FROM moved",
@@ -156,11 +164,18 @@ def drop_partitions(before: datetime, conn=connection) -> list[str]:
     """Drop the hourly sample partitions whose rows are all older than `before`."""
     dropped = []
     for partition in partitioning.to_drop(sample_partitions(conn), before):
-        with conn.cursor() as cursor:
-            # Within a transaction that wrote samples, their deferred foreign-key checks must run
-            # first (PostgreSQL refuses to drop a table with pending trigger events).
-            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
-            cursor.execute(f"DROP TABLE IF EXISTS {conn.ops.quote_name(partition.name)}")
+        try:
+            with transaction.atomic(using=conn.alias), conn.cursor() as cursor:
+                # Within a transaction that wrote samples, their deferred foreign-key checks
+                # must run first (PostgreSQL refuses to drop a table with pending trigger events).
+                cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+                # A drop locks the whole sample table: behind a long dashboard read every poll
+                # would queue behind it. Give up after a moment; the next run drops it.
+                cursor.execute(f"SET LOCAL lock_timeout = '{DROP_LOCK_TIMEOUT_MS}ms'")
+                cursor.execute(f"DROP TABLE IF EXISTS {conn.ops.quote_name(partition.name)}")
+        except OperationalError:
+            logger.info("sample partition %s busy: dropped at the next run", partition.name)
+            continue
         dropped.append(partition.name)
     return dropped
 

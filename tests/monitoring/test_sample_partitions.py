@@ -135,3 +135,18 @@ def test_retention_keeps_partitions_that_are_not_rolled_up_yet(make_target):
 
     assert result.partitions_dropped == 0
     assert Sample.objects.count() == 12
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_partition_a_reader_holds_is_dropped_at_a_later_run_not_waited_for():
+    import psycopg
+
+    from monitoring.retention import drop_partitions
+
+    create_partitions(START, START + timedelta(hours=1))
+    params = connection.get_connection_params()
+    params.pop("cursor_factory", None)
+    with psycopg.connect(**params) as reader:  # a long dashboard read of that hour
+        reader.execute(f"SELECT * FROM {_name(START)} LIMIT 1")
+        assert drop_partitions(START + timedelta(hours=1)) == []
+    assert drop_partitions(START + timedelta(hours=1)) == [_name(START)]
