@@ -87,9 +87,9 @@ def _with_database(url: str, name: str) -> str:
     return urlunsplit((parts.scheme, parts.netloc, f"/{name}", parts.query, parts.fragment))
 
 
-@pytest.mark.integration
-@pytest.mark.enable_socket
-def test_migrations_apply_from_empty_on_postgresql_and_reverse(tmp_path):
+@pytest.fixture
+def fresh_postgresql():
+    """The URL of a new, empty PostgreSQL database on DATABASE_URL's server (dropped after)."""
     if not DATABASE_URL.startswith(("postgres://", "postgresql://", "pgsql://")):
         pytest.fail("DATABASE_URL is not PostgreSQL: this test needs one (CI sets it).")
     import psycopg
@@ -99,7 +99,56 @@ def test_migrations_apply_from_empty_on_postgresql_and_reverse(tmp_path):
     with psycopg.connect(admin_url, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
     try:
-        _migrate_up_down_up(_with_database(DATABASE_URL, name), tmp_path)
+        yield _with_database(DATABASE_URL, name)
     finally:
         with psycopg.connect(admin_url, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.mark.integration
+@pytest.mark.enable_socket
+def test_migrations_apply_from_empty_on_postgresql_and_reverse(tmp_path, fresh_postgresql):
+    _migrate_up_down_up(fresh_postgresql, tmp_path)
+
+
+# An existing database with samples (recent, and older than the raw retention) before the
+# partitions, upgraded: every row is kept, ids too, and new polls write on.
+UPGRADE_WITH_SAMPLES = """
+from datetime import timedelta
+from django.core.management import call_command
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+from django.utils import timezone
+
+BEFORE = ("monitoring", "0015_spooled_writes")
+call_command("migrate", "monitoring", BEFORE[1], interactive=False, verbosity=0)
+old = MigrationExecutor(connection).loader.project_state(BEFORE).apps
+target = old.get_model("monitoring", "Target").objects.create(
+    name="old", kind="vllm", base_url="http://127.0.0.1:9"
+)
+now = timezone.now()
+OldSample = old.get_model("monitoring", "Sample")
+for hours in (1, 2, 100):  # the last one older than the 48 h raw retention
+    OldSample.objects.create(
+        target_id=target.pk, series="vllm.requests_running", labels="",
+        ts=now - timedelta(hours=hours), value=float(hours),
+    )
+before = list(OldSample.objects.order_by("id").values_list("id", "ts", "value"))
+call_command("migrate", interactive=False, verbosity=0)
+from monitoring.models import Sample
+after = list(Sample.objects.order_by("id").values_list("id", "ts", "value"))
+assert after == before, (before, after)
+Sample.objects.create(
+    target_id=target.pk, series="vllm.requests_running", labels="", ts=now, value=9
+)
+assert Sample.objects.count() == 4
+print("upgrade ok")
+"""
+
+
+@pytest.mark.integration
+@pytest.mark.enable_socket
+def test_an_existing_postgresql_database_with_samples_upgrades_to_partitions(
+    tmp_path, fresh_postgresql
+):
+    assert "upgrade ok" in _manage(fresh_postgresql, tmp_path, "shell", "-c", UPGRADE_WITH_SAMPLES)
