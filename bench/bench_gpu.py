@@ -19,7 +19,6 @@ DATABASE_URL points to one).
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -151,24 +150,10 @@ def _celery_rounds(ids: list[int], run_s: float = CELERY_S) -> None:
     connection.close()  # the worker writes; this process only reads afterwards
     load_before = os.getloadavg()[0]
     started = time.time()
-    worker = subprocess.Popen(
-        [
-            sys.executable, "-m", "celery", "-A", "config", "worker", "--beat",
-            "--concurrency", "4", "--loglevel", "WARNING",
-            "--schedule-filename", str(tmp / "celerybeat-schedule"),
-        ],
-        cwd=ROOT, env=env, start_new_session=True, stdout=subprocess.DEVNULL,
-        stderr=open(tmp / "worker.log", "w"),  # noqa: SIM115
-    )  # fmt: skip
-    try:
+    from tests.monitoring.integration.worker import celery_worker
+
+    with celery_worker(env, tmp, concurrency=4):  # beat inside, as deployed
         time.sleep(run_s)
-    finally:
-        os.killpg(worker.pid, signal.SIGTERM)
-        try:
-            worker.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(worker.pid, signal.SIGKILL)
-            worker.wait()
     load_after = os.getloadavg()[0]
     # The first interval is the warm-up (the worker starting, new targets finding their slot).
     window_from = started + 20 + INTERVAL_S

@@ -532,7 +532,7 @@ def schedule_due_targets(
     Return (target_id, slot, interval_s) of each; the slot is the unix second the poll is due
     (never before `now`): a redelivered poll of the same slot is skipped. Slots lie on each
     target's own grid (monitoring.pacing.plan_slot), so a fleet's polls are spread over the
-    interval instead of all due at one tick; a new target is queued for its first grid slot.
+    interval instead of all due at one tick; a new target is queued within a minute.
     """
     now = now or timezone.now()
     horizon = now + timedelta(seconds=lookahead_s)

@@ -157,14 +157,18 @@ class PrometheusStore:
     def _is_prometheus_2(self) -> bool | None:
         """Whether the server is Prometheus 2 (or Mimir 2, its engine), whose range selectors
         include their left end; VictoriaMetrics answers its build info empty, Prometheus 3
-        leaves the left end out. None (asked again next time) when it does not answer."""
+        leaves the left end out. None (asked again at the next read) only when the server does
+        not answer at all: one without build info (a 404, not JSON) is asked once."""
         try:
             response = self.client.get(
                 f"{self.query_url}/api/v1/status/buildinfo", timeout=self.timeout_s
             )
-            data = response.json().get("data") or {}
-        except (httpx.HTTPError, ValueError, AttributeError):
+        except httpx.HTTPError:
             return None
+        try:
+            data = response.json().get("data") or {}
+        except (ValueError, AttributeError):
+            return False
         return str(data.get("version", "")).startswith("2.")
 
     def query_range(self, expr: str, start_ms: int, end_ms: int, step_ms: int) -> Matrix:

@@ -82,3 +82,21 @@ def test_a_bucket_leaves_out_its_left_end_on_every_server(build, window, make_ta
     store = mock_prometheus_store(handler)
     store.fleet_sum(stores.refs([make_target()]), [KEY], END - timedelta(hours=1), END, 100)
     assert asked[-1].endswith(f"[{window}]))")
+
+
+def test_a_server_without_build_info_is_asked_once(make_target):
+    probes = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/status/buildinfo"):
+            probes.append(1)
+            return httpx.Response(404, text="404 page not found")
+        return httpx.Response(
+            200, json={"status": "success", "data": {"resultType": "matrix", "result": []}}
+        )
+
+    store = mock_prometheus_store(handler)
+    refs = stores.refs([make_target()])
+    for _ in range(3):
+        store.fleet_sum(refs, [KEY], END - timedelta(hours=1), END, 100)
+    assert probes == [1]
