@@ -3,30 +3,40 @@ remote write: what an operator runs once when switching MONITORING_SERIES_STORE 
 
 Rollups are copied for the minutes older than the oldest raw sample (one point a minute, the
 minute's average), then every raw sample, oldest first, so each series arrives in time order.
+
+The fleet's sums (FleetSum rows) go as the series the Prometheus store's scheduler tick writes
+(target `rw.FLEET`), so that the overview's fleet charts read them for the past as they will
+for the future: the tick rows, and the minute rows only for the minutes whose ticks retention
+has already deleted (a minute ending after the oldest tick is left out: its ticks cover it).
+Both streams are merged in time order, so one `--since` (the newest time sent) resumes both.
 """
 
 from __future__ import annotations
 
+import heapq
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
-from monitoring import stores
-from monitoring.models import Rollup, Sample, Target
+from monitoring import fleet, stores
+from monitoring.models import FleetSum, Rollup, Sample, Target
 from monitoring.scrape.series import freeze_labels, parse_series_id
 from monitoring.series import WriteBatch, WriteSample
+from monitoring.series import remote_write as rw
 from monitoring.series.buffer import RetryLater
 from monitoring.stores.prometheus import PrometheusStore
 
 RETRIES = 5
+CHUNK_ROWS = 5000
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CopyReport:
-    samples: int
+    samples: int  # the targets' samples (raw, and rollups)
     requests: int
     last: datetime | None  # the newest time copied: --since resumes from there
+    fleet_sums: int = 0  # FleetSum rows (ticks, and minutes older than them), one time each
 
 
 class CopyStopped(Exception):
@@ -54,11 +64,41 @@ def _rows(since: datetime | None, rollups: bool) -> Iterator[Row]:
         if oldest is not None:
             minutes = minutes.filter(minute__lt=oldest)
         yield from minutes.values_list("target_id", "series", "labels", "minute", "avg").iterator(
-            chunk_size=5000
+            chunk_size=CHUNK_ROWS
         )
     yield from raw.values_list("target_id", "series", "labels", "ts", "value").iterator(
-        chunk_size=5000
+        chunk_size=CHUNK_ROWS
     )
+
+
+def _fleet_rows(since: datetime | None, minutes: bool) -> Iterator[tuple[datetime, dict]]:
+    """The fleet's sums, oldest first: the minute rows of the minutes that ended before the
+    oldest tick (since `since`), then every tick."""
+    ticks = FleetSum.objects.filter(step_s=fleet.TICK_STEP_S).order_by("ts")
+    if since is not None:
+        ticks = ticks.filter(ts__gte=since)
+    oldest = ticks.values_list("ts", flat=True).first()
+    if minutes:
+        rows = FleetSum.objects.filter(step_s=fleet.MINUTE_STEP_S).order_by("ts")
+        if since is not None:
+            rows = rows.filter(ts__gte=since)
+        if oldest is not None:
+            rows = rows.filter(ts__lte=oldest - timedelta(seconds=fleet.MINUTE_STEP_S))
+        yield from rows.values_list("ts", "values").iterator(chunk_size=CHUNK_ROWS)
+    yield from ticks.values_list("ts", "values").iterator(chunk_size=CHUNK_ROWS)
+
+
+def _fleet_batches(rows: Iterator[tuple[datetime, dict]]) -> Iterator[WriteBatch]:
+    for ts, values in rows:
+        samples = tuple(
+            WriteSample(key, (), float(value)) for key, value in sorted((values or {}).items())
+        )
+        if samples:
+            yield WriteBatch(target=rw.FLEET, ts=ts, samples=samples)
+
+
+def _is_fleet(batch: WriteBatch) -> bool:
+    return batch.target.id == rw.FLEET.id
 
 
 def _batches(rows: Iterator[Row]) -> Iterator[WriteBatch]:
@@ -84,8 +124,8 @@ def copy_samples(
     request_samples: int = 5000,
     progress: Callable[[CopyReport], None] | None = None,
 ) -> CopyReport:
-    """Send every stored sample (since `since`) to `server`; raise CopyStopped, saying how far
-    it got, when the server keeps refusing or stays down."""
+    """Send every stored sample and fleet sum (since `since`) to `server`, in time order; raise
+    CopyStopped, saying how far it got, when the server keeps refusing or stays down."""
     report = CopyReport(samples=0, requests=0, last=None)
     chunk: list[WriteBatch] = []
 
@@ -102,7 +142,8 @@ def copy_samples(
             except Exception as exc:  # Refused: the server will not take these samples
                 raise CopyStopped(f"the server refused samples: {exc}", report) from None
         report = CopyReport(
-            samples=report.samples + sum(len(b) for b in chunk),
+            samples=report.samples + sum(len(b) for b in chunk if not _is_fleet(b)),
+            fleet_sums=report.fleet_sums + sum(1 for b in chunk if _is_fleet(b)),
             requests=report.requests + 1,
             last=chunk[-1].ts,
         )
@@ -110,7 +151,12 @@ def copy_samples(
         if progress is not None:
             progress(report)
 
-    for batch in _batches(_rows(since, rollups)):
+    batches = heapq.merge(
+        _batches(_rows(since, rollups)),
+        _fleet_batches(_fleet_rows(since, rollups)),
+        key=lambda b: b.ts,
+    )
+    for batch in batches:
         chunk.append(batch)
         if sum(len(b) for b in chunk) >= request_samples:
             send()

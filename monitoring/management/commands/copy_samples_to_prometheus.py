@@ -11,13 +11,14 @@ from django.utils.dateparse import parse_datetime
 
 from monitoring.series.buffer import RetryBuffer
 from monitoring.stores import prometheus_urls
-from monitoring.stores.copy import CopyStopped, copy_samples
+from monitoring.stores.copy import CopyReport, CopyStopped, copy_samples
 from monitoring.stores.prometheus import PrometheusStore
 
 
 class Command(BaseCommand):
     help = (
         "Copy every sample of ServePlan's own database (raw samples, and one-minute rollups "
+        "older than them) and the fleet's sums (the scheduler's ticks, and minute averages "
         "older than them) to the Prometheus-compatible server of MONITORING_PROMETHEUS_URL "
         "through remote write, oldest first. Run it once when switching "
         "MONITORING_SERIES_STORE to prometheus; the server must accept old samples "
@@ -29,7 +30,11 @@ class Command(BaseCommand):
         parser.add_argument(
             "--since", default="", help="copy samples from this time on (ISO 8601 with offset)"
         )
-        parser.add_argument("--no-rollups", action="store_true", help="copy raw samples only")
+        parser.add_argument(
+            "--no-rollups",
+            action="store_true",
+            help="copy raw samples and fleet ticks only (no minute averages)",
+        )
         parser.add_argument("--request-samples", type=int, default=5000)
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -53,9 +58,9 @@ class Command(BaseCommand):
             query_url=query_url, write_url=write_url, buffer=RetryBuffer(max_samples=1)
         )
 
-        def progress(report: Any) -> None:
-            if report.requests % 100 == 0:
-                self.stdout.write(f"{report.samples} samples sent, up to {report.last.isoformat()}")
+        def progress(report: CopyReport) -> None:
+            if report.requests % 100 == 0 and report.last is not None:
+                self.stdout.write(f"{_copied(report)} sent, up to {report.last.isoformat()}")
 
         try:
             report = copy_samples(
@@ -68,7 +73,9 @@ class Command(BaseCommand):
         except CopyStopped as exc:
             done = exc.report
             resume = f" (resume with --since {done.last.isoformat()})" if done.last else ""
-            raise CommandError(f"stopped after {done.samples} samples: {exc}{resume}") from None
-        self.stdout.write(
-            f"copied {report.samples} samples in {report.requests} requests to {write_url}"
-        )
+            raise CommandError(f"stopped after {_copied(done)}: {exc}{resume}") from None
+        self.stdout.write(f"copied {_copied(report)} in {report.requests} requests to {write_url}")
+
+
+def _copied(report: CopyReport) -> str:
+    return f"{report.samples} samples and {report.fleet_sums} fleet sums"
