@@ -19,8 +19,9 @@ COUNTERS: dict[str, str] = {
     "serveplan_alert_events": "Alert events, by transition (opened or resolved).",
     "serveplan_polls_missed": "Target polls that were due and never ran (expired, starved).",
     "serveplan_remote_write_samples": (
-        "Samples sent to the time-series server by remote write, by outcome (written, or"
-        " dropped: the retry buffer was full or the server refused them)."
+        "Samples sent to the time-series server by remote write, by outcome (written;"
+        " dropped: the retry buffer was full or the server refused them; target_deleted: not"
+        " sent, their target was deleted first)."
     ),
 }
 # name -> (help, bucket upper bounds in seconds)

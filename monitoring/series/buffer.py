@@ -1,6 +1,7 @@
 """A bounded retry buffer for remote write: while the server is down, polls keep their samples
 here and the next flush sends them, oldest first. Nothing is lost silently: a sample dropped
-because the buffer is full, or refused by the server, is counted (WriteReport).
+because the buffer is full, or refused by the server, is counted (WriteReport); so is one left
+out because its target was deleted meanwhile, apart, since nobody wants it any more.
 
 With a spool (a store outside this process, such as the database), what the server does not take
 is moved there at once, so a worker that is stopped or killed during an outage loses nothing: any
@@ -47,6 +48,14 @@ class Replayed:
     error: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class Kept:
+    """What a spool did not keep of the batches handed to it."""
+
+    dropped: int = 0  # samples deleted (the oldest spooled) to stay within the bound: lost
+    target_deleted: int = 0  # samples of targets deleted meanwhile: nowhere to go, not a loss
+
+
 def request_size(sizes: Iterable[int], max_samples: int) -> int:
     """Return how many leading batches of these sizes one request takes: as many as fit in
     `max_samples`, and always one."""
@@ -72,8 +81,9 @@ def send_once(send: Send, batches: Sequence[WriteBatch]) -> tuple[Outcome, str]:
 class Spool(Protocol):
     """Batches waiting beyond this process, oldest first, shared by every worker."""
 
-    def keep(self, batches: Sequence[WriteBatch], *, max_samples: int) -> int:
-        """Keep `batches`; drop the oldest beyond `max_samples` in all; return how many were."""
+    def keep(self, batches: Sequence[WriteBatch], *, max_samples: int) -> Kept:
+        """Keep `batches` (except those of targets deleted meanwhile); drop the oldest beyond
+        `max_samples` in all; say how many samples went for each reason."""
         ...
 
     def replay(self, send: Send, *, max_samples: int) -> Replayed | None:
@@ -113,7 +123,7 @@ class RetryBuffer:
         self.spool = spool
         self._spooled = 0
         self._batches: deque[WriteBatch] = deque()
-        self._pending = self._written = self._dropped = 0
+        self._pending = self._written = self._dropped = self._target_deleted = 0
         self._errors: deque[str] = deque(maxlen=MAX_ERRORS_KEPT)
         self._lock = threading.Lock()
 
@@ -190,12 +200,13 @@ class RetryBuffer:
     def _spill(self) -> None:
         """Move the batches in memory to the spool (which keeps its own bound)."""
         assert self.spool is not None
-        dropped = self.spool.keep(list(self._batches), max_samples=self.max_samples)
+        kept = self.spool.keep(list(self._batches), max_samples=self.max_samples)
         self._batches.clear()
         self._pending = 0
-        if dropped:
-            self._dropped += dropped
-            self._errors.append(f"buffer full: {dropped} samples dropped")
+        self._target_deleted += kept.target_deleted
+        if kept.dropped:
+            self._dropped += kept.dropped
+            self._errors.append(f"buffer full: {kept.dropped} samples dropped")
 
     def report(self) -> WriteReport:
         with self._lock:
@@ -203,5 +214,6 @@ class RetryBuffer:
                 written=self._written,
                 pending=self._pending + self._spooled,
                 dropped=self._dropped,
+                target_deleted=self._target_deleted,
                 errors=tuple(self._errors),
             )

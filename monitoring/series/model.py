@@ -178,4 +178,5 @@ class WriteReport:
     written: int = 0  # samples the server accepted
     pending: int = 0  # samples waiting for the server
     dropped: int = 0  # samples lost (buffer full, or refused by the server)
+    target_deleted: int = 0  # samples not sent: their target was deleted first (not lost)
     errors: Sequence[str] = field(default_factory=tuple)

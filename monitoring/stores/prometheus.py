@@ -43,6 +43,8 @@ logger = logging.getLogger(__name__)
 # Requests one flush may send: after an outage the backlog drains a few polls at a time, and
 # no poll waits for all of it (up to 20 x 5,000 samples per poll).
 MAX_REQUESTS_PER_FLUSH = 20
+# WriteReport's counts, each an `outcome` of serveplan_remote_write_samples.
+OUTCOMES = ("written", "dropped", "target_deleted")
 
 
 class PrometheusStore:
@@ -80,10 +82,11 @@ class PrometheusStore:
 
     def flush(self) -> bool:
         """Send what is pending; return True when nothing is left (also counts the outcome in
-        ServePlan's own /metrics: serveplan_remote_write_samples{outcome})."""
+        ServePlan's own /metrics: serveplan_remote_write_samples{outcome}; `target_deleted`
+        apart from `dropped`: those samples' target was deleted, nothing anyone wants is lost)."""
         done = self.buffer.flush(self.send, max_requests=MAX_REQUESTS_PER_FLUSH)
         report = self.buffer.report()
-        for outcome in ("written", "dropped"):
+        for outcome in OUTCOMES:
             delta = getattr(report, outcome) - getattr(self._reported, outcome)
             if delta:
                 opsmetrics.increment(
@@ -94,6 +97,11 @@ class PrometheusStore:
                 "remote write: %d samples lost so far (%s)",
                 report.dropped,
                 "; ".join(report.errors[-2:]),
+            )
+        if report.target_deleted > self._reported.target_deleted:
+            logger.info(
+                "remote write: %d samples of deleted targets not sent (not a loss)",
+                report.target_deleted - self._reported.target_deleted,
             )
         self._reported = report
         return done

@@ -18,7 +18,7 @@ from django.db.models import Sum
 from monitoring.models import SpooledWrite, Target
 from monitoring.series import TargetRef, WriteBatch, WriteSample
 from monitoring.series import remote_write as rw
-from monitoring.series.buffer import Outcome, Replayed, Send, request_size, send_once
+from monitoring.series.buffer import Kept, Outcome, Replayed, Send, request_size, send_once
 
 # pg_try_advisory_xact_lock's key for "a worker is sending the spool" (any constant of our own).
 REPLAY_LOCK_KEY = 0x5E12E_5900
@@ -55,7 +55,7 @@ def _oldest_first():
 
 
 class DatabaseSpool:
-    def keep(self, batches: Sequence[WriteBatch], *, max_samples: int) -> int:
+    def keep(self, batches: Sequence[WriteBatch], *, max_samples: int) -> Kept:
         rows = [
             SpooledWrite(
                 target_id=_target_id(b), polled_at=b.ts, sample_count=len(b), samples=_encoded(b)
@@ -67,9 +67,9 @@ class DatabaseSpool:
             # A batch of a target deleted meanwhile has nowhere to go: it is not kept.
             wanted = {r.target_id for r in rows} - {None}
             live = {None, *Target.objects.filter(pk__in=wanted).values_list("pk", flat=True)}
-            lost = sum(r.sample_count for r in rows if r.target_id not in live)
+            gone = sum(r.sample_count for r in rows if r.target_id not in live)
             SpooledWrite.objects.bulk_create([r for r in rows if r.target_id in live])
-            return lost + self._trim(max_samples)
+            return Kept(dropped=self._trim(max_samples), target_deleted=gone)
 
     def _trim(self, max_samples: int) -> int:
         """Delete the oldest rows beyond `max_samples` in all; return the samples deleted."""

@@ -6,13 +6,16 @@ from __future__ import annotations
 import math
 from datetime import UTC, datetime
 
+import httpx
 import pytest
 
+from core.models import OpsCounter
 from monitoring import services
 from monitoring.models import SpooledWrite
 from monitoring.series import TargetRef, WriteBatch, WriteSample
-from monitoring.series.buffer import Outcome, Refused, RetryLater
+from monitoring.series.buffer import Kept, Outcome, Refused, RetryBuffer, RetryLater
 from monitoring.stores.spool import DatabaseSpool
+from tests.monitoring.factories import mock_prometheus_store
 
 pytestmark = pytest.mark.django_db
 
@@ -44,7 +47,7 @@ def test_batches_come_back_as_they_went_in_oldest_first(make_target):
         ts=batches[0].ts,
         samples=(WriteSample("vllm.kv", (), math.nan), *batches[0].samples),
     )
-    assert spool.keep(batches, max_samples=100) == 0
+    assert spool.keep(batches, max_samples=100) == Kept()
     assert spool.pending() == 10
 
     replayed = spool.replay(server.send, max_samples=100)
@@ -81,7 +84,7 @@ def test_the_bound_drops_the_oldest_and_counts_them(make_target):
     target, spool = make_target(), DatabaseSpool()
     spool.keep([_batch(target, 10, s) for s in range(3)], max_samples=25)
     assert spool.pending() == 20
-    assert spool.keep([_batch(target, 10, 3)], max_samples=25) == 10
+    assert spool.keep([_batch(target, 10, 3)], max_samples=25) == Kept(dropped=10)
     assert sorted(SpooledWrite.objects.values_list("polled_at", flat=True)) == [
         datetime.fromtimestamp(s, tz=UTC) for s in (2, 3)
     ]
@@ -94,8 +97,42 @@ def test_a_deleted_targets_samples_never_reach_the_server(make_target):
     services.target_delete(target=gone)
     assert spool.pending() == 5
 
-    assert spool.keep([stale], max_samples=100) == 3
+    assert spool.keep([stale], max_samples=100) == Kept(target_deleted=3)
     assert spool.pending() == 5
+
+
+def test_the_bound_and_a_deleted_target_are_counted_apart(make_target):
+    gone, kept, spool = make_target(), make_target(), DatabaseSpool()
+    spool.keep([_batch(kept, 10, s) for s in range(2)], max_samples=25)
+    stale = _batch(gone, 3, 2)
+    services.target_delete(target=gone)
+
+    assert spool.keep([stale, _batch(kept, 10, 3)], max_samples=25) == Kept(
+        dropped=10, target_deleted=3
+    )
+    assert spool.pending() == 20
+
+
+def test_a_deleted_targets_samples_are_no_buffer_loss(make_target):
+    """The buffer and /metrics count them apart from the samples the bound dropped."""
+    gone, kept = make_target(), make_target()
+    store = mock_prometheus_store(lambda request: httpx.Response(503))
+    store.buffer = RetryBuffer(max_samples=10, spool=DatabaseSpool())
+    store.buffer.add(_batch(gone, 3, 1))
+    store.buffer.add(_batch(kept, 4, 2))
+    services.target_delete(target=gone)
+
+    assert not store.flush()  # the server is down: both batches go to the spool
+
+    report = store.write_report()
+    assert (report.pending, report.dropped, report.target_deleted) == (4, 0, 3)
+    assert not any("buffer full" in e for e in report.errors)
+    counts = dict(
+        OpsCounter.objects.filter(name="serveplan_remote_write_samples").values_list(
+            "labels", "value"
+        )
+    )
+    assert counts == {"outcome=target_deleted": 3.0}
 
 
 def test_the_fleets_sums_are_spooled_as_the_fleet(make_target):
@@ -107,7 +144,7 @@ def test_the_fleets_sums_are_spooled_as_the_fleet(make_target):
         ts=datetime.fromtimestamp(5, tz=UTC),
         samples=(WriteSample("vllm.requests_running", (), 7.0),),
     )
-    assert spool.keep([sums], max_samples=100) == 0
+    assert spool.keep([sums], max_samples=100) == Kept()
     spool.replay(server.send, max_samples=100)
     assert server.received == [sums]
 

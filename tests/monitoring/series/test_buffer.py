@@ -1,4 +1,5 @@
-"""The retry buffer: every sample handed to it is written, pending or counted as dropped."""
+"""The retry buffer: every sample handed to it is written, pending, counted as dropped, or
+counted apart as its target's (deleted meanwhile)."""
 
 from datetime import UTC, datetime
 
@@ -8,6 +9,7 @@ from hypothesis import strategies as st
 
 from monitoring.series import TargetRef, WriteBatch, WriteReport, WriteSample
 from monitoring.series.buffer import (
+    Kept,
     Outcome,
     Refused,
     Replayed,
@@ -20,9 +22,9 @@ from monitoring.series.buffer import (
 TARGET = TargetRef(id=1, name="t", kind="vllm", interval_s=15)
 
 
-def _batch(n: int, i: int = 0) -> WriteBatch:
+def _batch(n: int, i: int = 0, target: TargetRef = TARGET) -> WriteBatch:
     samples = tuple(WriteSample("poll.up", (("i", str(j)),), float(i)) for j in range(n))
-    return WriteBatch(target=TARGET, ts=datetime.fromtimestamp(i, tz=UTC), samples=samples)
+    return WriteBatch(target=target, ts=datetime.fromtimestamp(i, tz=UTC), samples=samples)
 
 
 class Server:
@@ -103,13 +105,23 @@ class ListSpool:
 
     def __init__(self) -> None:
         self.batches: list[WriteBatch] = []
+        self.deleted: set[int] = set()  # target ids
 
     def keep(self, batches, *, max_samples):
-        self.batches.extend(batches)
+        gone = sum(len(b) for b in batches if b.target.id in self.deleted)
+        self.batches.extend(b for b in batches if b.target.id not in self.deleted)
         dropped = 0
         while self.pending() > max_samples:
             dropped += len(self.batches.pop(0))
-        return dropped
+        return Kept(dropped=dropped, target_deleted=gone)
+
+    def delete_target(self, target_id: int) -> int:
+        """A target's deletion, which takes its spooled batches (the database's cascade);
+        return their samples."""
+        self.deleted.add(target_id)
+        cascaded = sum(len(b) for b in self.batches if b.target.id == target_id)
+        self.batches = [b for b in self.batches if b.target.id != target_id]
+        return cascaded
 
     def replay(self, send, *, max_samples):
         if not self.batches:
@@ -124,6 +136,9 @@ class ListSpool:
         return sum(len(b) for b in self.batches)
 
 
+TARGETS = [TargetRef(id=i, name=f"t{i}", kind="vllm", interval_s=15) for i in (1, 2, 3)]
+
+
 @settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(
@@ -131,6 +146,8 @@ class ListSpool:
             st.integers(1, 30),
             st.sampled_from(["up", "down", "refusing"]),
             st.booleans(),  # the worker is stopped after this poll (a new buffer takes over)
+            st.sampled_from(TARGETS),
+            st.booleans(),  # the target is deleted after this poll committed, before its send
         ),
         max_size=40,
     ),
@@ -140,22 +157,45 @@ class ListSpool:
 def test_with_a_spool_a_stopped_worker_loses_nothing(steps, capacity, max_requests):
     spool, server = ListSpool(), Server()
     buffer = RetryBuffer(max_samples=capacity, max_request_samples=50, spool=spool)
-    added = written = dropped = 0
-    for i, (size, state, stopped) in enumerate(steps):
+    added = written = dropped = target_deleted = cascaded = 0
+    for i, (size, state, stopped, target, deleted) in enumerate(steps):
         server.state = state
-        buffer.add(_batch(size, i))
-        added += size
+        if target.id not in spool.deleted:  # a deleted target polls no more
+            buffer.add(_batch(size, i, target))
+            added += size
+            if deleted:
+                cascaded += spool.delete_target(target.id)
         buffer.flush(server.send, max_requests=max_requests)
         assert not buffer._batches  # nothing waits in this process alone
         report = buffer.report()
         assert report.pending == spool.pending() <= capacity
-        assert written + report.written + report.pending + dropped + report.dropped == added
+        assert (
+            written + report.written + report.pending + dropped + report.dropped
+        ) + target_deleted + report.target_deleted + cascaded == added
         if stopped:
             written, dropped = written + report.written, dropped + report.dropped
+            target_deleted += report.target_deleted
             buffer = RetryBuffer(max_samples=capacity, max_request_samples=50, spool=spool)
     assert written + buffer.report().written == sum(len(b) for b in server.received)
     times = [b.ts for b in server.received]
     assert times == sorted(times)  # oldest first across workers too
+
+
+def test_a_deleted_targets_samples_are_counted_apart_from_the_full_buffer():
+    spool, server = ListSpool(), Server()
+    buffer = RetryBuffer(max_samples=10, spool=spool)
+    server.state = "down"
+    buffer.add(_batch(8, 0, TARGETS[0]))
+    buffer.flush(server.send)
+    buffer.add(_batch(3, 1, TARGETS[1]))  # its poll committed, then its target was deleted
+    buffer.add(_batch(4, 2, TARGETS[2]))
+    spool.delete_target(TARGETS[1].id)
+
+    buffer.flush(server.send)
+
+    report = buffer.report()
+    assert (report.pending, report.dropped, report.target_deleted) == (4, 8, 3)
+    assert [e for e in report.errors if "buffer full" in e] == ["buffer full: 8 samples dropped"]
 
 
 def test_a_new_worker_sends_what_a_stopped_one_spooled_before_its_own():
