@@ -100,7 +100,8 @@ def rollup_run(*, now: datetime | None = None) -> int:
 
 @dataclass(frozen=True, slots=True)
 class RetentionResult:
-    samples_deleted: int  # rows deleted one by one (SQLite; PostgreSQL's default partition)
+    # Rows deleted in batches (SQLite; PostgreSQL's default partition and an upgrade's legacy one).
+    samples_deleted: int
     rollups_deleted: int
     done: bool  # False when the batch bound stopped it: the next run continues
     partitions_dropped: int = 0  # PostgreSQL: whole hours of raw samples dropped
@@ -190,23 +191,28 @@ def partitions_run(*, now: datetime | None = None) -> list[str]:
     return create_partitions(partitioning.floor_hour(now), now + ahead)
 
 
-def _delete_default_batches(before: datetime, batch: int, budget: int) -> tuple[int, bool]:
-    """Delete rows older than `before` from the default partition, in batches."""
-    default = partitioning.DEFAULT_PARTITION
+def _delete_partition_batches(
+    names: list[str], before: datetime, batch: int, budget: int
+) -> tuple[int, bool]:
+    """Delete rows older than `before` from the partitions named (the default and legacy ones),
+    one after the other, in at most `budget` batches in all; return (rows deleted, done)."""
     bound = connection.ops.adapt_datetimefield_value(before)
+    pending = [connection.ops.quote_name(name) for name in names]
     deleted = 0
     for _ in range(budget):
+        if not pending:
+            break
         with connection.cursor() as cursor:
             cursor.execute(
-                f"DELETE FROM {default} WHERE ctid IN"
-                f" (SELECT ctid FROM {default} WHERE ts < %s LIMIT %s)",
+                f"DELETE FROM {pending[0]} WHERE ctid IN"
+                f" (SELECT ctid FROM {pending[0]} WHERE ts < %s LIMIT %s)",
                 [bound, batch],
             )
             count = cursor.rowcount
         deleted += count
         if count < batch:
-            return deleted, True
-    return deleted, False
+            pending.pop(0)
+    return deleted, not pending
 
 
 def _delete_batches(qs, batch: int, budget: int) -> tuple[int, bool]:
@@ -227,8 +233,9 @@ def retention_run(*, now: datetime | None = None) -> RetentionResult:
 
     On PostgreSQL (partitioned samples) raw samples go by the hour: every partition whose rows
     are all expired is dropped, so an expired row stays until its hour has expired too (up to
-    an hour past the retention); only the default partition's expired rows are deleted one by
-    one."""
+    an hour past the retention); only the expired rows of the default partition, and of the
+    legacy partition an upgraded database has until its cut-off expires too (it is dropped
+    then), are deleted in batches."""
     now = now or timezone.now()
     batch = settings.MONITORING_RETENTION_BATCH_ROWS
     budget = settings.MONITORING_RETENTION_MAX_BATCHES
@@ -239,7 +246,12 @@ def retention_run(*, now: datetime | None = None) -> RetentionResult:
         samples, samples_done = 0, True
     elif samples_partitioned():
         dropped = len(drop_partitions(min(raw_cutoff, cursor)))
-        samples, samples_done = _delete_default_batches(min(raw_cutoff, cursor), batch, budget)
+        samples, samples_done = _delete_partition_batches(
+            partitioning.deleted_by_rows(sample_partitions()),
+            min(raw_cutoff, cursor),
+            batch,
+            budget,
+        )
     else:
         samples, samples_done = _delete_batches(
             Sample.objects.filter(ts__lt=min(raw_cutoff, cursor)), batch, budget

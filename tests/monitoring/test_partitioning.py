@@ -35,3 +35,29 @@ def test_to_drop_lists_the_hours_whose_every_row_is_older_oldest_first():
     dropped = partitioning.to_drop(names, HOUR + timedelta(hours=1, minutes=59))
     assert [p.name for p in dropped] == ["monitoring_sample_p2026120123"]
     assert partitioning.to_drop(names, HOUR + timedelta(minutes=59)) == []
+
+
+def test_the_legacy_partition_of_an_upgrade_is_parsed_by_its_cut_off_and_has_no_lower_bound():
+    legacy = partitioning.legacy_partition(HOUR + timedelta(minutes=20))
+    assert legacy.name == "monitoring_sample_legacy_before2026120123"
+    assert (legacy.start, legacy.end, legacy.legacy) == (None, HOUR, True)
+    assert partitioning.parse(legacy.name) == legacy
+    assert not partitioning.partition_at(HOUR).legacy
+
+
+def test_no_hour_is_made_below_a_legacy_partitions_cut_off():
+    existing = {partitioning.legacy_partition(HOUR).name, partitioning.DEFAULT_PARTITION}
+    made = partitioning.to_create(existing, HOUR - timedelta(hours=3), HOUR + timedelta(hours=2))
+    assert [p.start for p in made] == [HOUR, HOUR + timedelta(hours=1)]
+    assert partitioning.to_create(existing, HOUR - timedelta(hours=3), HOUR) == []
+
+
+def test_the_legacy_partition_is_dropped_once_its_cut_off_is_past_and_deleted_by_rows_until():
+    legacy = partitioning.legacy_partition(HOUR).name
+    hourly = partitioning.partition_at(HOUR).name
+    existing = {legacy, hourly, partitioning.DEFAULT_PARTITION}
+    assert partitioning.to_drop(existing, HOUR - timedelta(minutes=1)) == []
+    dropped = partitioning.to_drop(existing, HOUR + timedelta(hours=1))
+    assert [p.name for p in dropped] == [legacy, hourly]
+    assert partitioning.deleted_by_rows(existing) == [partitioning.DEFAULT_PARTITION, legacy]
+    assert partitioning.deleted_by_rows({hourly}) == []

@@ -150,3 +150,46 @@ def test_a_partition_a_reader_holds_is_dropped_at_a_later_run_not_waited_for():
         reader.execute(f"SELECT * FROM {_name(START)} LIMIT 1")
         assert drop_partitions(START + timedelta(hours=1)) == []
     assert drop_partitions(START + timedelta(hours=1)) == [_name(START)]
+
+
+def _attach_legacy(cut_off: datetime) -> str:
+    """A legacy partition as an upgrade leaves it: a plain table of every row before `cut_off`."""
+    legacy = partitioning.legacy_partition(cut_off)
+    with connection.cursor() as cursor:
+        cursor.execute(f"CREATE TABLE {legacy.name} (LIKE monitoring_sample INCLUDING DEFAULTS)")
+        cursor.execute(
+            f"ALTER TABLE monitoring_sample ATTACH PARTITION {legacy.name}"
+            " FOR VALUES FROM (MINVALUE) TO (%s)",
+            [cut_off],
+        )
+    return legacy.name
+
+
+def test_retention_deletes_a_legacy_partitions_expired_rows_in_batches_then_drops_it(
+    make_target, settings
+):
+    settings.MONITORING_RAW_RETENTION_H = 48
+    settings.MONITORING_RETENTION_BATCH_ROWS = 4
+    settings.MONITORING_RETENTION_MAX_BATCHES = 2
+    target = make_target()
+    legacy = _attach_legacy(START)
+    # Maintenance makes no hour the legacy partition covers, only those from its cut-off.
+    assert create_partitions(START - timedelta(hours=2), START + timedelta(hours=1)) == [
+        _name(START)
+    ]
+    write_series(target, "x", start=START - timedelta(hours=2), step_s=600, count=18)
+    assert _count(legacy) == 12
+    RollupCursor.objects.create(name="samples", rolled_up_to=START + timedelta(hours=3))
+    now = START + timedelta(hours=47)  # cutoff 11:00: the first 6 legacy rows (10:00-11:00)
+
+    first = retention_run(now=now)  # a batch finds the default partition empty, one takes 4
+    second = retention_run(now=now)
+
+    assert (first.samples_deleted, first.done, first.partitions_dropped) == (4, False, 0)
+    assert (second.samples_deleted, second.done) == (2, True)
+    assert _count(legacy) == 6
+    last = retention_run(now=START + timedelta(hours=48))
+    assert last.partitions_dropped == 1
+    assert legacy not in sample_partitions()
+    assert Sample.objects.count() == 6  # the hour after the cut-off, in its own partition
+    assert _count(_name(START)) == 6
