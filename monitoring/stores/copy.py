@@ -151,15 +151,20 @@ def copy_samples(
         if progress is not None:
             progress(report)
 
-    batches = heapq.merge(
-        _batches(_rows(since, rollups)),
-        _fleet_batches(_fleet_rows(since, rollups)),
-        key=lambda b: b.ts,
-    )
-    for batch in batches:
-        chunk.append(batch)
-        if sum(len(b) for b in chunk) >= request_samples:
+    # Each stream reads through a server-side cursor on PostgreSQL: a copy that stops closes
+    # them at once, not whenever the garbage collector finalizes the generators (which can be
+    # in the middle of another query of the same connection).
+    streams = [_rows(since, rollups), _fleet_rows(since, rollups)]
+    try:
+        for batch in heapq.merge(
+            _batches(streams[0]), _fleet_batches(streams[1]), key=lambda b: b.ts
+        ):
+            chunk.append(batch)
+            if sum(len(b) for b in chunk) >= request_samples:
+                send()
+        if chunk:
             send()
-    if chunk:
-        send()
+    finally:
+        for stream in streams:
+            stream.close()
     return report
