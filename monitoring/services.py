@@ -32,7 +32,7 @@ from monitoring.scrape import keys
 from monitoring.scrape.errors import ScrapeError
 from monitoring.scrape.fetch import check_url, guard
 from monitoring.scrape.series import series_id
-from monitoring.series import ForgetReport, Forgotten, WriteBatch, WriteSample
+from monitoring.series import ForgetReport, Forgotten, TargetRef, WriteBatch, WriteSample
 
 logger = logging.getLogger(__name__)
 
@@ -226,10 +226,29 @@ def ttft_rule_sync(*, target: Target) -> None:
 
 def target_delete(*, target: Target) -> ForgetReport:
     """Delete a target with its samples, rollups, rules and events, then its series on a
-    time-series server (the report says if the server kept them, and how to delete them)."""
+    time-series server (the report says if the server kept them, and how to delete them).
+
+    A poll that committed just before the delete may still have one request under way to the
+    server, which would bring back that poll's series: the series are deleted once more when
+    it must have arrived (the store's `again_after_s`; monitoring.forget_series)."""
     ref = stores.ref(target)
     with transaction.atomic():
         target.delete()
+    report = _forget(ref)
+    if report.again_after_s is not None:
+        transaction.on_commit(lambda: _forget_later(ref, report))
+    return report
+
+
+def deleted_target_forget(*, ref: TargetRef) -> ForgetReport | None:
+    """Delete a deleted target's series on the time-series server again (None: the target
+    exists, its series are never deleted)."""
+    if Target.objects.filter(pk=ref.id).exists():
+        return None
+    return _forget(ref)
+
+
+def _forget(ref: TargetRef) -> ForgetReport:
     report = stores.current().forget(ref)
     if report.outcome is Forgotten.KEPT:
         logger.warning(
@@ -239,6 +258,24 @@ def target_delete(*, target: Target) -> ForgetReport:
             report.reason,
         )
     return report
+
+
+def _forget_later(ref: TargetRef, report: ForgetReport) -> None:
+    from monitoring import tasks
+
+    try:
+        tasks.forget_series.apply_async(
+            kwargs={"target_id": ref.id, "name": ref.name, "kind": ref.kind},
+            countdown=report.again_after_s,
+        )
+    except Exception:  # the broker is down: the delete itself is done
+        logger.warning(
+            "target %s deleted; its series could not be queued for a second delete: a poll"
+            " under way may have sent them again (delete %s by hand if they are back)",
+            ref.name,
+            report.selector,
+            exc_info=True,
+        )
 
 
 # --- alert rules ----------------------------------------------------------------------------

@@ -7,6 +7,9 @@
 - `monitoring.maintain` (beat, every minute) rolls up raw samples and enforces retention in
   bounded batches.
 - `monitoring.deliver_webhook` posts one event transition to its rule's webhook.
+- `monitoring.forget_series` deletes a deleted target's series on the time-series server once
+  more, after the last write that was under way at its deletion (monitoring.services.
+  target_delete).
 """
 
 from __future__ import annotations
@@ -34,7 +37,8 @@ from monitoring.polling import OVERDUE_SERIES, PollReport, poll, record_failure
 from monitoring.retention import partitions_run, retention_run, rollup_run
 from monitoring.scrape.errors import ScrapeError
 from monitoring.scrape.fetch import check_url, guard
-from monitoring.services import poll_record_failure, schedule_due_targets
+from monitoring.series import TargetRef
+from monitoring.services import deleted_target_forget, poll_record_failure, schedule_due_targets
 from monitoring.webhooks import SIGNATURE_HEADER, webhook_signature
 
 logger = logging.getLogger(__name__)
@@ -43,6 +47,7 @@ SCHEDULE_POLLS = "monitoring.schedule_polls"
 POLL_TARGET = "monitoring.poll_target"
 MAINTAIN = "monitoring.maintain"
 DELIVER_WEBHOOK = "monitoring.deliver_webhook"
+FORGET_SERIES = "monitoring.forget_series"
 SCHEDULER_INTERVAL_S = 5.0
 POLL_SOFT_TIME_LIMIT_S = 30
 # Beyond the fetch budget, a poll needs time to store its samples and evaluate alerts.
@@ -311,3 +316,10 @@ def deliver_webhook(self, *, event_id: int, transition: str) -> None:
         raise self.retry(countdown=2 ** (self.request.retries + 1))
     if status >= 400:
         logger.warning("webhook of rule %s answered %s", event.rule_id, status)
+
+
+@shared_task(name=FORGET_SERIES, ignore_result=True, acks_late=True, soft_time_limit=30)
+def forget_series(*, target_id: int, name: str, kind: str) -> None:
+    """Delete a deleted target's series again (a poll that committed just before the delete
+    may have sent one request after the first deletion)."""
+    deleted_target_forget(ref=TargetRef(id=target_id, name=name, kind=kind, interval_s=0))

@@ -25,10 +25,23 @@ class RetryLater(Exception):
 
 
 class Refused(Exception):
-    """The server refused the samples for good (4xx): retrying cannot help, count them lost."""
+    """The server refused the samples for good (4xx): retrying cannot help, count them lost
+    (except `target_deleted` of them, which the sender had left out of the request)."""
+
+    def __init__(self, message: str, *, target_deleted: int = 0) -> None:
+        super().__init__(message)
+        self.target_deleted = target_deleted
 
 
-Send = Callable[[Sequence[WriteBatch]], None]
+@dataclass(frozen=True, slots=True)
+class LeftOut:
+    """What a sender did not put in the request it sent (None from a sender: nothing)."""
+
+    target_deleted: int = 0  # samples whose target was deleted before the request left
+
+
+# Send one request of these batches; raise RetryLater or Refused when the server did not take it.
+Send = Callable[[Sequence[WriteBatch]], LeftOut | None]
 MAX_ERRORS_KEPT = 5
 
 
@@ -40,12 +53,19 @@ class Outcome(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class Replayed:
-    """What became of the oldest spooled samples handed to the server in one request."""
+class Sent:
+    """What became of samples handed to the server in one request (the oldest spooled ones,
+    for a spool's replay)."""
 
-    samples: int
+    samples: int  # every sample handed over, `target_deleted` included
     outcome: Outcome
     error: str = ""
+    target_deleted: int = 0  # left out of the request: their target was deleted first
+
+    @property
+    def offered(self) -> int:
+        """The samples the request carried (written, or refused, as `outcome` says)."""
+        return self.samples - self.target_deleted
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,15 +87,16 @@ def request_size(sizes: Iterable[int], max_samples: int) -> int:
     return taken
 
 
-def send_once(send: Send, batches: Sequence[WriteBatch]) -> tuple[Outcome, str]:
-    """Send one request; return what became of it and the server's reason if not written."""
+def send_once(send: Send, batches: Sequence[WriteBatch]) -> Sent:
+    """Send one request; say what became of it, with the server's reason if not written."""
+    samples = sum(map(len, batches))
     try:
-        send(batches)
-    except RetryLater as exc:
-        return Outcome.RETRY, str(exc)
+        left_out = send(batches) or LeftOut()
+    except RetryLater as exc:  # nothing was taken: every batch is still pending
+        return Sent(samples, Outcome.RETRY, str(exc))
     except Refused as exc:
-        return Outcome.DROPPED, str(exc)
-    return Outcome.WRITTEN, ""
+        return Sent(samples, Outcome.DROPPED, str(exc), exc.target_deleted)
+    return Sent(samples, Outcome.WRITTEN, "", left_out.target_deleted)
 
 
 class Spool(Protocol):
@@ -86,7 +107,7 @@ class Spool(Protocol):
         `max_samples` in all; say how many samples went for each reason."""
         ...
 
-    def replay(self, send: Send, *, max_samples: int) -> Replayed | None:
+    def replay(self, send: Send, *, max_samples: int) -> Sent | None:
         """Send the oldest batches (up to `max_samples`, at least one batch) once, and forget
         them unless the server asked to retry; BUSY, sending nothing, while another worker
         sends them; None when nothing is spooled."""
@@ -166,36 +187,34 @@ class RetryBuffer:
                 return True
             if replayed.outcome is Outcome.BUSY:
                 return False  # this worker's own samples queue behind the spooled ones
-            if replayed.outcome is Outcome.WRITTEN:
-                self._written += replayed.samples
-            elif replayed.outcome is Outcome.DROPPED:
-                self._count_refused(replayed.samples, replayed.error)
-            else:
+            if replayed.outcome is Outcome.RETRY:
                 self._errors.append(replayed.error)
                 return False
+            self._count(replayed)
         return False
 
     def _send_memory(self, send: Send, budget: _Budget) -> bool:
         while self._batches and budget.spend():
             taken = request_size(map(len, self._batches), self.max_request_samples)
             chunk = [self._batches[i] for i in range(taken)]
-            count = sum(map(len, chunk))
-            outcome, reason = send_once(send, chunk)
-            if outcome is Outcome.RETRY:
-                self._errors.append(reason)
+            sent = send_once(send, chunk)
+            if sent.outcome is Outcome.RETRY:
+                self._errors.append(sent.error)
                 return False
-            if outcome is Outcome.DROPPED:
-                self._count_refused(count, reason)
-            else:
-                self._written += count
+            self._count(sent)
             for _ in chunk:
                 self._batches.popleft()
-            self._pending -= count
+            self._pending -= sent.samples
         return not self._batches
 
-    def _count_refused(self, samples: int, reason: str) -> None:
-        self._dropped += samples
-        self._errors.append(f"refused, {samples} samples dropped: {reason}")
+    def _count(self, sent: Sent) -> None:
+        """Count a request the server took or refused for good."""
+        self._target_deleted += sent.target_deleted
+        if sent.outcome is Outcome.WRITTEN:
+            self._written += sent.offered
+        elif sent.offered:
+            self._dropped += sent.offered
+            self._errors.append(f"refused, {sent.offered} samples dropped: {sent.error}")
 
     def _spill(self) -> None:
         """Move the batches in memory to the spool (which keeps its own bound)."""

@@ -169,6 +169,9 @@ class ForgetReport:
     outcome: Forgotten
     selector: str = ""  # the series, as a PromQL selector, for deleting them by hand
     reason: str = ""
+    # Delete them once more this long after the target's deletion: a write already under way
+    # may still reach the server (None: nothing can arrive late, e.g. rows deleted with it).
+    again_after_s: float | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

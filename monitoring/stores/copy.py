@@ -24,7 +24,7 @@ from monitoring.models import FleetSum, Rollup, Sample, Target
 from monitoring.scrape.series import freeze_labels, parse_series_id
 from monitoring.series import WriteBatch, WriteSample
 from monitoring.series import remote_write as rw
-from monitoring.series.buffer import RetryLater
+from monitoring.series.buffer import LeftOut, RetryLater
 from monitoring.stores.prometheus import PrometheusStore
 
 RETRIES = 5
@@ -131,9 +131,10 @@ def copy_samples(
 
     def send() -> None:
         nonlocal report
+        left_out = LeftOut()
         for attempt in range(RETRIES):
             try:
-                server.send(chunk)
+                left_out = server.send(chunk) or left_out
                 break
             except RetryLater as exc:
                 if attempt == RETRIES - 1:
@@ -142,7 +143,9 @@ def copy_samples(
             except Exception as exc:  # Refused: the server will not take these samples
                 raise CopyStopped(f"the server refused samples: {exc}", report) from None
         report = CopyReport(
-            samples=report.samples + sum(len(b) for b in chunk if not _is_fleet(b)),
+            samples=report.samples
+            + sum(len(b) for b in chunk if not _is_fleet(b))
+            - left_out.target_deleted,  # a target deleted meanwhile
             fleet_sums=report.fleet_sums + sum(1 for b in chunk if _is_fleet(b)),
             requests=report.requests + 1,
             last=chunk[-1].ts,

@@ -35,14 +35,21 @@ from monitoring.series import (
     promql,
 )
 from monitoring.series import remote_write as rw
-from monitoring.series.buffer import Refused, RetryBuffer, RetryLater
+from monitoring.series.buffer import LeftOut, Refused, RetryBuffer, RetryLater
 from monitoring.stores.promql_range import Grid, Matrix, bucketed, ms, read, result
+from monitoring.stores.spool import live_batches
 
 logger = logging.getLogger(__name__)
 
 # Requests one flush may send: after an outage the backlog drains a few polls at a time, and
 # no poll waits for all of it (up to 20 x 5,000 samples per poll).
 MAX_REQUESTS_PER_FLUSH = 20
+# How long after a target's deletion one of its writes can still reach the server: every
+# request leaves out the targets deleted by then (send), so only one request that left just
+# before can, and httpx bounds each of its phases (pool wait, connect, write, read) by the
+# timeout. forget() asks for a second delete after that, with a margin for a busy machine.
+REQUEST_PHASES = 4
+FORGET_AGAIN_MARGIN_S = 5.0
 # WriteReport's counts, each an `outcome` of serveplan_remote_write_samples.
 OUTCOMES = ("written", "dropped", "target_deleted")
 
@@ -106,11 +113,18 @@ class PrometheusStore:
         self._reported = report
         return done
 
-    def send(self, batches: Sequence[WriteBatch]) -> None:
+    def send(self, batches: Sequence[WriteBatch]) -> LeftOut:
+        """Send one request, without the batches of targets deleted meanwhile (a poll that
+        committed just before its target was deleted would bring its series back after
+        forget() deleted them: see forget_again_s for the one request already under way)."""
+        live = live_batches(batches)
+        gone = live.target_deleted
+        if not live.batches:
+            return LeftOut(target_deleted=gone)
         try:
             response = self.client.post(
                 self.write_url,
-                content=rw.encode(batches),
+                content=rw.encode(live.batches),
                 headers=rw.HEADERS,
                 timeout=self.timeout_s,
             )
@@ -119,7 +133,10 @@ class PrometheusStore:
         if response.status_code == 429 or response.status_code >= 500:
             raise RetryLater(f"HTTP {response.status_code}")
         if response.status_code >= 400:
-            raise Refused(f"HTTP {response.status_code}: {response.text[:200]}")
+            raise Refused(
+                f"HTTP {response.status_code}: {response.text[:200]}", target_deleted=gone
+            )
+        return LeftOut(target_deleted=gone)
 
     def write_report(self) -> WriteReport:
         return self.buffer.report()
@@ -141,7 +158,14 @@ class PrometheusStore:
         if response.status_code >= 300:
             reason = f"HTTP {response.status_code}: {response.text[:200].strip()}"
             return ForgetReport(outcome=Forgotten.KEPT, selector=selector, reason=reason)
-        return ForgetReport(outcome=Forgotten.DELETED, selector=selector)
+        return ForgetReport(
+            outcome=Forgotten.DELETED, selector=selector, again_after_s=self.forget_again_s
+        )
+
+    @property
+    def forget_again_s(self) -> float:
+        """The longest a write that left before a target's deletion may take to arrive."""
+        return REQUEST_PHASES * self.timeout_s + FORGET_AGAIN_MARGIN_S
 
     # --- reads ---------------------------------------------------------------------------
 

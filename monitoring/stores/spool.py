@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from django.db import connection, transaction
 from django.db.models import Sum
@@ -18,7 +19,7 @@ from django.db.models import Sum
 from monitoring.models import SpooledWrite, Target
 from monitoring.series import TargetRef, WriteBatch, WriteSample
 from monitoring.series import remote_write as rw
-from monitoring.series.buffer import Kept, Outcome, Replayed, Send, request_size, send_once
+from monitoring.series.buffer import Kept, Outcome, Send, Sent, request_size, send_once
 
 # pg_try_advisory_xact_lock's key for "a worker is sending the spool" (any constant of our own).
 REPLAY_LOCK_KEY = 0x5E12E_5900
@@ -50,26 +51,40 @@ def _target_id(batch: WriteBatch) -> int | None:
     return None if batch.target.id == rw.FLEET.id else batch.target.id
 
 
+@dataclass(frozen=True, slots=True)
+class Live:
+    batches: list[WriteBatch]  # those whose target still exists (the fleet's always does)
+    target_deleted: int  # the samples of the others: a target deleted meanwhile
+
+
+def live_batches(batches: Sequence[WriteBatch]) -> Live:
+    """Split off the batches of targets deleted meanwhile: they have nowhere to go."""
+    wanted = {b.target.id for b in batches} - {rw.FLEET.id}
+    live = {rw.FLEET.id}
+    if wanted:
+        live.update(Target.objects.filter(pk__in=wanted).values_list("pk", flat=True))
+    kept = [b for b in batches if b.target.id in live]
+    return Live(kept, sum(map(len, batches)) - sum(map(len, kept)))
+
+
 def _oldest_first():
     return SpooledWrite.objects.order_by("polled_at", "id")
 
 
 class DatabaseSpool:
     def keep(self, batches: Sequence[WriteBatch], *, max_samples: int) -> Kept:
-        rows = [
-            SpooledWrite(
-                target_id=_target_id(b), polled_at=b.ts, sample_count=len(b), samples=_encoded(b)
-            )
-            for b in batches
-            if len(b)
-        ]
         with transaction.atomic():
-            # A batch of a target deleted meanwhile has nowhere to go: it is not kept.
-            wanted = {r.target_id for r in rows} - {None}
-            live = {None, *Target.objects.filter(pk__in=wanted).values_list("pk", flat=True)}
-            gone = sum(r.sample_count for r in rows if r.target_id not in live)
-            SpooledWrite.objects.bulk_create([r for r in rows if r.target_id in live])
-            return Kept(dropped=self._trim(max_samples), target_deleted=gone)
+            live = live_batches([b for b in batches if len(b)])
+            SpooledWrite.objects.bulk_create(
+                SpooledWrite(
+                    target_id=_target_id(b),
+                    polled_at=b.ts,
+                    sample_count=len(b),
+                    samples=_encoded(b),
+                )
+                for b in live.batches
+            )
+            return Kept(dropped=self._trim(max_samples), target_deleted=live.target_deleted)
 
     def _trim(self, max_samples: int) -> int:
         """Delete the oldest rows beyond `max_samples` in all; return the samples deleted."""
@@ -85,7 +100,7 @@ class DatabaseSpool:
         SpooledWrite.objects.filter(pk__in=doomed).delete()
         return dropped
 
-    def replay(self, send: Send, *, max_samples: int) -> Replayed | None:
+    def replay(self, send: Send, *, max_samples: int) -> Sent | None:
         if connection.vendor != "postgresql":
             # SQLite would hold its one write lock, the whole database's, for the send: no
             # transaction (two workers on SQLite may send a row twice; servers keep one copy).
@@ -94,19 +109,18 @@ class DatabaseSpool:
             with connection.cursor() as cursor:
                 cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [REPLAY_LOCK_KEY])
                 if not cursor.fetchone()[0]:
-                    return Replayed(0, Outcome.BUSY)
+                    return Sent(0, Outcome.BUSY)
             return self._replay_oldest(send, max_samples)
 
-    def _replay_oldest(self, send: Send, max_samples: int) -> Replayed | None:
+    def _replay_oldest(self, send: Send, max_samples: int) -> Sent | None:
         claimed = list(_oldest_first().select_related("target")[:MAX_ROWS_PER_REPLAY])
         rows = claimed[: request_size((r.sample_count for r in claimed), max_samples)]
         if not rows:
             return None
-        size = sum(row.sample_count for row in rows)
-        outcome, reason = send_once(send, [_decoded(row) for row in rows])
-        if outcome is not Outcome.RETRY:  # written, or refused for good: done with them
+        sent = send_once(send, [_decoded(row) for row in rows])
+        if sent.outcome is not Outcome.RETRY:  # written, or refused for good: done with them
             SpooledWrite.objects.filter(pk__in=[row.pk for row in rows]).delete()
-        return Replayed(size, outcome, reason)
+        return sent
 
     def pending(self) -> int:
         return SpooledWrite.objects.aggregate(n=Sum("sample_count"))["n"] or 0

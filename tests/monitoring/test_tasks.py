@@ -23,6 +23,7 @@ def test_task_names_are_pinned():
     assert tasks.poll_target.name == "monitoring.poll_target"
     assert tasks.maintain.name == "monitoring.maintain"
     assert tasks.deliver_webhook.name == "monitoring.deliver_webhook"
+    assert tasks.forget_series.name == "monitoring.forget_series"
 
 
 def test_beat_runs_the_scheduler_every_5_s_and_maintenance_every_minute():

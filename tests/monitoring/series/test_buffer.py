@@ -10,11 +10,12 @@ from hypothesis import strategies as st
 from monitoring.series import TargetRef, WriteBatch, WriteReport, WriteSample
 from monitoring.series.buffer import (
     Kept,
+    LeftOut,
     Outcome,
     Refused,
-    Replayed,
     RetryBuffer,
     RetryLater,
+    Sent,
     request_size,
     send_once,
 )
@@ -28,16 +29,24 @@ def _batch(n: int, i: int = 0, target: TargetRef = TARGET) -> WriteBatch:
 
 
 class Server:
+    """A server behind a sender that leaves out the batches of `deleted` targets."""
+
     def __init__(self) -> None:
         self.state = "up"
         self.received: list[WriteBatch] = []
+        self.deleted: set[int] = set()  # target ids
 
     def send(self, batches):
+        live = [b for b in batches if b.target.id not in self.deleted]
+        gone = sum(map(len, batches)) - sum(map(len, live))
+        if not live:
+            return LeftOut(target_deleted=gone)
         if self.state == "down":
             raise RetryLater("connection refused")
         if self.state == "refusing":
-            raise Refused("HTTP 400")
-        self.received.extend(batches)
+            raise Refused("HTTP 400", target_deleted=gone)
+        self.received.extend(live)
+        return LeftOut(target_deleted=gone)
 
 
 @settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -127,10 +136,10 @@ class ListSpool:
         if not self.batches:
             return None
         rows = self.batches[: request_size(map(len, self.batches), max_samples)]
-        outcome, reason = send_once(send, rows)
-        if outcome is not Outcome.RETRY:
+        sent = send_once(send, rows)
+        if sent.outcome is not Outcome.RETRY:
             del self.batches[: len(rows)]
-        return Replayed(sum(map(len, rows)), outcome, reason)
+        return sent
 
     def pending(self):
         return sum(len(b) for b in self.batches)
@@ -165,6 +174,7 @@ def test_with_a_spool_a_stopped_worker_loses_nothing(steps, capacity, max_reques
             added += size
             if deleted:
                 cascaded += spool.delete_target(target.id)
+                server.deleted.add(target.id)
         buffer.flush(server.send, max_requests=max_requests)
         assert not buffer._batches  # nothing waits in this process alone
         report = buffer.report()
@@ -198,6 +208,25 @@ def test_a_deleted_targets_samples_are_counted_apart_from_the_full_buffer():
     assert [e for e in report.errors if "buffer full" in e] == ["buffer full: 8 samples dropped"]
 
 
+@pytest.mark.parametrize(
+    ("state", "written", "dropped"), [("up", 4, 0), ("refusing", 0, 4), ("down", 0, 0)]
+)
+def test_what_the_sender_leaves_out_for_a_deleted_target_is_no_loss(state, written, dropped):
+    buffer, server = RetryBuffer(max_samples=100), Server()
+    buffer.add(_batch(3, 0, TARGETS[1]))  # its poll committed, then its target was deleted
+    buffer.add(_batch(4, 1, TARGETS[2]))
+    server.deleted.add(TARGETS[1].id)
+    server.state = state
+
+    buffer.flush(server.send)
+
+    report = buffer.report()
+    deleted = 0 if state == "down" else 3  # a request not taken leaves everything pending
+    assert (report.written, report.dropped, report.target_deleted) == (written, dropped, deleted)
+    assert report.pending == 7 - written - dropped - deleted
+    assert not any("3 samples" in e or "7 samples" in e for e in report.errors)
+
+
 def test_a_new_worker_sends_what_a_stopped_one_spooled_before_its_own():
     spool, server = ListSpool(), Server()
     first = RetryBuffer(max_samples=1000, spool=spool)
@@ -228,7 +257,7 @@ def test_a_request_takes_the_leading_batches_that_fit_and_always_one(sizes, cap)
 def test_a_busy_spool_takes_this_workers_samples_behind_its_own():
     class BusySpool(ListSpool):
         def replay(self, send, *, max_samples):
-            return Replayed(0, Outcome.BUSY)
+            return Sent(0, Outcome.BUSY)
 
     spool, server = BusySpool(), Server()
     spool.keep([_batch(3, 0)], max_samples=100)

@@ -6,15 +6,18 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
+from unittest import mock
 
+import httpx
 import pytest
 
-from monitoring import observed, selectors, stores, tasks
+from monitoring import observed, selectors, services, stores, tasks
 from monitoring.evidence import measure_window
 from monitoring.fleet import fleet_tick_record
 from monitoring.models import AlertEvent, AlertRule, TargetKind
 from monitoring.scrape.series import Sample
-from monitoring.series import SeriesMatch
+from monitoring.series import SeriesMatch, WriteBatch, WriteSample
+from monitoring.series import remote_write as rw
 from monitoring.services import PollOutcome, poll_record_success
 from monitoring.simulator.vllm_sim import VllmProfile
 from tests.monitoring.simulated import feed_simulated
@@ -215,6 +218,37 @@ def test_an_alert_opens_from_a_real_poll_and_its_samples_are_stored(
         lambda: stores.current().window(stores.ref(target), ["poll.up"], at, at)["poll.up"]
     )
     assert up == [(at, 1.0)]
+
+
+def test_a_write_under_way_at_the_delete_is_deleted_by_the_second_delete(backend, make_target):
+    """A poll that committed just before its target's deletion sends after the first delete:
+    its series are back on the server until the second delete (queued by the deletion)."""
+    if backend.server is None:
+        pytest.skip("the embedded store deletes the rows with the target, in one transaction")
+    gone = make_target(poll_interval_s=15)
+    times = _polls(gone)
+    ref, store = stores.ref(gone), stores.current()
+    later = times[-1] + timedelta(seconds=15)
+
+    def polls() -> int:
+        return len(store.window(ref, [RUNNING], times[0], later)[RUNNING])
+
+    backend.eventually(lambda: polls() == 10)
+    under_way = rw.encode(
+        [WriteBatch(target=ref, ts=later, samples=(WriteSample(RUNNING, (), 99.0),))]
+    )
+    with mock.patch.object(tasks.forget_series, "apply_async") as queued:
+        services.target_delete(target=gone)
+    assert backend.eventually(lambda: polls() == 0)
+
+    httpx.post(
+        backend.server.write_url, content=under_way, headers=rw.HEADERS, timeout=10
+    ).raise_for_status()  # the request that had left before the delete arrives after it
+
+    assert backend.eventually(lambda: polls() == 1)  # one poll's series is back
+    assert queued.call_args.kwargs["countdown"] == store.polled.forget_again_s
+    tasks.forget_series.apply(kwargs=queued.call_args.kwargs["kwargs"])  # after the countdown
+    assert backend.eventually(lambda: polls() == 0)
 
 
 def test_deleting_a_target_deletes_its_series_in_the_store(backend, make_target, planner_api):
