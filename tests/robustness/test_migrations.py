@@ -30,6 +30,20 @@ def test_every_model_change_has_a_migration():
         pytest.fail(f"models changed without a migration (makemigrations --check exit {exc.code})")
 
 
+@pytest.mark.django_db
+def test_sample_and_rollup_tables_have_no_index_on_the_target_alone():
+    """Their keys start with the target; an index on it alone only misled the planner."""
+    from django.db import connection
+
+    for table in ("monitoring_sample", "monitoring_rollup"):
+        with connection.cursor() as cursor:
+            constraints = connection.introspection.get_constraints(cursor, table)
+        alone = [n for n, c in constraints.items() if c["index"] and c["columns"] == ["target_id"]]
+        assert not alone, (table, alone)
+        keys = [c["columns"] for c in constraints.values() if c["unique"]]
+        assert any(columns[0] == "target_id" for columns in keys), (table, keys)
+
+
 def _manage(database_url: str, tmp_path: Path, *args: str) -> str:
     env = dict(
         os.environ,
