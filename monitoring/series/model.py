@@ -32,6 +32,8 @@ class TargetRef:
     interval_s: int
     selector: str = ""
     last_success_at: datetime | None = None
+    # When the target's newest poll was stored (None: never polled); the version of its series.
+    last_poll_at: datetime | None = None
 
     @property
     def read_only(self) -> bool:

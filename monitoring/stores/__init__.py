@@ -112,11 +112,20 @@ def ref(target: Any) -> TargetRef:
         interval_s=target.poll_interval_s,
         selector=target.selector,
         last_success_at=target.last_success_at,
+        last_poll_at=target.last_poll_at,
     )
 
 
 # The Target fields `ref` reads (querysets load only these: never the encrypted token).
-REF_FIELDS = ("pk", "name", "kind", "poll_interval_s", "selector", "last_success_at")
+REF_FIELDS = (
+    "pk",
+    "name",
+    "kind",
+    "poll_interval_s",
+    "selector",
+    "last_success_at",
+    "last_poll_at",
+)
 
 
 def refs(targets: Iterable[Any]) -> list[TargetRef]:

@@ -25,6 +25,7 @@ from monitoring.series import (
     WriteBatch,
     WriteReport,
 )
+from monitoring.stores.live_ranges import cached_range
 
 
 class EmbeddedStore:
@@ -63,15 +64,18 @@ class EmbeddedStore:
         end: datetime,
         max_points: int,
     ) -> RangeResult:
-        return RangeResult.from_json(
-            selectors.series_query(
-                target_ids=[t.id for t in targets],
-                requests=series,
-                start=start,
-                end=end,
-                max_points=max_points,
+        def read() -> RangeResult:
+            return RangeResult.from_json(
+                selectors.series_query(
+                    target_ids=[t.id for t in targets],
+                    requests=series,
+                    start=start,
+                    end=end,
+                    max_points=max_points,
+                )
             )
-        )
+
+        return cached_range(targets, series, start, end, max_points, read)
 
     def fleet_sum(
         self,
