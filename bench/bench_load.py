@@ -17,6 +17,8 @@ Redis); `make bench` runs it then. What runs, all on this machine, loopback only
 Printed: p50/p95/p99 per request group (dashboard JSON, panel HTML, pages, plan result page,
 wizard), errors, and the samples stored before and after against the polls the worker ran.
 Every process started here is stopped (by its own process group) whatever happens.
+LOAD_KEEP_DB=1 keeps the database (to profile requests on it afterwards), LOAD_KEEP_LOGS=1 the
+processes' logs.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -198,24 +200,45 @@ def backfill_history(db_url: str, minutes: int) -> int:
     """Copy each target's latest poll back over the `minutes` before its first poll.
 
     The dashboards ask for the last hour: without history their queries would read a few
-    minutes of rows instead of 200 targets x 240 polls x ~45 series.
+    minutes of rows instead of 200 targets x 240 polls x ~45 series. The hours get their sample
+    partitions first, as maintenance had made them (else every row lands in the default one),
+    and the rows go in an hour at a time.
     """
     if minutes <= 0:
         return 0
+    from django.db import connections
+    from django.utils import timezone
+
+    from monitoring.retention import create_partitions, samples_partitioned
+
+    connection = connections["default"]
+    if samples_partitioned(connection):
+        create_partitions(timezone.now() - timedelta(minutes=minutes + 5), timezone.now())
+    connections.close_all()
+    polls = minutes * 60 // POLL_INTERVAL_S
+    per_statement = 3600 // POLL_INTERVAL_S
     with _pg(db_url) as conn:
+        # Each target's polls so far, fixed before any history row goes in.
         conn.execute(
-            """
-            INSERT INTO monitoring_sample (target_id, series, labels, ts, value)
-            SELECT s.target_id, s.series, s.labels, polls.first - make_interval(secs => %s * k),
-                   s.value * (0.8 + 0.4 * random())
-            FROM monitoring_sample s
-            JOIN (SELECT target_id, MIN(ts) AS first, MAX(ts) AS last
-                  FROM monitoring_sample GROUP BY target_id) polls
-                 ON polls.target_id = s.target_id AND polls.last = s.ts
-            CROSS JOIN generate_series(1, %s) AS k
-            """,
-            (POLL_INTERVAL_S, minutes * 60 // POLL_INTERVAL_S),
+            "CREATE TEMP TABLE poll_span AS SELECT target_id, MIN(ts) AS first, MAX(ts) AS last"
+            " FROM monitoring_sample GROUP BY target_id"
         )
+        for first in range(1, polls + 1, per_statement):
+            conn.execute(
+                """
+                INSERT INTO monitoring_sample (target_id, series, labels, ts, value)
+                SELECT s.target_id, s.series, s.labels,
+                       polls.first - make_interval(secs => %s * k),
+                       s.value * (0.8 + 0.4 * random())
+                FROM monitoring_sample s
+                JOIN poll_span polls ON polls.target_id = s.target_id AND polls.last = s.ts
+                CROSS JOIN generate_series(%s, %s) AS k
+                """,
+                (POLL_INTERVAL_S, first, min(polls, first + per_statement - 1)),
+            )
+            if polls > per_statement:
+                print(f"    history: {min(polls, first + per_statement - 1):,} of {polls:,} polls",
+                      flush=True)  # fmt: skip
         # The fleet's sums of the latest tick, copied back the same way (one row per 5 s tick).
         conn.execute(
             """
@@ -248,6 +271,10 @@ def roll_up_history() -> int:
     settings.MONITORING_ROLLUP_MAX_MINUTES_PER_RUN = 10 * HISTORY_MIN
     settings.MONITORING_ROLLUP_MAX_ROWS_PER_RUN = 10**9
     minutes = rollup_run()
+    # As autovacuum would have by then: the planner's estimates for the new rollups.
+    with connections["default"].cursor() as cursor:
+        cursor.execute("ANALYZE monitoring_rollup")
+        cursor.execute("ANALYZE monitoring_fleetsum")
     connections.close_all()
     return minutes
 
@@ -349,6 +376,48 @@ class CpuMeter:
             f"everything else on the machine (PostgreSQL, other users) {rest:.2f} "
             f"of {os.cpu_count()}"
         )
+
+
+SOLO_ROUNDS = 15
+
+
+def solo_costs(base: str, config: dict[str, object]) -> None:
+    """Print what each kind of request costs with nobody else asking (median and p95 of
+    SOLO_ROUNDS in a row), before the load: the floor under the loaded figures."""
+    from dashboard_urls import dashboard_calls
+
+    session = config["sessions"][0]  # type: ignore[index]
+    host = urlsplit(base).netloc
+    headers = {
+        "Cookie": f"sessionid={session['sessionid']}; csrftoken={session['csrftoken']}",
+        "X-Forwarded-Proto": "https",
+        "Referer": f"https://{host}/",
+    }
+
+    def get(path: str) -> tuple[float, str]:
+        request = urllib.request.Request(base + path, headers=headers)
+        started = time.perf_counter()
+        with urllib.request.urlopen(request, timeout=30) as response:
+            body = response.read().decode()
+        return (time.perf_counter() - started) * 1000, body
+
+    pages = {
+        "overview": "/monitoring/",
+        "vllm": f"/monitoring/targets/{config['vllm_ids'][0]}/",  # type: ignore[index]
+        "ray": f"/monitoring/targets/{config['ray_ids'][0]}/",  # type: ignore[index]
+    }
+    urls = {"plan result page": config["plan_urls"][0]}  # type: ignore[index]
+    for kind, path in pages.items():
+        urls[f"page:{kind}"] = path
+        json_urls, panel_urls = dashboard_calls(get(path)[1])
+        if kind == "overview":
+            json_urls.append("/api/v1/monitoring/overview/")
+        for url in [*panel_urls, *json_urls]:
+            urls[f"{kind}: {urlsplit(url).path}"] = url
+    print(f"  unloaded cost per request (median, p95 of {SOLO_ROUNDS} in a row):")
+    for name, url in urls.items():
+        times = [get(url)[0] for _ in range(SOLO_ROUNDS)]
+        print(f"    {name:60} {statistics.median(times):>6.0f} {percentile(times, 0.95):>6.0f} ms")
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -508,6 +577,7 @@ def main() -> int:
                 f"  {HISTORY_MIN} min of history copied back for every target: {total:,} samples"
                 f", {minutes} minutes rolled up ({time.monotonic() - started:.0f} s)"
             )
+        solo_costs(base, config)
         before = db_figures(db_url)
         t0 = datetime.now(UTC)
         print(f"  every target polled; load starts ({USERS} users, {DURATION_S} s)")
@@ -581,7 +651,9 @@ def main() -> int:
             from django.db import connections
 
             connections.close_all()
-        if created:
+        if created and os.environ.get("LOAD_KEEP_DB") == "1":
+            print(f"  database kept: {db_url}")
+        elif created:
             with contextlib.suppress(Exception), _pg(admin_url) as conn:
                 conn.execute(f'DROP DATABASE IF EXISTS "{DB_NAME}" WITH (FORCE)')
         subprocess.run([*redis_cli, "flushdb"], capture_output=True, check=False)
