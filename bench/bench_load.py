@@ -232,7 +232,7 @@ def backfill_history(db_url: str, minutes: int) -> int:
                        s.value * (0.8 + 0.4 * random())
                 FROM monitoring_sample s
                 JOIN poll_span polls ON polls.target_id = s.target_id AND polls.last = s.ts
-                CROSS JOIN generate_series(%s, %s) AS k
+                CROSS JOIN generate_series(%s::int, %s::int) AS k
                 """,
                 (POLL_INTERVAL_S, first, min(polls, first + per_statement - 1)),
             )
