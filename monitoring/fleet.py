@@ -21,8 +21,9 @@ from django.db.models.functions import Cast
 
 from monitoring import stores
 from monitoring.models import FleetSum, PollStatus, Target
+from monitoring.series import remote_write as rw
 
-TICK_STEP_S = 5  # the scheduler's tick (monitoring.tasks.SCHEDULER_INTERVAL_S)
+TICK_STEP_S = rw.FLEET_TICK_S  # the scheduler's tick, which the fleet series is written at
 # Ticks run late on a busy worker: the charts break their line only after 2.5 times this.
 TICK_LATE_S = 15
 MINUTE_STEP_S = 60

@@ -31,7 +31,7 @@ from django.utils import timezone
 from core import opsmetrics
 from monitoring import conf, pool, selectors
 from monitoring.alerting import alerts_evaluate, event_payload
-from monitoring.fleet import fleet_tick_record
+from monitoring.fleet import TICK_STEP_S, fleet_tick_record
 from monitoring.models import AlertEvent, Target
 from monitoring.polling import OVERDUE_SERIES, PollReport, poll, record_failure
 from monitoring.retention import partitions_run, retention_run, rollup_run
@@ -48,7 +48,7 @@ POLL_TARGET = "monitoring.poll_target"
 MAINTAIN = "monitoring.maintain"
 DELIVER_WEBHOOK = "monitoring.deliver_webhook"
 FORGET_SERIES = "monitoring.forget_series"
-SCHEDULER_INTERVAL_S = 5.0
+SCHEDULER_INTERVAL_S = float(TICK_STEP_S)  # config/celery.py's beat entry (a test checks)
 POLL_SOFT_TIME_LIMIT_S = 30
 # Beyond the fetch budget, a poll needs time to store its samples and evaluate alerts.
 POLL_STORAGE_MARGIN_S = 5.0

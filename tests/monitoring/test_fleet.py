@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from monitoring import stores
+from monitoring import stores, tasks
 from monitoring.fleet import (
     MINUTE_STEP_S,
     TICK_STEP_S,
@@ -17,12 +19,28 @@ from monitoring.fleet import (
 from monitoring.models import FleetSum, PollStatus, Target
 from monitoring.retention import retention_run, rollup_run
 from monitoring.selectors import fleet_series
+from monitoring.series import remote_write as rw
 from tests.monitoring.factories import mark_up, write_series
 
 pytestmark = pytest.mark.django_db
 
 NOW = datetime(2026, 11, 28, 12, 0, tzinfo=UTC)
 RUNNING = "vllm.requests_running"
+
+
+def test_the_tick_is_one_value_for_the_rows_the_fleet_series_and_the_scheduler():
+    assert rw.FLEET.interval_s == TICK_STEP_S == tasks.SCHEDULER_INTERVAL_S
+
+
+def test_the_remote_write_module_that_holds_it_imports_no_django():
+    code = (
+        "import sys, monitoring.scrape, monitoring.series.remote_write as rw;"
+        "print(rw.FLEET_TICK_S, sorted(m for m in sys.modules if m.split('.')[0] == 'django'))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    ).stdout.split(maxsplit=1)
+    assert out == [str(TICK_STEP_S), "[]\n"]
 
 
 def test_only_targets_up_add_their_unlabelled_finite_values(make_target):

@@ -29,7 +29,7 @@ def test_task_names_are_pinned():
 def test_beat_runs_the_scheduler_every_5_s_and_maintenance_every_minute():
     schedule = app.conf.beat_schedule
     assert schedule["monitoring.schedule_polls"]["task"] == "monitoring.schedule_polls"
-    assert schedule["monitoring.schedule_polls"]["schedule"] == 5.0
+    assert schedule["monitoring.schedule_polls"]["schedule"] == 5.0 == tasks.SCHEDULER_INTERVAL_S
     assert schedule["monitoring.schedule_polls"]["options"]["expires"] < 5
     # django-celery-beat's DatabaseScheduler (the default here) reads `expire_seconds` only.
     assert schedule["monitoring.schedule_polls"]["options"]["expire_seconds"] < 5
