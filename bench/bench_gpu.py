@@ -7,7 +7,8 @@
    targets on its own schedule for a few rounds, through Redis on loopback (REDIS_URL, database
    13): polls finished against polls due, the polls missed (the targets' own accounting), and
    the gaps between a target's consecutive polls (15 s when none fell behind). It stops by
-   itself after --celery-s seconds (default 100).
+   itself after BENCH_CELERY_S seconds (default 100; more than its 35 s warm-up and 2 s end
+   margin, or the bench refuses to start).
 3. The Machines view for 200 machines of 8 GPUs (page and refreshed grid): median and p95 ms,
    and the CPU one request costs (this process, plus its PostgreSQL backend's): on a busy
    machine the wall time is mostly waiting for a core, the CPU time is not.
@@ -95,7 +96,30 @@ def _serial_round_cpu(ids: list[int]) -> tuple[float, float, float]:
     )
 
 
-CELERY_S = float(os.environ.get("BENCH_CELERY_S", "100"))
+# The Celery round measures from the end of its warm-up (the worker starting, new targets
+# finding their first slot: 20 s and one interval) to a little before it stops the worker.
+CELERY_WARM_UP_S = 20 + INTERVAL_S
+CELERY_END_MARGIN_S = 2
+
+
+def celery_run_s(text: str) -> float:
+    """Return BENCH_CELERY_S in seconds; refuse (naming it) a run that leaves nothing to
+    measure after the warm-up, which printed a negative window and a meaningless share."""
+    try:
+        run_s = float(text)
+    except ValueError:
+        raise SystemExit(f"BENCH_CELERY_S={text!r} is not a number of seconds") from None
+    shortest = CELERY_WARM_UP_S + CELERY_END_MARGIN_S
+    if not run_s > shortest:  # also refuses nan
+        raise SystemExit(
+            f"BENCH_CELERY_S={text} is too short: the Celery round's first {CELERY_WARM_UP_S} s"
+            f" are its warm-up and its last {CELERY_END_MARGIN_S} s are not measured; give it"
+            f" more than {shortest} s (default 100)"
+        )
+    return run_s
+
+
+CELERY_S = celery_run_s(os.environ.get("BENCH_CELERY_S", "100"))
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -156,8 +180,8 @@ def _celery_rounds(ids: list[int], run_s: float = CELERY_S) -> None:
         time.sleep(run_s)
     load_after = os.getloadavg()[0]
     # The first interval is the warm-up (the worker starting, new targets finding their slot).
-    window_from = started + 20 + INTERVAL_S
-    window_to = started + run_s - 2
+    window_from = started + CELERY_WARM_UP_S
+    window_to = started + run_s - CELERY_END_MARGIN_S
     polls: dict[int, list[float]] = {}
     for target_id, ts in (
         Sample.objects.filter(target_id__in=ids, series="poll.up")
