@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import uuid
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.mixins import LoginRequiredMixin
+from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
+from django.utils.safestring import mark_safe
+from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views import View
 from django.views.generic import TemplateView
@@ -52,6 +59,33 @@ class PlanListView(LoginRequiredMixin, View):
         )
 
 
+RESULT_TEMPLATE = "planner/partials/result.html"
+# A saved plan's result never changes, so its section renders once per language and serves
+# every reader (it holds nothing of the user's: no form, no token). Kept this long so that a
+# deployment's changed templates or presenters show within minutes.
+RESULT_HTML_KEEP_S = 600
+
+
+def _result_html(request: HttpRequest, plan: Plan, result: Any) -> str:
+    """Return the plan's rendered result section, from the shared cache when it is there."""
+    key = f"planner:result-html:{plan.public_id}:{get_language()}:{_templates_digest()}"
+    html = cache.get(key)
+    if html is None:
+        context = result_context(result, engine_input=plan.engine_input)
+        html = render_to_string(RESULT_TEMPLATE, {"plan": plan, **context}, request=request)
+        cache.set(key, html, timeout=RESULT_HTML_KEEP_S)
+    return mark_safe(html)  # noqa: S308 - rendered by our own template, autoescaped
+
+
+@functools.cache
+def _templates_digest() -> str:
+    """A digest of the result section's templates: a deployment that changes one renders anew."""
+    digest = hashlib.sha256()
+    for path in sorted((settings.BASE_DIR / "templates" / "planner" / "partials").glob("*.html")):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def _detail_context(
     request: HttpRequest, plan: Plan, what_if_form: WhatIfForm | None = None
 ) -> dict[str, Any]:
@@ -59,12 +93,13 @@ def _detail_context(
     result = plan_result(plan)
     return {
         "plan": plan,
+        "rec": result.recommendation,
+        "result_html": _result_html(request, plan, result),
         "what_if_form": what_if_form or WhatIfForm(),
         "decision_url": decision_url(plan.public_id),
         "can_write": is_planner(request.user),
         "candidate_bundles": candidate_bundles(result, plan.pool_kind),
         "bundle_variant_keys": BUNDLE_VARIANT_KEYS,
-        **result_context(result, engine_input=plan.engine_input),
     }
 
 

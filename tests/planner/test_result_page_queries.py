@@ -56,3 +56,35 @@ def test_a_legacy_snapshot_without_candidates_still_renders(planner, planner_cli
 
     assert response.status_code == 200
     assert "TP2×PP1×2" in response.content.decode()
+
+
+def test_the_result_section_renders_once_per_language_for_every_reader(
+    demo_fleet, planner, planner_client, viewer_client, s2a_spec, monkeypatch
+):
+    from django.test import override_settings
+
+    from planner.views import plans
+
+    plan = plan_create(spec=s2a_spec, actor=planner)
+    renders = []
+    real = plans.result_context
+    monkeypatch.setattr(plans, "result_context", lambda *a, **k: renders.append(1) or real(*a, **k))
+
+    first = planner_client.get(plan.get_absolute_url()).content.decode()
+    again = viewer_client.get(plan.get_absolute_url()).content.decode()
+    assert len(renders) == 1
+    with override_settings(LANGUAGE_CODE="zh-hans"):
+        chinese = viewer_client.get(plan.get_absolute_url(), HTTP_ACCEPT_LANGUAGE="zh-hans")
+    assert len(renders) == 2
+    assert chinese.content.decode() != again
+
+    # The cached section is what an uncached render gives, and it keeps the reader's own parts.
+    section = plans.render_to_string(
+        plans.RESULT_TEMPLATE,
+        {"plan": plan, **real(plans.plan_result(plan), engine_input=plan.engine_input)},
+    )
+    assert section.strip()[:200] in first
+    assert section.strip()[-200:] in again
+    assert "plan-rerun" not in section
+    assert "/rerun/" in first  # a planner may re-run
+    assert "/rerun/" not in again  # a viewer may not
