@@ -230,9 +230,16 @@ def target_delete(*, target: Target) -> ForgetReport:
 
     A poll that committed just before the delete may still have one request under way to the
     server, which would bring back that poll's series: the series are deleted once more when
-    it must have arrived (the store's `again_after_s`; monitoring.forget_series)."""
+    it must have arrived (the store's `again_after_s`; monitoring.forget_series).
+
+    The target's row is locked (FOR UPDATE) before anything is deleted: what refers to it and
+    commits meanwhile (a poll, a spooled remote write: monitoring.stores.spool) either commits
+    first and is deleted with it, or waits and finds it gone; neither fails at commit on the
+    foreign key. Raises Target.DoesNotExist when another delete took it first."""
     ref = stores.ref(target)
     with transaction.atomic():
+        if not list(Target.objects.select_for_update().filter(pk=target.pk).values_list("pk")):
+            raise Target.DoesNotExist(f"target {target.pk} was deleted meanwhile")
         target.delete()
     report = _forget(ref)
     if report.again_after_s is not None:

@@ -12,7 +12,7 @@ from django.db.models import Exists, OuterRef
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import APIException, ValidationError
+from rest_framework.exceptions import APIException, NotFound, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -109,8 +109,12 @@ class TargetViewSet(viewsets.ModelViewSet):
     @extend_schema(responses={204: None, 200: SeriesKeptSerializer})
     def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """Delete the target with its samples, rules and events: 204, or 200 naming the series
-        a time-series server kept (its admin API refused), for deleting them by hand."""
-        forgotten = services.target_delete(target=self.get_object())
+        a time-series server kept (its admin API refused), for deleting them by hand; 404 when
+        another delete took it first."""
+        try:
+            forgotten = services.target_delete(target=self.get_object())
+        except Target.DoesNotExist:  # another delete took it first
+            raise NotFound from None
         if forgotten.outcome is not Forgotten.KEPT:
             return Response(status=204)
         return Response(SeriesKeptSerializer(forgotten).data, status=200)

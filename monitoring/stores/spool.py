@@ -57,14 +57,37 @@ class Live:
     target_deleted: int  # the samples of the others: a target deleted meanwhile
 
 
-def live_batches(batches: Sequence[WriteBatch]) -> Live:
-    """Split off the batches of targets deleted meanwhile: they have nowhere to go."""
+def live_batches(batches: Sequence[WriteBatch], *, key_share: bool = False) -> Live:
+    """Split off the batches of targets deleted meanwhile: they have nowhere to go.
+
+    With `key_share`, for a transaction about to insert rows that refer to the live targets:
+    their rows stay locked FOR KEY SHARE until it ends (PostgreSQL). A delete locks the target
+    FOR UPDATE first (monitoring.services.target_delete), so it either waits for these rows to
+    commit and deletes them with the target, or went first, and its target is not live here:
+    neither transaction fails at commit on the foreign key. Polls only update the target row
+    (FOR NO KEY UPDATE), which this lock does not block."""
     wanted = {b.target.id for b in batches} - {rw.FLEET.id}
     live = {rw.FLEET.id}
     if wanted:
-        live.update(Target.objects.filter(pk__in=wanted).values_list("pk", flat=True))
+        live.update(_existing(wanted, key_share=key_share))
     kept = [b for b in batches if b.target.id in live]
     return Live(kept, sum(map(len, batches)) - sum(map(len, kept)))
+
+
+def _existing(ids: set[int], *, key_share: bool) -> list[int]:
+    if not key_share or connection.vendor != "postgresql":
+        # SQLite's transactions are IMMEDIATE (config.settings): one holds the database's one
+        # write lock from its start, so no delete commits between this read and its inserts.
+        return list(Target.objects.filter(pk__in=ids).values_list("pk", flat=True))
+    table = connection.ops.quote_name(Target._meta.db_table)
+    pk = connection.ops.quote_name(Target._meta.pk.column)
+    with connection.cursor() as cursor:
+        # KEY SHARE locks share: spool writes never wait on each other, only on a delete.
+        cursor.execute(
+            f"SELECT {pk} FROM {table} WHERE {pk} = ANY(%s) ORDER BY {pk} FOR KEY SHARE",
+            [sorted(ids)],
+        )
+        return [row[0] for row in cursor.fetchall()]
 
 
 def _oldest_first():
@@ -74,7 +97,7 @@ def _oldest_first():
 class DatabaseSpool:
     def keep(self, batches: Sequence[WriteBatch], *, max_samples: int) -> Kept:
         with transaction.atomic():
-            live = live_batches([b for b in batches if len(b)])
+            live = live_batches([b for b in batches if len(b)], key_share=True)
             SpooledWrite.objects.bulk_create(
                 SpooledWrite(
                     target_id=_target_id(b),

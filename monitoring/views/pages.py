@@ -7,7 +7,7 @@ from typing import Any
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.db.models import Exists, OuterRef, Q
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -177,7 +177,10 @@ class TargetDeleteView(PlannerRequiredMixin, View):
             services.target_update(target=target, enabled=False)
             messages.success(request, _("Target disabled: no more polls; its data is kept."))
             return HttpResponseRedirect(target.get_absolute_url())
-        forgotten = services.target_delete(target=target)
+        try:
+            forgotten = services.target_delete(target=target)
+        except Target.DoesNotExist:  # another delete took it first
+            raise Http404 from None
         if forgotten.outcome is Forgotten.KEPT:
             messages.warning(
                 request,
