@@ -1,8 +1,10 @@
 """A one-off copy of the embedded store's samples to a Prometheus-compatible server, through
 remote write: what an operator runs once when switching MONITORING_SERIES_STORE to prometheus.
 
-Rollups are copied for the minutes older than the oldest raw sample (one point a minute, the
+Rollups are copied for the minutes that ended by the oldest raw sample (one point a minute, the
 minute's average), then every raw sample, oldest first, so each series arrives in time order.
+The minute the oldest raw sample falls in is left out: its raw samples cover it (as for the
+fleet's minutes below), and its average would count the part they cover twice.
 
 The fleet's sums (FleetSum rows) go as the series the Prometheus store's scheduler tick writes
 (target `rw.FLEET`), so that the overview's fleet charts read them for the past as they will
@@ -21,6 +23,7 @@ from datetime import datetime, timedelta
 
 from monitoring import fleet, stores
 from monitoring.models import FleetSum, Rollup, Sample, Target
+from monitoring.retention import MINUTE
 from monitoring.scrape.series import freeze_labels, parse_series_id
 from monitoring.series import WriteBatch, WriteSample
 from monitoring.series import remote_write as rw
@@ -61,8 +64,8 @@ def _rows(since: datetime | None, rollups: bool) -> Iterator[Row]:
         minutes = Rollup.objects.order_by("minute")
         if since is not None:
             minutes = minutes.filter(minute__gte=since)
-        if oldest is not None:
-            minutes = minutes.filter(minute__lt=oldest)
+        if oldest is not None:  # each minute that ended by then (a Rollup's `minute` starts it)
+            minutes = minutes.filter(minute__lte=oldest - MINUTE)
         yield from minutes.values_list("target_id", "series", "labels", "minute", "avg").iterator(
             chunk_size=CHUNK_ROWS
         )

@@ -193,6 +193,39 @@ def test_a_stopped_copy_resumes_from_its_last_time_with_samples_and_fleet_sums(m
     assert fleet_times == old_minutes + ticks
 
 
+@pytest.mark.parametrize("first_s", [0, 30, 59])
+def test_a_rollup_is_copied_only_for_a_minute_that_ended_by_the_oldest_raw_sample(
+    make_target, first_s
+):
+    """The minute the oldest raw sample falls in is theirs: its rollup's average would cover
+    the part they cover a second time (the rule of the fleet's minutes and ticks)."""
+    a = make_target()
+    base = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
+    Rollup.objects.bulk_create(
+        Rollup(
+            target=a,
+            series=RUNNING,
+            minute=base + timedelta(minutes=m),
+            count=4,
+            min=1,
+            avg=100.0 + m,
+            max=4,
+            last=3,
+        )
+        for m in (-2, -1, 0, 1)
+    )
+    write_series(a, RUNNING, start=base + timedelta(seconds=first_s), step_s=15, count=4)
+    sender = _Sender(accept=10**6)
+
+    report = copy_samples(sender, request_samples=100)
+
+    assert [(t, value) for _, t, _, value in _sent(sender)] == [
+        (base - timedelta(minutes=2), 98.0),
+        (base - timedelta(minutes=1), 99.0),  # ends at `base`: at or before the oldest sample
+    ] + [(base + timedelta(seconds=first_s + 15 * i), float(i)) for i in range(4)]
+    assert report.samples == 6
+
+
 def test_no_rollups_copies_the_fleet_ticks_but_no_minute(make_target):
     _fleet_history(datetime(2026, 12, 1, 10, 0, tzinfo=UTC))
     sender = _Sender(accept=10**6)
