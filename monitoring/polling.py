@@ -21,7 +21,7 @@ from monitoring import kinds as web_kinds
 from monitoring.models import Target, TargetSnapshot
 from monitoring.scrape import ScrapeResult, kinds, scrape_once
 from monitoring.scrape.series import Sample, make_sample
-from monitoring.series import StoreUnavailable, readonly
+from monitoring.series import StoreUnavailable, readonly_kinds
 from monitoring.services import PollOutcome, poll_record_failure, poll_record_success
 
 # Failures worth retrying within the same slot: quick network ones, not the target's answer. A
@@ -223,7 +223,7 @@ def read_from_prometheus(
     """
     started = time.monotonic()
     ts = to_datetime(time.time())
-    wanted = readonly.of_kind(target.kind)
+    wanted = readonly_kinds.of_kind(target.kind)
     try:
         reader, ref = stores.read_only(), stores.ref(target)
         rows, facts = reader.values(ref, wanted.keys), reader.facts(ref)

@@ -2,19 +2,18 @@
 
 A kind is one entry here; `run.from_text` and `run.scrape_once` look it up instead of branching
 on names. The Django side (monitoring/kinds.py) adds the kind's charts, tiles, template and
-default alert rules on top of this entry.
+default alert rules on top of this entry, and monitoring.series.readonly_kinds its PromQL for a
+read-only target: this package imports nothing of monitoring.series (which imports its label
+model), so neither can be caught half-imported by the other.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
-
-from monitoring.series import readonly_gpu, readonly_ray, readonly_vllm
-from monitoring.series.readonly import Promql
 
 from . import gpu, ray, ray_poll, vllm, vllm_poll
 from .fetch import FetchPolicy
@@ -61,9 +60,6 @@ class ScrapeKind:
     after_payload: AfterPayload | None = None
     discovers_exporters: bool = False
     rates: bool = True
-    # Its series computed in PromQL, for a read-only target (a selector an existing Prometheus
-    # scrapes): monitoring.series.readonly.
-    promql: Promql = field(default_factory=Promql)
 
     @property
     def keys(self) -> tuple[SeriesSpec, ...]:
@@ -90,7 +86,6 @@ REGISTRY: dict[str, ScrapeKind] = {
             read=_read_vllm,
             derive=vllm.derive,
             after_payload=vllm_poll.read_served_models,
-            promql=readonly_vllm.PROMQL,
         ),
         ScrapeKind(
             name=ray.KIND,
@@ -98,14 +93,12 @@ REGISTRY: dict[str, ScrapeKind] = {
             derive=ray.derive,
             poll=ray_poll.scrape_cluster,
             discovers_exporters=True,
-            promql=readonly_ray.PROMQL,
         ),
         ScrapeKind(
             name=gpu.KIND,
             read=_read_gpu,
             derive=gpu.derive,
             rates=False,
-            promql=readonly_gpu.PROMQL,
         ),
     )
 }

@@ -2,8 +2,8 @@
 computed by the Prometheus that already scrapes the server.
 
 Each kind's table (a Promql: key -> builder, and the keys derived from an info family's labels)
-sits with its entry in the scrape registry (monitoring.scrape.kinds: `promql`), written with the
-helpers below: readonly_vllm, readonly_ray and readonly_gpu. A builder answers the key's series
+is in readonly_kinds under its scrape registry name, written with the helpers below:
+readonly_vllm, readonly_ray and readonly_gpu. A builder answers the key's series
 with the labels the poller stores (`node`, `gpu`, `resource`, ...): exporter labels are renamed
 with `relabel`, the others aggregated away. Rates and quantiles are over the rate window (at
 least four scrape intervals) instead of between two polls. Keys without an expression have no
@@ -142,16 +142,3 @@ def histogram_keys(
         return lambda sel, w: histogram(stat, families, sel, w, renames)
 
     return {f"{key}.{name}": build(stat) for name, stat in STATS}
-
-
-def of_kind(kind: str) -> Promql:
-    """The PromQL of a kind's series (monitoring.scrape.kinds.REGISTRY)."""
-    from monitoring.scrape import kinds
-
-    return kinds.get(kind).promql
-
-
-def expression(kind: str, key: str, selector: Sequence[Matcher], rate_window_ms: int) -> str | None:
-    """Return the PromQL of `key` for the target `selector` names, or None when not offered."""
-    build = of_kind(kind).expressions.get(key)
-    return build(selector, f"{rate_window_ms}ms") if build else None

@@ -22,7 +22,7 @@ from monitoring.series import (
     WriteBatch,
     WriteReport,
     promql,
-    readonly,
+    readonly_kinds,
 )
 from monitoring.stores.prometheus import PrometheusStore
 from monitoring.stores.promql_range import Grid, Matrix, bucketed, read, result
@@ -61,7 +61,7 @@ class ReadOnlyReader:
         matchers = promql.parse_selector(target.selector)
         parts = []
         for key in dict.fromkeys(keys):
-            expr = readonly.expression(target.kind, key, matchers, window)
+            expr = readonly_kinds.expression(target.kind, key, matchers, window)
             if expr is not None:
                 tag = f"{promql.quote(KEY_LABEL)}, {promql.quote(key)}"
                 parts.append(f'label_replace({expr}, {tag}, "", "")')
@@ -69,14 +69,14 @@ class ReadOnlyReader:
 
     def _label_family(self, target: TargetRef, keys: Iterable[str]) -> str | None:
         """The selector of the info family whose labels give some of `keys`, if any."""
-        source = readonly.of_kind(target.kind).from_labels
+        source = readonly_kinds.of_kind(target.kind).from_labels
         if source is None or not set(keys) & set(source.keys):
             return None
         return promql.vector(source.family, promql.parse_selector(target.selector))
 
     def _from_labels(self, target: TargetRef, keys: Iterable[str], rows: Matrix) -> Found:
         """The keys an info family's label sets give, at each instant the family was seen."""
-        source = readonly.of_kind(target.kind).from_labels
+        source = readonly_kinds.of_kind(target.kind).from_labels
         wanted = set(keys)
         by_time: dict[float, list[dict[str, str]]] = defaultdict(list)
         for metric, points in rows:
@@ -125,7 +125,7 @@ class ReadOnlyReader:
 
     def facts(self, target: TargetRef, at: datetime | None = None) -> dict[str, Any]:
         """What the kind keeps in `info` from the exporter's labels now ({} if nothing)."""
-        source = readonly.of_kind(target.kind).facts
+        source = readonly_kinds.of_kind(target.kind).facts
         if source is None:
             return {}
         names = promql.Matcher("__name__", "=~", "|".join(source.families))

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from monitoring.scrape import kinds
 from monitoring.scrape.keys import for_kind
-from monitoring.series import promql, readonly
+from monitoring.series import promql, readonly_kinds
 
 QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"')
 KINDS = list(kinds.REGISTRY)
@@ -17,14 +17,18 @@ KINDS = list(kinds.REGISTRY)
 
 def _all(kind: str, value: str) -> list[str]:
     selector = promql.parse_selector("{job=" + promql.quote(value) + "}")
-    table = readonly.of_kind(kind).expressions
-    return [readonly.expression(kind, key, selector, 60_000) for key in table]
+    table = readonly_kinds.of_kind(kind).expressions
+    return [readonly_kinds.expression(kind, key, selector, 60_000) for key in table]
+
+
+def test_every_kind_of_the_scrape_registry_has_its_promql_and_no_other():
+    assert list(readonly_kinds.REGISTRY) == KINDS
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_every_kind_reads_its_stored_keys(kind):
     stored = {spec.key for spec in for_kind(kind)}
-    offered = set(readonly.of_kind(kind).keys)
+    offered = set(readonly_kinds.of_kind(kind).keys)
     assert offered - {"poll.up"} <= stored  # nothing a poll would not store
     assert len(offered) > 10
 
@@ -48,7 +52,7 @@ def test_a_hostile_label_value_stays_quoted(value, kind):
 
 def test_per_gpu_series_carry_gpu_and_mig_and_try_dcgm_then_nvidia_smi():
     selector = promql.parse_selector('{job="dcgm",instance="h:9400"}')
-    expr = readonly.expression("gpu", "gpu.utilization_pct", selector, 60_000)
+    expr = readonly_kinds.expression("gpu", "gpu.utilization_pct", selector, 60_000)
     assert expr.index("DCGM_FI_DEV_GPU_UTIL") < expr.index("nvidia_smi_utilization_gpu_ratio")
     assert "max by (gpu, mig)" in expr
     assert '"mig", "$1", "GPU_I_ID"' in expr  # DCGM's MIG instance id under our name
@@ -57,21 +61,21 @@ def test_per_gpu_series_carry_gpu_and_mig_and_try_dcgm_then_nvidia_smi():
 
 def test_ray_node_series_name_the_node_by_its_exporter():
     selector = promql.parse_selector('{job="ray"}')
-    expr = readonly.expression("ray", "ray.node.gpu_utilization_pct", selector, 60_000)
+    expr = readonly_kinds.expression("ray", "ray.node.gpu_utilization_pct", selector, 60_000)
     assert "avg by (node, gpu)" in expr
     assert '"node", "$1", "instance"' in expr
 
 
 def test_vllm_kv_capacity_comes_from_the_cache_config_labels():
-    source = readonly.of_kind("vllm").from_labels
+    source = readonly_kinds.of_kind("vllm").from_labels
     engines = [{"num_gpu_blocks": "1000", "block_size": "16", "engine": str(i)} for i in (0, 1)]
     got = {s.key: s.value for s in source.derive(engines)}
     assert got["vllm.kv_cache_capacity_tokens"] == 2 * 1000 * 16
-    assert "vllm.kv_cache_capacity_tokens" in readonly.of_kind("vllm").keys
+    assert "vllm.kv_cache_capacity_tokens" in readonly_kinds.of_kind("vllm").keys
 
 
 def test_gpu_facts_come_from_dcgm_and_nvidia_smi_labels():
-    facts = readonly.of_kind("gpu").facts
+    facts = readonly_kinds.of_kind("gpu").facts
     got = facts.read(
         [
             {"gpu": "0", "UUID": "GPU-a", "modelName": "H100", "Hostname": "node-1", "pod": "p"},

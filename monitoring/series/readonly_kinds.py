@@ -1,0 +1,37 @@
+"""Each kind's PromQL for read-only targets (monitoring.series.readonly), under the name of its
+entry in the scrape registry (monitoring.scrape.kinds).
+
+Kept here, not in that entry: the scrape package imports nothing of this one, which imports
+the scrape package's label model (monitoring.scrape.series) for every series; either package,
+or any module of theirs, can then be imported first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from monitoring.scrape import gpu, ray, vllm
+
+from . import readonly_gpu, readonly_ray, readonly_vllm
+from .promql import Matcher
+from .readonly import Promql
+
+REGISTRY: Mapping[str, Promql] = {
+    vllm.KIND: readonly_vllm.PROMQL,
+    ray.KIND: readonly_ray.PROMQL,
+    gpu.KIND: readonly_gpu.PROMQL,
+}
+
+
+def of_kind(kind: str) -> Promql:
+    """The PromQL of a kind's series; ValueError names the known kinds."""
+    try:
+        return REGISTRY[kind]
+    except KeyError:
+        raise ValueError(f"kind must be one of {', '.join(REGISTRY)}, not {kind!r}") from None
+
+
+def expression(kind: str, key: str, selector: Sequence[Matcher], rate_window_ms: int) -> str | None:
+    """Return the PromQL of `key` for the target `selector` names, or None when not offered."""
+    build = of_kind(kind).expressions.get(key)
+    return build(selector, f"{rate_window_ms}ms") if build else None
