@@ -28,6 +28,8 @@ class ServedConfig:
     tensor_parallel_size: int | None
     pipeline_parallel_size: int | None
     engines: int  # data-parallel engines behind this address (1 when not reported)
+    # Read from Prometheus: /v1/models is not asked, so max_model_len is unknown, not absent.
+    read_only: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -81,6 +83,7 @@ def served_config(target: Target) -> ServedConfig:
         tensor_parallel_size=_int(cache.get("tensor_parallel_size")),
         pipeline_parallel_size=_int(cache.get("pipeline_parallel_size")),
         engines=max(_int(info.get("engines")) or 1, 1),
+        read_only=target.read_only,
     )
 
 

@@ -22,6 +22,7 @@ class WarningCode(StrEnum):
 
     MODEL_MISMATCH = "model_mismatch"
     MAX_MODEL_LEN_MISMATCH = "max_model_len_mismatch"
+    MAX_MODEL_LEN_UNREAD = "max_model_len_unread"
     TP_MISMATCH = "tp_mismatch"
     PP_MISMATCH = "pp_mismatch"
     BLOCK_SIZE_MISMATCH = "block_size_mismatch"
@@ -85,6 +86,19 @@ def _target_warnings(
                 target=name,
                 message=_("%(target)s runs max_model_len %(served)d; the plan assumes %(planned)d.")
                 % {"target": name, "served": served.max_model_len, "planned": values.max_model_len},
+            )
+        )
+    if served.max_model_len is None and served.read_only:
+        out.append(
+            ComparisonWarning(
+                code=WarningCode.MAX_MODEL_LEN_UNREAD,
+                target=name,
+                message=_(
+                    "%(target)s is read from Prometheus, and no vLLM metric carries "
+                    "max_model_len (only the server's /v1/models does): the plan's "
+                    "%(planned)d tokens are not checked."
+                )
+                % {"target": name, "planned": values.max_model_len},
             )
         )
     layout = values.replica.layout

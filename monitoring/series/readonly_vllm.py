@@ -7,16 +7,22 @@ vllm:time_per_output_token_seconds -> vllm:inter_token_latency_seconds, ...). Th
 is in `vllm:cache_config_info`'s labels, which PromQL cannot turn into values:
 monitoring.stores.readonly reads that family's label sets (CACHE_CAPACITY) and derives it as
 a poll does.
+
+What a poll keeps in `info` from the server's labels (FACTS) is read the same way: the cache
+config and its engines from `vllm:cache_config_info`, the served model names from the
+`model_name` label of every vllm: family. `/v1/models` is not read (ServePlan asks the server
+nothing): max_model_len is in no metric, and plan vs reality says it is not checked.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from monitoring.scrape import vllm
 
 from .promql import Matcher, vector
-from .readonly import Build, FromLabels, Promql, counter_rate, either, histogram_keys, series
+from .readonly import Build, Facts, FromLabels, Promql, counter_rate, either, histogram_keys, series
 
 CACHE_CAPACITY = FromLabels(
     family=vllm.CACHE_CONFIG,
@@ -98,4 +104,34 @@ def _table() -> dict[str, Build]:
     return table
 
 
-PROMQL = Promql(_table(), CACHE_CAPACITY)
+# Labels Prometheus adds to every series (the poller's page has none of them).
+SCRAPE_LABELS = frozenset({"__name__", "job", "instance"})
+# A family every vLLM version exports, once per engine and model: its label sets name the models.
+MODEL_FAMILY = "vllm:num_requests_running"
+
+
+def facts(label_sets: list[dict[str, str]]) -> dict[str, Any]:
+    """The `info` a poll keeps from the page's labels (monitoring.scrape.vllm.extract): the
+    first engine's cache config, the engines (data-parallel ranks of every instance the
+    selector names) and the served model names."""
+    configs = sorted(
+        (labels for labels in label_sets if labels.get("__name__") == vllm.CACHE_CONFIG),
+        key=lambda labels: (labels.get("instance", ""), labels.get("engine", "")),
+    )
+    models = {
+        labels.get("model_name", "")
+        for labels in label_sets
+        if labels.get("__name__") != vllm.CACHE_CONFIG
+    } - {""}
+    out: dict[str, Any] = {}
+    if configs:
+        out["cache_config"] = {k: v for k, v in configs[0].items() if k not in SCRAPE_LABELS}
+        out["engines"] = len({(c.get("instance", ""), c.get("engine", "")) for c in configs})
+    if models:
+        out["models"] = sorted(models)
+    return out
+
+
+FACTS = Facts((vllm.CACHE_CONFIG, MODEL_FAMILY), facts)
+
+PROMQL = Promql(_table(), CACHE_CAPACITY, facts=FACTS)

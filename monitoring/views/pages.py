@@ -20,11 +20,11 @@ from django_filters.views import FilterView
 
 from core.mixins import PlannerRequiredMixin
 from core.roles import is_planner
-from monitoring import charts, kinds, machines, selectors, services
+from monitoring import charts, kinds, machines, observed, selectors, services
 from monitoring.evidence import evidence_fill
 from monitoring.filters import AlertEventFilter, TargetFilter
 from monitoring.forms import TargetForm
-from monitoring.models import AlertEvent, AlertRule, Target
+from monitoring.models import AlertEvent, AlertRule, Target, TargetKind
 from monitoring.plan_link import PlanComparison, PlanUnreadable, Quantity, Scope, plan_comparison
 from monitoring.series import Forgotten
 from monitoring.shared_cache import shared
@@ -261,6 +261,8 @@ def _target_context(request: HttpRequest, target: Target) -> dict[str, Any]:
         "comparison_error": error,
         "comparison_window": window,
         "cache_config": (target.info or {}).get("cache_config", {}),
+        # The server's model and context length (/v1/models, or labels when read-only).
+        "served": observed.served_config(target) if target.kind == TargetKind.VLLM else None,
     }
 
 

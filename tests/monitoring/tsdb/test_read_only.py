@@ -131,6 +131,15 @@ def test_a_read_only_target_is_read_from_prometheus_and_polls_nothing(
     _poll(polled)
     for key in ("vllm.kv_cache_capacity_tokens", "vllm.kv_cache_blocks"):
         assert target.latest[key] == polled.latest[key]
+    # Its cache config, engines and model names, from the same labels a poll reads them from;
+    # max_model_len is only in /v1/models, which a read-only target does not ask.
+    for fact in ("cache_config", "engines", "models"):
+        assert target.info[fact] == polled.info[fact], fact
+    served, polled_served = observed.served_config(target), observed.served_config(polled)
+    assert served.models == tuple(polled.info["models"])
+    assert served.kv_blocks == polled_served.kv_blocks
+    assert served.max_model_len is None
+    assert polled_served.max_model_len is not None
     assert not Sample.objects.filter(target=target).exists()  # nothing stored, nothing polled
     assert AlertEvent.objects.filter(target=target, rule__name="busy").exists()
     overview = viewer_api.get("/api/v1/monitoring/overview/").json()

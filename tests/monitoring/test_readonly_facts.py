@@ -1,0 +1,185 @@
+"""What a poll reads besides /metrics, for read-only targets: what the series' labels carry is
+read from them (vLLM's cache config and model names), what they do not (max_model_len) is said
+to be unknown where it would appear. Prometheus is a mock answering with
+the label sets real exporters write (tests/monitoring/fixtures)."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs
+
+import httpx
+import pytest
+
+from monitoring import observed, polling, stores
+from monitoring.models import PollStatus
+from monitoring.sanity import WarningCode, _target_warnings
+from monitoring.series import readonly_vllm
+from monitoring.stores.readonly import KEY_LABEL, ReadOnlyReader
+from monitoring.stores.routing import RoutingStore
+from tests.monitoring.factories import mock_prometheus_store
+
+pytestmark = pytest.mark.django_db
+
+# vllm:cache_config_info as vLLM writes it (labels of CacheConfig), with Prometheus' own labels.
+CACHE_CONFIG = {
+    "__name__": "vllm:cache_config_info",
+    "job": "vllm",
+    "instance": "10.0.0.5:8000",
+    "block_size": "16",
+    "cache_dtype": "fp8",
+    "enable_prefix_caching": "True",
+    "engine": "0",
+    "gpu_memory_utilization": "0.9",
+    "num_gpu_blocks": "21000",
+    "num_cpu_blocks": "None",
+}
+RUNNING = {
+    "__name__": "vllm:num_requests_running",
+    "job": "vllm",
+    "instance": "10.0.0.5:8000",
+    "engine": "0",
+    "model_name": "meta-llama/Llama-3.1-8B-Instruct",
+}
+
+
+def test_vllm_facts_come_from_the_cache_config_and_model_name_labels():
+    second = {**CACHE_CONFIG, "engine": "1"}
+    got = readonly_vllm.facts([CACHE_CONFIG, second, RUNNING, {**RUNNING, "engine": "1"}])
+
+    assert got["cache_config"]["num_gpu_blocks"] == "21000"
+    assert got["cache_config"]["engine"] == "0"
+    assert not {"__name__", "job", "instance"} & set(got["cache_config"])
+    assert got["engines"] == 2
+    assert got["models"] == ["meta-llama/Llama-3.1-8B-Instruct"]
+    assert readonly_vllm.facts([]) == {}
+
+
+def _prometheus(values: dict[tuple[str, tuple[tuple[str, str], ...]], float], facts: list[dict]):
+    """A mock Prometheus: the facts query gets `facts`, the values query `values`, the
+    cache-config family query its label sets; `asked` records each query."""
+    asked: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/status/buildinfo"):
+            return httpx.Response(200, json={"status": "success", "data": {"version": "3.0.0"}})
+        query = parse_qs(request.content.decode())["query"][0]
+        asked.append(query)
+        if query.startswith('{__name__=~"'):
+            names = query.split('"', 2)[1].split("|")
+            rows = [{"metric": m, "value": [0, "1"]} for m in facts if m["__name__"] in names]
+        elif query.startswith("vllm:cache_config_info"):
+            rows = [{"metric": m, "value": [0, "1"]} for m in facts if m is CACHE_CONFIG]
+        else:
+            rows = [
+                {"metric": {KEY_LABEL: key, **dict(labels)}, "value": [0, repr(v)]}
+                for (key, labels), v in values.items()
+                if f'"{key}"' in query  # the keys the query asks for
+            ]
+        data = {"resultType": "vector", "result": rows}
+        return httpx.Response(200, json={"status": "success", "data": data})
+
+    return mock_prometheus_store(handler), asked
+
+
+@pytest.fixture
+def prometheus(monkeypatch):
+    """Install a mock Prometheus as the reader of read-only targets: call it with the answers."""
+
+    def install(values, facts):
+        server, asked = _prometheus(values, facts)
+        routing = RoutingStore(stores.current().polled, ReadOnlyReader(server))
+        monkeypatch.setattr(stores, "current", lambda: routing)
+        return asked
+
+    return install
+
+
+def test_a_read_only_vllm_target_keeps_its_cache_config_and_models(
+    prometheus, make_target, viewer_client
+):
+    prometheus(
+        {("poll.up", ()): 1.0, ("vllm.requests_running", ()): 3.0},
+        [CACHE_CONFIG, RUNNING],
+    )
+    target = make_target(base_url="", selector='{job="vllm",instance="10.0.0.5:8000"}')
+
+    polling.poll(target)
+    target.refresh_from_db()
+
+    assert target.last_status == PollStatus.OK
+    served = observed.served_config(target)
+    assert served.models == ("meta-llama/Llama-3.1-8B-Instruct",)
+    assert (served.kv_blocks, served.block_size_tokens, served.cache_dtype) == (21000, 16, "fp8")
+    assert served.gpu_memory_utilization == 0.9
+    assert served.engines == 1
+    assert (served.max_model_len, served.read_only) == (None, True)
+    assert target.latest["vllm.kv_cache_blocks"] == 21000  # from the same labels
+
+    page = viewer_client.get(target.get_absolute_url()).content.decode()
+    assert "meta-llama/Llama-3.1-8B-Instruct" in page
+    assert "a read-only target does not ask the server's /v1/models" in page
+    assert "No capacity yet" not in page
+
+
+def _observation(served: observed.ServedConfig) -> observed.TargetObservation:
+    return observed.TargetObservation(
+        target_id=1,
+        target_name="watched",
+        polls=10,
+        concurrency=None,
+        output_tok_s=None,
+        ttft_p95_ms=None,
+        itl_p95_ms=None,
+        avg_input_tokens=None,
+        avg_output_tokens=None,
+        kv_capacity_tokens=None,
+        served=served,
+    )
+
+
+class _Plan:
+    """What the sanity checks read of a plan's values."""
+
+    model_name = "Llama-3.1-8B-Instruct"
+    hf_repo = "meta-llama/Llama-3.1-8B-Instruct"
+    model_slug = "llama-3-1-8b-instruct"
+    max_model_len = 8192
+    kv_cache_dtype = "fp8"
+    gpu_memory_utilization = 0.9
+    replicas = 1
+
+    class replica:  # noqa: N801
+        block_size_tokens = 16
+
+        class layout:  # noqa: N801
+            tp = 1
+            pp = 1
+
+
+def _served(**changes) -> observed.ServedConfig:
+    fields = {
+        "models": ("meta-llama/Llama-3.1-8B-Instruct",),
+        "max_model_len": None,
+        "kv_blocks": 21000,
+        "block_size_tokens": 16,
+        "cache_dtype": "fp8",
+        "gpu_memory_utilization": 0.9,
+        "tensor_parallel_size": None,
+        "pipeline_parallel_size": None,
+        "engines": 1,
+    }
+    return observed.ServedConfig(**{**fields, **changes})
+
+
+def test_plan_vs_reality_says_max_model_len_is_not_checked_for_a_read_only_target():
+    codes = {
+        w.code for w in _target_warnings(_Plan, _observation(_served(read_only=True)), whole=False)
+    }
+    assert codes == {WarningCode.MAX_MODEL_LEN_UNREAD}
+    # Polled, a server without /v1/models' answer is not said to be read-only; one that
+    # answered is checked as before.
+    assert not _target_warnings(_Plan, _observation(_served()), whole=False)
+    known = _served(read_only=True, max_model_len=4096)
+    assert {w.code for w in _target_warnings(_Plan, _observation(known), whole=False)} == {
+        WarningCode.MAX_MODEL_LEN_MISMATCH
+    }
