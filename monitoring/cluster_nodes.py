@@ -40,14 +40,17 @@ def node_names(target: Target, labels: list[str]) -> dict[str, str]:
         else:
             missing.append(label)
     if missing:
-        hosts = {_host(label) for label in missing}
+        # A node's own address: the exporter's host, or the node's `ip` label when Prometheus
+        # names the exporter otherwise (a pod or DNS name: read-only targets).
+        ip_of = {n.get("exporter"): n.get("ip") for n in nodes if n.get("ip")}
+        address = {label: ip_of.get(label) or _host(label) for label in missing}
         inventory = dict(
-            Machine.objects.filter(management_address__in=hosts).values_list(
+            Machine.objects.filter(management_address__in=set(address.values())).values_list(
                 "management_address", "hostname"
             )
         )
         for label in missing:
-            names[label] = inventory.get(_host(label), label)
+            names[label] = inventory.get(address[label], label)
     return names
 
 

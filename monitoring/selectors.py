@@ -552,6 +552,9 @@ RAY_SERVE_KEYS = (
 )
 
 
+PENDING_GROUPS = 'ray.placement_groups{state="PENDING"}'
+
+
 def ray_state(target: Target) -> dict[str, Any]:
     """Return the Ray page's current state: node x GPU grids, nodes, Serve apps, pending groups."""
     rows = stores.current().latest(stores.ref(target), (*RAY_NODE_KEYS, *RAY_SERVE_KEYS))
@@ -588,6 +591,7 @@ def ray_state(target: Target) -> dict[str, Any]:
 
     names = cluster_nodes.node_names(target, node_names)
     listed = (target.info or {}).get("nodes", [])
+    pending = (target.latest or {}).get(PENDING_GROUPS)
     return {
         "nodes": [
             {
@@ -625,6 +629,10 @@ def ray_state(target: Target) -> dict[str, Any]:
             for name, app in sorted(apps.items())
         ],
         "placement_groups_pending": (target.info or {}).get("placement_groups_pending", []),
+        # Read from Prometheus: Ray's dashboard is not asked (no dead nodes, no pending group's
+        # details, no reservations), and the pending groups are only counted.
+        "read_only": target.read_only,
+        "pending_count": None if pending is None else int(pending),
     }
 
 

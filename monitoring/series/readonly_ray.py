@@ -3,16 +3,25 @@
 The selector names the cluster's exporters (e.g. `{job="ray"}`: one scrape target per node);
 a node is Prometheus' `instance`, as a poll names it by its exporter address. Families and the
 labels kept come from monitoring.scrape.ray.
+
+What a poll keeps in `info` from exporter labels (FACTS) is read from the same families: GPU
+names (`ray_node_gpus_available`), the session, and each node's `ip` and head flag (the node
+gauges), so node names resolve through the inventory as for a polled cluster. The dashboard is
+not asked: no host names, no node Ray lists as DEAD, no pending group's name, reason or bundles
+and no placement-group reservations (real Ray exports none of these as metrics; the pending
+groups are counted from `ray_placement_groups`). monitoring.selectors.ray_state says so.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Sequence
+from typing import Any
 
 from monitoring.scrape import ray
 
 from .promql import Matcher, vector
-from .readonly import Build, Promql, aggregate, counter_rate, either, histogram_keys, series
+from .readonly import Build, Facts, Promql, aggregate, counter_rate, either, histogram_keys, series
 
 NODE = {"node": "instance"}
 NODE_GPU = {"node": "instance", "gpu": "GpuIndex"}
@@ -113,4 +122,44 @@ def _table() -> dict[str, Build]:
     return table
 
 
-PROMQL = Promql(_table())
+# A node gauge every Ray version's node exporter writes, once per node (with `ip`, IsHeadNode).
+NODE_FAMILY = "ray_node_cpu_utilization"
+
+
+def facts(label_sets: list[dict[str, str]]) -> dict[str, Any]:
+    """The `info` a poll keeps from exporter labels (monitoring.scrape.ray.extract and merge):
+    {node: {GPU index: device name}}, the sessions, and the nodes by exporter (`instance`)."""
+    gpus: dict[str, dict[str, str]] = defaultdict(dict)
+    sessions: set[str] = set()
+    nodes: dict[str, dict[str, Any]] = {}
+    for labels in label_sets:
+        node = labels.get("instance", "")
+        if labels.get("SessionName"):
+            sessions.add(labels["SessionName"])
+        if labels.get("__name__") == ray.GPU_PRESENT and node:
+            gpus[node].setdefault(labels.get("GpuIndex", ""), labels.get("GpuDeviceName", ""))
+        elif labels.get("__name__") == NODE_FAMILY and node:
+            nodes.setdefault(
+                node,
+                {
+                    "node_id": "",
+                    "ip": labels.get("ip", ""),
+                    "hostname": "",  # only the dashboard's node list has it
+                    "head": labels.get("IsHeadNode") == "true",
+                    "state": "",  # nor says which nodes are DEAD
+                    "exporter": node,
+                },
+            )
+    out: dict[str, Any] = {}
+    if gpus:
+        out["gpus"] = dict(gpus)
+    if sessions:
+        out["sessions"] = sorted(sessions)
+    if nodes:
+        out["nodes"] = [nodes[n] for n in sorted(nodes)]
+    return out
+
+
+FACTS = Facts((ray.GPU_PRESENT, NODE_FAMILY), facts)
+
+PROMQL = Promql(_table(), facts=FACTS)

@@ -1,6 +1,7 @@
 """What a poll reads besides /metrics, for read-only targets: what the series' labels carry is
-read from them (vLLM's cache config and model names), what they do not (max_model_len) is said
-to be unknown where it would appear. Prometheus is a mock answering with
+read from them (vLLM's cache config and model names, Ray's GPU names and node addresses), what
+they do not (max_model_len, Ray's dead nodes and pending groups' details) is said to be unknown
+where it would appear, and the Ray node-lost alert works. Prometheus is a mock answering with
 the label sets real exporters write (tests/monitoring/fixtures)."""
 
 from __future__ import annotations
@@ -10,16 +11,18 @@ from urllib.parse import parse_qs
 import httpx
 import pytest
 
-from monitoring import observed, polling, stores
-from monitoring.models import PollStatus
+from monitoring import observed, polling, selectors, stores, tasks
+from monitoring.models import AlertEvent, PollStatus
 from monitoring.sanity import WarningCode, _target_warnings
-from monitoring.series import readonly_vllm
+from monitoring.series import readonly_ray, readonly_vllm
 from monitoring.stores.readonly import KEY_LABEL, ReadOnlyReader
 from monitoring.stores.routing import RoutingStore
+from tests.inventory.factories import MachineFactory
 from tests.monitoring.factories import mock_prometheus_store
 
 pytestmark = pytest.mark.django_db
 
+SESSION = "session_2026-11-30_08-49-02_900352_7463"
 # vllm:cache_config_info as vLLM writes it (labels of CacheConfig), with Prometheus' own labels.
 CACHE_CONFIG = {
     "__name__": "vllm:cache_config_info",
@@ -42,6 +45,33 @@ RUNNING = {
 }
 
 
+def _ray_node(instance: str, ip: str, head: bool) -> dict[str, str]:
+    # ray_node_* labels of Ray 2.60 (tests/monitoring/fixtures/ray/head_exporter_metrics_1.txt).
+    return {
+        "__name__": "ray_node_cpu_utilization",
+        "job": "ray",
+        "instance": instance,
+        "IsHeadNode": "true" if head else "false",
+        "RayNodeType": "head" if head else "worker",
+        "SessionName": SESSION,
+        "Version": "2.60.0",
+        "ip": ip,
+    }
+
+
+def _ray_gpu(instance: str, index: str) -> dict[str, str]:
+    # ray_node_gpus_available of Ray 2.49 (fixtures/ray/real_h200_worker_issue58228.txt).
+    return {
+        "__name__": "ray_node_gpus_available",
+        "job": "ray",
+        "instance": instance,
+        "GpuDeviceName": "NVIDIA H200",
+        "GpuIndex": index,
+        "SessionName": SESSION,
+        "ip": "10.0.0.12",
+    }
+
+
 def test_vllm_facts_come_from_the_cache_config_and_model_name_labels():
     second = {**CACHE_CONFIG, "engine": "1"}
     got = readonly_vllm.facts([CACHE_CONFIG, second, RUNNING, {**RUNNING, "engine": "1"}])
@@ -52,6 +82,24 @@ def test_vllm_facts_come_from_the_cache_config_and_model_name_labels():
     assert got["engines"] == 2
     assert got["models"] == ["meta-llama/Llama-3.1-8B-Instruct"]
     assert readonly_vllm.facts([]) == {}
+
+
+def test_ray_facts_come_from_the_gpu_and_node_gauges_labels():
+    got = readonly_ray.facts(
+        [
+            _ray_node("ray-head:8080", "10.0.0.11", head=True),
+            _ray_node("ray-worker-0:8080", "10.0.0.12", head=False),
+            _ray_gpu("ray-worker-0:8080", "0"),
+            _ray_gpu("ray-worker-0:8080", "1"),
+        ]
+    )
+
+    assert got["gpus"] == {"ray-worker-0:8080": {"0": "NVIDIA H200", "1": "NVIDIA H200"}}
+    assert got["sessions"] == [SESSION]
+    assert [(n["exporter"], n["ip"], n["head"], n["state"]) for n in got["nodes"]] == [
+        ("ray-head:8080", "10.0.0.11", True, ""),
+        ("ray-worker-0:8080", "10.0.0.12", False, ""),
+    ]
 
 
 def _prometheus(values: dict[tuple[str, tuple[tuple[str, str], ...]], float], facts: list[dict]):
@@ -183,3 +231,43 @@ def test_plan_vs_reality_says_max_model_len_is_not_checked_for_a_read_only_targe
     assert {w.code for w in _target_warnings(_Plan, _observation(known), whole=False)} == {
         WarningCode.MAX_MODEL_LEN_MISMATCH
     }
+
+
+def test_a_read_only_ray_cluster_loses_a_node_and_says_what_it_cannot_show(
+    prometheus, make_target, viewer_client
+):
+    a = MachineFactory(hostname="gpu-a", management_address="10.0.0.11", nics=[])
+    b = MachineFactory(hostname="gpu-b", management_address="10.0.0.12", nics=[])
+    # Only the worker's exporter is scraped (the head stopped answering); Prometheus names it
+    # by a pod name, its `ip` label names the machine.
+    prometheus(
+        {
+            ("poll.up", ()): 1.0,
+            ("ray.cluster.nodes_scraped", ()): 1.0,
+            ("ray.placement_groups", (("state", "PENDING"),)): 2.0,
+            ("ray.node.cpu_utilization_pct", (("node", "ray-worker-0:8080"),)): 40.0,
+        },
+        [
+            _ray_node("ray-worker-0:8080", "10.0.0.12", head=False),
+            _ray_gpu("ray-worker-0:8080", "0"),
+        ],
+    )
+    target = make_target(kind="ray", base_url="", selector='{job="ray"}', machines=[a, b])
+
+    polling.poll(target, on_stored=tasks.alerts_evaluator(target))
+    target.refresh_from_db()
+
+    assert target.latest["ray.cluster.nodes_missing"] == 1.0
+    assert AlertEvent.objects.filter(
+        target=target, rule__series="ray.cluster.nodes_missing", resolved_at__isnull=True
+    ).exists()
+    state = selectors.ray_state(target)
+    assert [n["name"] for n in state["nodes"]] == ["gpu-b"]  # by its ip, from the inventory
+    assert state["missing_hosts"] == ["gpu-a"]
+    assert (state["read_only"], state["pending_count"]) == (True, 2)
+    assert state["gpu_names"] == {"ray-worker-0:8080": {"0": "NVIDIA H200"}}
+
+    page = viewer_client.get(target.get_absolute_url()).content.decode()
+    assert "data-read-only-nodes" in page
+    assert 'data-pending-count="2"' in page
+    assert "No placement group is pending." not in page

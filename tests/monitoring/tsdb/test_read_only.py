@@ -299,6 +299,13 @@ def test_a_read_only_ray_cluster_shows_what_polling_it_shows(sim, make_target):
     page, polled_page = kinds.get("ray").page_state(read), kinds.get("ray").page_state(polled)
     assert [n["node"] for n in page["nodes"]] == [n["node"] for n in polled_page["nodes"]]
     assert [n["gpu_count"] for n in page["nodes"]] == [n["gpu_count"] for n in polled_page["nodes"]]
+    # The facts a poll keeps from exporter labels: GPU names, the session, each node's address.
+    assert read.info["gpus"] == polled.info["gpus"]
+    assert read.info["sessions"] == polled.info["sessions"]
+    by_exporter = {n["exporter"]: n["ip"] for n in polled.info["nodes"]}
+    assert {n["exporter"]: n["ip"] for n in read.info["nodes"]} == by_exporter
+    assert page["read_only"]
+    assert not polled_page["read_only"]
 
 
 def _rows(target, key):
