@@ -1,8 +1,11 @@
 """Admin for monitoring targets, alert rules and events (the token is never shown or read)."""
 
+import contextlib
+
 from django.contrib import admin
 
 from monitoring.models import TARGET_POLL_STATE_FIELDS, AlertEvent, AlertRule, Target
+from monitoring.services import target_delete
 
 
 class WithoutTargetTokens(admin.ModelAdmin):
@@ -24,6 +27,16 @@ class TargetAdmin(admin.ModelAdmin):
 
     def get_queryset(self, request):
         return super().get_queryset(request).defer("token")
+
+    # Deleted as everywhere else (monitoring.services.target_delete): the row locked against a
+    # poll or spooled write under way, and its series deleted on a time-series server too.
+    def delete_model(self, request, obj):
+        with contextlib.suppress(Target.DoesNotExist):  # another delete took it first
+            target_delete(target=obj)
+
+    def delete_queryset(self, request, queryset):
+        for target in queryset.defer("token"):
+            self.delete_model(request, target)
 
 
 @admin.register(AlertRule)

@@ -237,3 +237,27 @@ def test_a_broker_that_is_down_does_not_fail_the_delete(
     assert report.outcome is Forgotten.DELETED
     assert not Target.objects.filter(pk=target.pk).exists()
     assert "second delete" in caplog.text
+
+
+def test_the_django_admin_deletes_targets_as_everywhere_else(
+    make_target, admin_client_, monkeypatch
+):
+    from monitoring import admin
+
+    deleted = []
+    real = admin.target_delete
+    monkeypatch.setattr(
+        admin, "target_delete", lambda *, target: deleted.append(target.pk) or real(target=target)
+    )
+    one, two, three = make_target(), make_target(), make_target()
+
+    page = admin_client_.post(f"/admin/monitoring/target/{one.pk}/delete/", {"post": "yes"})
+    assert page.status_code == 302
+    action = admin_client_.post(
+        "/admin/monitoring/target/",
+        {"action": "delete_selected", "_selected_action": [two.pk, three.pk], "post": "yes"},
+    )
+    assert action.status_code == 302
+
+    assert sorted(deleted) == sorted([one.pk, two.pk, three.pk])
+    assert not Target.objects.filter(pk__in=[one.pk, two.pk, three.pk]).exists()
