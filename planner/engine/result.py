@@ -579,7 +579,8 @@ def _complete_value(tp: Any, value: Any) -> Any:
 
 
 @cache
-def _adapter() -> Any:
+def validator() -> Any:
+    """The plan result's pydantic validator (built once per process, early by core.warmup)."""
     # pydantic validates the dataclasses in place (types, StrEnums, nesting) and names the
     # field that is wrong; imported late so that the engine's own import stays light.
     from pydantic import TypeAdapter
@@ -591,7 +592,7 @@ def _read(data: dict[str, Any]) -> PlanResult:
     from pydantic import ValidationError
 
     try:
-        result: PlanResult = _adapter().validate_python(data)
+        result: PlanResult = validator().validate_python(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
