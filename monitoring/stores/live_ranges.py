@@ -34,10 +34,9 @@ def live_key(
     """Return the cache key of a live window of polled targets, or None when it is not one."""
     if not targets or any(t.last_poll_at is None or t.read_only for t in targets):
         return None
-    newest = max(t.last_poll_at for t in targets if t.last_poll_at is not None)
-    if end < newest:
-        return None
     polls = sorted((t.id, t.last_poll_at.timestamp()) for t in targets if t.last_poll_at)
+    if end.timestamp() < max(polled_at for _, polled_at in polls):
+        return None
     asked = sorted((s.key, s.labels or "", s.labels is None) for s in series)
     width_s = round((end - start).total_seconds())
     digest = hashlib.sha256(repr((polls, asked, width_s, max_points)).encode()).hexdigest()
