@@ -7,9 +7,9 @@ from catalog.architecture import (
     Architecture,
     ArchitectureError,
     ParameterBreakdown,
-    from_hf_config,
     parameter_breakdown,
 )
+from catalog.hf_config import from_hf_config
 
 __all__ = [
     "Architecture",

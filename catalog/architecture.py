@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
 
 from catalog.quantization import QuantScheme
 
@@ -173,13 +171,6 @@ class ParameterBreakdown:
     def as_dict(self) -> dict[str, int]:
         """Return the breakdown as a plain dict."""
         return {name: getattr(self, name) for name in self.__slots__}
-
-
-def from_hf_config(config: Mapping[str, Any]) -> Architecture:
-    """Return the Architecture a Hugging Face config.json describes (see catalog.hf_config)."""
-    from catalog.hf_config import parse_hf_config
-
-    return parse_hf_config(config)
 
 
 def attention_params(arch: Architecture) -> int:

@@ -9,7 +9,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from catalog.architecture import Architecture, from_hf_config
+from catalog.architecture import Architecture
+from catalog.hf_config import from_hf_config
 
 _HERE = Path(__file__).resolve().parent
 

@@ -455,7 +455,7 @@ def _text_config(config: Mapping[str, Any]) -> tuple[Mapping[str, Any], str, str
     return config, outer, "", ""
 
 
-def parse_hf_config(config: Mapping[str, Any]) -> Architecture:
+def from_hf_config(config: Mapping[str, Any]) -> Architecture:
     """Return the Architecture described by a Hugging Face config.json dict.
 
     Raises ArchitectureError naming every missing or invalid key (nested keys dotted).

@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from catalog import identifiers
-from catalog.architecture import Architecture, ArchitectureError, from_hf_config
+from catalog.architecture import Architecture, ArchitectureError
 from catalog.architecture_json import config_only_values
 from catalog.data import GpuVendor, load_gpus, load_models
+from catalog.hf_config import from_hf_config
 from catalog.quantization import parse_quantization
 from planner.engine.configs.vllm_flags import VLLM_VERSION
 from planner.engine.profiling import VersionError, parse_version

@@ -2,8 +2,9 @@
 
 import pytest
 
-from catalog.architecture import ArchitectureError, from_hf_config, parameter_breakdown
+from catalog.architecture import ArchitectureError, parameter_breakdown
 from catalog.data import load_gpus, load_models
+from catalog.hf_config import from_hf_config
 
 MODELS = load_models()
 

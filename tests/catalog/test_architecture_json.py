@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from catalog.architecture import from_hf_config
 from catalog.architecture_json import architecture_to_json
 from catalog.data import load_models
+from catalog.hf_config import from_hf_config
 from planner.engine import plan
 from planner.engine.spec import SpecError, spec_from_dict
 

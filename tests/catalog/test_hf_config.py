@@ -9,7 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from catalog.architecture import ArchitectureError, from_hf_config, parameter_breakdown
+from catalog.architecture import ArchitectureError, parameter_breakdown
+from catalog.hf_config import from_hf_config
 from planner.engine.assumptions import Assumptions
 from planner.engine.memory import kv_layout, plan_memory
 from planner.engine.spec import valid_tp_sizes

@@ -12,7 +12,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from catalog.architecture import Architecture, from_hf_config
+from catalog.architecture import Architecture
+from catalog.hf_config import from_hf_config
 from planner.engine.assumptions import GIB, Assumptions
 from planner.engine.memory import MemoryResult, plan_memory
 

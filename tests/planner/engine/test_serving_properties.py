@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from catalog.architecture import from_hf_config
 from catalog.data import load_models
+from catalog.hf_config import from_hf_config
 from planner.engine import plan
 from planner.engine.assumptions import Assumptions
 from planner.engine.memory import plan_memory
