@@ -32,7 +32,6 @@ KNOWN_CYCLES = {
         }
     ),
     frozenset({"monitoring.polling", "monitoring.services", "monitoring.tasks"}),
-    frozenset({"planner.engine.configs.allocate", "planner.engine.configs.serve"}),
     frozenset({"planner.services.calibration", "planner.services.plans"}),
     frozenset({"monitoring.machine_cards", "monitoring.templatetags.monitoring_tags"}),
 }

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from catalog.identifiers import host_port
 from planner.engine.configs.allocation import (
@@ -14,7 +13,7 @@ from planner.engine.configs.allocation import (
     ServeReplicas,
     replicas_that_fit,
 )
-from planner.engine.configs.layout import BundleLayout, Variant
+from planner.engine.configs.layout import BundleLayout, ServeApp, Variant
 from planner.engine.configs.serve import SERVE_CONFIG_FILE
 from planner.engine.configs.vllm import model_ref, serve_args
 from planner.engine.result import Backend, Route
@@ -32,16 +31,6 @@ DASHBOARD_URL = f"http://127.0.0.1:{RAY_DASHBOARD_PORT}"
 
 class UnknownHost(ValueError):
     """The layout names a host that the plan's hardware does not have."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ServeApp:
-    """One model of a Route C pool: its spec, layout and the replica bounds it asks for."""
-
-    spec: PlanSpec
-    layout: BundleLayout
-    name: str
-    route_prefix: str
 
 
 def container_name(role: str, host: str) -> str:

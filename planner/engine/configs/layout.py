@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from planner.engine.result import Backend, Candidate, Route, layout_label
+from planner.engine.spec import PlanSpec
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -103,3 +104,13 @@ def default_variant(
     if layout.spans_nodes and pool_kind == "shared":
         return Variant(Route.B, Backend.RAY)
     return options[0]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServeApp:
+    """One model of a Route C pool: its spec, layout and the replica bounds it asks for."""
+
+    spec: PlanSpec
+    layout: BundleLayout
+    name: str
+    route_prefix: str

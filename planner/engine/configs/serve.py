@@ -12,9 +12,8 @@ from planner.engine.configs.serve_app import SERVE_APP_MODULE
 from planner.engine.configs.vllm import model_ref, serve_args
 
 if TYPE_CHECKING:
-    from planner.engine.configs.allocate import ServeApp
     from planner.engine.configs.allocation import ServeReplicas
-    from planner.engine.configs.layout import BundleLayout
+    from planner.engine.configs.layout import BundleLayout, ServeApp
 
 SERVE_CONFIG_FILE = "serve.yaml"
 

@@ -10,7 +10,6 @@ import pytest
 import yaml
 
 from planner.engine import plan, spec_from_dict
-from planner.engine.configs.allocate import ServeApp
 from planner.engine.configs.allocation import (
     AllocationTable,
     BundleClash,
@@ -23,7 +22,7 @@ from planner.engine.configs.allocation import (
     table_clashes,
 )
 from planner.engine.configs.bundle import build_bundle, build_serve_bundle
-from planner.engine.configs.layout import BundleLayout, Variant, variants
+from planner.engine.configs.layout import BundleLayout, ServeApp, Variant, variants
 from tests.planner.engine.bundle_dryrun import dry_run
 from tests.planner.engine.bundle_expect import assert_dry_run_matches_plan
 
