@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from planner.engine.serving.backend import BackendUnavailable, KernelTimes, StepShape
+from planner.engine.serving.kernel_times import BackendUnavailable, KernelTimes, StepShape
 
 # Catalog GPU slug -> aiconfigurator system with measured vLLM tables.
 SYSTEMS = {

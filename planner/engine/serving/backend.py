@@ -10,10 +10,12 @@ with the reason recorded.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from planner.engine.serving import aiconfigurator
+from planner.engine.serving.kernel_times import BackendUnavailable, KernelTimes, StepShape
 from planner.engine.step_backend import STEP_BACKENDS, StepBackend
 
 __all__ = [
@@ -26,32 +28,6 @@ __all__ = [
     "StepShape",
     "resolve_kernels",
 ]
-
-
-class BackendUnavailable(RuntimeError):
-    """The requested backend cannot time this layout (not installed, GPU or model not covered)."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StepShape:
-    """One micro-batch as a kernel table sees it (per pipeline stage's share of the batch)."""
-
-    decode_seqs: float
-    decode_context: float  # mean KV tokens one decode query attends to
-    prefill_tokens: float
-    prefill_pairs: float  # query × key pairs of the prefill chunks
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class KernelTimes:
-    """Measured whole-model forward passes of one replica, replacing the roofline's stage time."""
-
-    # (compute and attention ms, TP all-reduce ms) of one forward pass of a micro-batch.
-    forward_ms: Callable[[StepShape], tuple[float, float]]
-    # True when the tables' all-reduce times apply (measured over this replica's kind of link);
-    # otherwise the link model times the all-reduces.
-    owns_all_reduce: bool
-    source: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -82,8 +58,6 @@ def resolve_kernels(
     """
     if requested is StepBackend.ROOFLINE:
         return None, ROOFLINE_CHOICE
-    from planner.engine.serving import aiconfigurator
-
     try:
         times = aiconfigurator.kernel_times(
             hf_config=hf_config,
