@@ -20,7 +20,7 @@ from monitoring.calibration import calibration_create, calibration_run
 from monitoring.models import Target, TargetKind
 from planner.engine.spec import SpecError
 from planner.models import CalibrationProfile, Plan
-from planner.services.calibration import plan_with_calibration
+from planner.services.plans import plan_with_calibration
 
 
 def _candidates():

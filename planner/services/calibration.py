@@ -154,13 +154,3 @@ def calibration_note(
         # result says so: its factors may not carry over.
         matches_layout=bool(matches),
     )
-
-
-def plan_with_calibration(*, plan: Any, profile: CalibrationProfile, actor: Any) -> Any:
-    """Evaluate a saved plan's spec again with `profile` and save it as a new plan."""
-    from planner.services.plans import plan_evaluate, plan_save
-
-    spec = {**plan.spec, "calibration": str(profile.public_id)}
-    evaluation = plan_evaluate(spec=spec)
-    title = f"{plan.title} · {profile.key} v{profile.version}"[:200]
-    return plan_save(evaluation=evaluation, actor=actor, title=title, rerun_of=plan)

@@ -159,3 +159,11 @@ def plan_rerun(*, plan: Plan, actor: Any) -> Plan:
     """
     evaluation = plan_evaluate(spec=plan.spec)
     return plan_save(evaluation=evaluation, actor=actor, title=plan.title, rerun_of=plan)
+
+
+def plan_with_calibration(*, plan: Any, profile: CalibrationProfile, actor: Any) -> Any:
+    """Evaluate a saved plan's spec again with `profile` and save it as a new plan."""
+    spec = {**plan.spec, "calibration": str(profile.public_id)}
+    evaluation = plan_evaluate(spec=spec)
+    title = f"{plan.title} · {profile.key} v{profile.version}"[:200]
+    return plan_save(evaluation=evaluation, actor=actor, title=title, rerun_of=plan)

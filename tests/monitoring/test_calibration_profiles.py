@@ -10,7 +10,7 @@ from monitoring.selectors import resolve_range
 from planner.models import CalibrationProfile, Plan
 from planner.selectors.plan_values import plan_values
 from planner.services import plan_rerun
-from planner.services.calibration import plan_with_calibration
+from planner.services.plans import plan_with_calibration
 from tests.monitoring.simulated import feed_simulated
 from tests.monitoring.test_plan_comparison import _replica, s1_plan, two_replicas  # noqa: F401
 
