@@ -19,6 +19,7 @@ from django.utils.translation import get_language, gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
 from monitoring.error_text import public_error
+from monitoring.labels import STATE_LABELS
 
 GPU_STATE_LABELS = {
     "busy": _("busy"),
@@ -52,8 +53,6 @@ class Words:
     """What every card of one language shares: translated words, separator, URL patterns."""
 
     def __init__(self) -> None:
-        from monitoring.templatetags.monitoring_tags import STATE_LABELS
-
         self.titles = {k: escape(str(v)) for k, v in CELL_TITLES.items()}
         self.states = {k: escape(str(v)) for k, v in GPU_STATE_LABELS.items()}
         self.badges = {k: (escape(str(label)), css) for k, (label, css) in STATE_LABELS.items()}

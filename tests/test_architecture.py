@@ -31,7 +31,6 @@ KNOWN_CYCLES = {
         }
     ),
     frozenset({"monitoring.polling", "monitoring.services", "monitoring.tasks"}),
-    frozenset({"monitoring.machine_cards", "monitoring.templatetags.monitoring_tags"}),
 }
 
 

@@ -15,16 +15,9 @@ from django.utils.translation import gettext_lazy as _
 from core.roles import is_admin
 from monitoring import machine_cards
 from monitoring.error_text import CLASS_LABELS, error_for
+from monitoring.labels import STATE_LABELS
 
 register = template.Library()
-
-STATE_LABELS = {
-    "up": (_("up"), "ok"),
-    "down": (_("down"), "bad"),
-    "stale": (_("stale"), "warn"),
-    "never": (_("not polled yet"), ""),
-    "disabled": (_("disabled"), ""),
-}
 
 # The stable kinds of monitoring.scrape.errors, as a reader sees them. The error message beside
 # a kind is the raw diagnostic (often the operating system's) and is shown as it was recorded.
