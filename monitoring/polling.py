@@ -22,7 +22,7 @@ from monitoring.models import Target, TargetSnapshot
 from monitoring.scrape import ScrapeResult, kinds, scrape_once
 from monitoring.scrape.series import Sample, make_sample
 from monitoring.series import StoreUnavailable, readonly_kinds
-from monitoring.services import PollOutcome, poll_record_failure, poll_record_success
+from monitoring.services.polls import PollOutcome, poll_record_failure, poll_record_success
 
 # Failures worth retrying within the same slot: quick network ones, not the target's answer. A
 # timeout is not retried: it already spent the poll's whole time budget (monitoring.pacing).

@@ -38,7 +38,8 @@ from monitoring.retention import partitions_run, retention_run, rollup_run
 from monitoring.scrape.errors import ScrapeError
 from monitoring.scrape.fetch import check_url, guard
 from monitoring.series import TargetRef
-from monitoring.services import deleted_target_forget, poll_record_failure, schedule_due_targets
+from monitoring.services.forget import deleted_target_forget
+from monitoring.services.polls import poll_record_failure, schedule_due_targets
 from monitoring.webhooks import SIGNATURE_HEADER, webhook_signature
 
 logger = logging.getLogger(__name__)

@@ -30,7 +30,6 @@ KNOWN_CYCLES = {
             "monitoring.window",
         }
     ),
-    frozenset({"monitoring.polling", "monitoring.services", "monitoring.tasks"}),
 }
 
 

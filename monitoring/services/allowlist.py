@@ -1,0 +1,28 @@
+"""The allowlist of addresses pollers and webhooks may reach (admins only)."""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from monitoring.models import AllowlistEntry
+from monitoring.reach import validate_entry
+
+
+def allowlist_entry_create(*, name: str, note: str = "") -> AllowlistEntry:
+    """Let pollers and webhooks reach `name` (an address, network, host name or .suffix)."""
+    try:
+        normalised = validate_entry(name)
+    except ValidationError as exc:
+        raise ValidationError({"name": exc.messages}) from None
+    entry = AllowlistEntry(name=normalised, note=note.strip())
+    with transaction.atomic():
+        entry.full_clean()
+        entry.save()
+    return entry
+
+
+def allowlist_entry_delete(*, entry: AllowlistEntry) -> None:
+    """Remove an entry; targets that needed it fail their next poll as forbidden_address."""
+    with transaction.atomic():
+        entry.delete()
