@@ -21,6 +21,7 @@ from monitoring.models import Target, TargetKind
 from planner.engine.spec import SpecError
 from planner.models import CalibrationProfile, Plan
 from planner.services.plans import plan_with_calibration
+from planner.throttles import evaluation_throttled
 
 
 def _candidates():
@@ -108,6 +109,7 @@ class CalibrationDetailView(View):
 class CalibrationReplanView(PlannerRequiredMixin, View):
     """Re-run a plan's spec with this profile: a new plan saved with it."""
 
+    @evaluation_throttled
     def post(self, request: HttpRequest, public_id: str) -> HttpResponse:
         profile = get_object_or_404(CalibrationProfile, public_id=public_id)
         plan = Plan.objects.filter(public_id=_uuid_or_none(request.POST.get("plan", ""))).first()

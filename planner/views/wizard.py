@@ -20,6 +20,7 @@ from planner.engine.spec import SpecError
 from planner.forms.draft import STEP_BY_SLUG, STEPS, Draft, Step, locate_engine_error, raw_from_post
 from planner.forms.wizard import OPERATION_QUESTIONS
 from planner.services import plan_evaluate, plan_save
+from planner.throttles import evaluation_wait_s, too_many_evaluations_message
 
 ENGINE_ERRORS_KEY = "planner_wizard_engine_errors"
 
@@ -31,10 +32,23 @@ def _step(slug: str) -> Step:
         raise Http404(slug) from None
 
 
-def side_panel_context(draft: Draft) -> dict[str, Any]:
-    """Return what the live side panel shows for the answers so far."""
+def side_panel_context(request: HttpRequest, draft: Draft) -> dict[str, Any]:
+    """Return what the live side panel shows for the answers so far.
+
+    Each evaluation counts against the user's plan-evaluation limit; past it, the panel says so
+    (`throttled`) instead of evaluating.
+    """
     spec, invalid = draft.spec()
-    panel: dict[str, Any] = {"invalid_steps": list(invalid), "errors": {}, "evaluation": None}
+    panel: dict[str, Any] = {
+        "invalid_steps": list(invalid),
+        "errors": {},
+        "evaluation": None,
+        "throttled": "",
+    }
+    wait_s = evaluation_wait_s(request)
+    if wait_s is not None:
+        panel.update(throttled=too_many_evaluations_message(wait_s), retry_after_s=wait_s)
+        return panel
     try:
         evaluation = plan_evaluate(spec=spec)
     except SpecError as exc:
@@ -124,6 +138,14 @@ class WizardStepView(PlannerRequiredMixin, View):
             draft.data.setdefault(first.slug, draft.values(first))
             draft.save(request)
             return redirect("planner:wizard-step", step=first.slug)
+        wait_s = evaluation_wait_s(request)
+        if wait_s is not None:
+            # Nothing is saved: the answers stay in the draft for a later finish.
+            messages.error(request, too_many_evaluations_message(wait_s))
+            last = STEPS[-1]
+            response = self.render_step(request, last, draft, draft.form(last), status=429)
+            response["Retry-After"] = str(wait_s)
+            return response
         try:
             evaluation = plan_evaluate(spec=spec)
         except SpecError as exc:
@@ -154,7 +176,7 @@ class WizardStepView(PlannerRequiredMixin, View):
             "machines": draft.machine_rows() if current.slug == "machines" else [],
             "questions": OPERATION_QUESTIONS,
             "answered": [s.slug for s in STEPS if draft.has(s)],
-            **side_panel_context(draft),
+            **side_panel_context(request, draft),
         }
         if current.slug == "machines":
             value = form["machines"].value() or []
@@ -170,4 +192,9 @@ class WizardPreviewView(PlannerRequiredMixin, View):
         draft = Draft.load(request)
         draft.update(current, raw_from_post(current, request.POST))
         draft.save(request)
-        return render(request, "planner/wizard/side_panel.html", side_panel_context(draft))
+        panel = side_panel_context(request, draft)
+        if not panel["throttled"]:
+            return render(request, "planner/wizard/side_panel.html", panel)
+        response = render(request, "planner/wizard/side_panel.html", panel, status=429)
+        response["Retry-After"] = str(panel["retry_after_s"])
+        return response

@@ -38,7 +38,8 @@
       credentials: "same-origin",
       signal: inFlight.signal
     }).then(function (response) {
-      if (!response.ok) { throw new Error("preview " + response.status); }
+      // 429: the panel says the evaluation limit is reached; show it like any answer.
+      if (!response.ok && response.status !== 429) { throw new Error("preview " + response.status); }
       return response.text();
     }).then(function (html) {
       panel.innerHTML = html;
