@@ -100,6 +100,7 @@ class Code(StrEnum):
     PIT_PREFIX_CACHING = "pit_prefix_caching"
     PIT_NEEDS_QUANTIZED_CHECKPOINT = "pit_needs_quantized_checkpoint"
     PIT_NNODES_WITH_RAY = "pit_nnodes_with_ray"
+    PIT_SIMULATION_CAPPED = "pit_simulation_capped"
     # why this executor backend
     WHY_RAY_SERVE = "why_ray_serve"
     WHY_SHARED_POOL = "why_shared_pool"
@@ -337,6 +338,7 @@ SIGNATURES: dict[Code, tuple[str, ...]] = {
     Code.PIT_COLD_START: ("weights_gib", "cold_start_s"),
     Code.PIT_RAY_MAX_RESTARTS: (),
     Code.PIT_PREFIX_CACHING: (),
+    Code.PIT_SIMULATION_CAPPED: ("simulated", "requested"),
     Code.PIT_NEEDS_QUANTIZED_CHECKPOINT: ("dtype",),
     Code.PIT_NNODES_WITH_RAY: (),
     Code.WHY_RAY_SERVE: (),

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from planner.engine.assumptions import Assumptions
 from planner.engine.messages import Code, Param, Term, message
 from planner.engine.result import Candidate, Pitfall
+from planner.engine.serving.predict import requests_in_load
 from planner.engine.spec import Node, PlanSpec
 
 
@@ -93,8 +94,26 @@ def check_pitfalls(
         spec.pre_quantized and spec.weight_dtype == best.weight_dtype
     ):
         out.append(_pit(Code.PIT_NEEDS_QUANTIZED_CHECKPOINT, "high", dtype=best.weight_dtype))
+    capped = _simulation_capped(spec, best)
+    if capped is not None:
+        out.append(capped)
     out.append(_pit(Code.PIT_DOCKER_IPC, "medium"))
     out.append(_pit(Code.PIT_PIN_VERSIONS, "low", image=image))
     out.append(_pit(Code.PIT_PREFIX_CACHING, "info"))
     order = {"high": 0, "medium": 1, "low": 2, "info": 3}
     return sorted(out, key=lambda p: order[p.severity])
+
+
+def _simulation_capped(spec: PlanSpec, best: Candidate) -> Pitfall | None:
+    """Return the warning that the serving figures cover fewer requests than the load sends.
+
+    The simulation's work is bounded (serving/simulate.py, simulation_bound): a load of long or
+    many requests is simulated for its first requests only.
+    """
+    if best.serving is None:
+        return None
+    requested = requests_in_load(spec.workload, best.replicas)
+    simulated = best.serving.requests_simulated
+    if simulated >= requested:
+        return None
+    return _pit(Code.PIT_SIMULATION_CAPPED, "medium", simulated=simulated, requested=requested)

@@ -526,6 +526,17 @@ TEMPLATES: dict[Code, Template] = {
         rules=(Rule.PITFALLS,),
         sources=(Article("004", "3"),),
     ),
+    Code.PIT_SIMULATION_CAPPED: Template(
+        N_(
+            "The serving figures come from {simulated} of the {requested} requests per replica "
+            "this load sends: the simulation's cost is capped."
+        ),
+        action=N_(
+            "Read the latency percentiles as those of the first requests; measure the whole load "
+            "with a benchmark run, or plan with shorter or fewer requests."
+        ),
+        rules=(Rule.NUMBERS,),
+    ),
     Code.PIT_NEEDS_QUANTIZED_CHECKPOINT: Template(
         N_("vLLM cannot quantize to {dtype} on the fly: serve a pre-quantized checkpoint."),
         action=N_("Use an {dtype} checkpoint (AWQ/GPTQ/compressed-tensors) of the model."),

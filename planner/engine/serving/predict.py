@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from planner.engine.serving.backend import StepBackend
 from planner.engine.serving.bands import Band
 from planner.engine.serving.context import ServingContext
-from planner.engine.serving.simulate import SimResult, simulate
+from planner.engine.serving.simulate import SimResult, simulate, simulation_bound
 from planner.engine.serving.step import attention_pairs, decode_step_ms, step_ms
 from planner.engine.spec import Workload
 
@@ -87,6 +87,11 @@ def _length(rng: random.Random, mean: int, sd: float) -> int:
     return max(1, min(int(round(rng.gauss(mean, sd))), 10 * mean + 1))
 
 
+def _long_length(mean: int, sd: float) -> float:
+    """Return a length from above: one deviation over the mean, within `_length`'s clamp."""
+    return min(mean + max(sd, 0.0), 10 * mean + 1)
+
+
 def _per_replica_load(wl: Workload, replicas: int) -> tuple[int | None, float | None, int]:
     """Return (closed concurrency, rate per s, requests) one replica of `replicas` receives."""
     r = max(replicas, 1)
@@ -120,10 +125,27 @@ def _arrivals(
     return out
 
 
+def requests_in_load(wl: Workload, replicas: int) -> int:
+    """Return the requests the simulation of one replica's load asks for (before its cap).
+
+    A prediction that finished fewer (`requests_simulated`) was capped or cut short: its
+    percentiles come from the first requests only.
+    """
+    return _per_replica_load(wl, replicas)[2]
+
+
 def run(ctx: ServingContext, wl: Workload, replicas: int = 1) -> SimResult:
-    """Simulate the load one replica of `replicas` receives."""
+    """Simulate the load one replica of `replicas` receives, within the simulation's budget."""
     closed, rate, n = _per_replica_load(wl, replicas)
-    return simulate(ctx, _arrivals(ctx, wl, rate, n), closed_concurrency=closed)
+    bound = simulation_bound(
+        ctx,
+        requests=n,
+        input_tokens=_long_length(wl.avg_input_tokens, wl.input_tokens_sd),
+        output_tokens=_long_length(wl.avg_output_tokens, wl.output_tokens_sd),
+        closed_concurrency=closed,
+    )
+    arrivals = _arrivals(ctx, wl, rate, bound.requests)
+    return simulate(ctx, arrivals, closed_concurrency=closed, max_steps=bound.max_steps)
 
 
 def predict(

@@ -27,6 +27,12 @@ from planner.engine.serving.context import ServingContext
 from planner.engine.serving.step import attention_pairs, step_ms, visible_context
 
 MAX_STEPS = 200_000
+# Passes through the scheduler's hot loop one simulation may make (one per running request and
+# step): about 0.4 µs each, so about half a second of CPU (bench/bench_plan_cost.py measures
+# the worst workload the forms and the API accept).
+MAX_REQUEST_STEPS = 1_200_000
+# What one step costs besides its requests' passes (timing it), counted in passes.
+STEP_PASSES = 10
 
 
 class Request:
@@ -78,6 +84,50 @@ class SimResult:
     peak_running: int
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SimulationBound:
+    """How much of a load one simulation covers: its first `requests`, at most `max_steps`."""
+
+    requests: int
+    max_steps: int
+
+
+def simulation_bound(
+    ctx: ServingContext,
+    *,
+    requests: int,
+    input_tokens: float,
+    output_tokens: float,
+    closed_concurrency: int | None,
+) -> SimulationBound:
+    """Return how many of `requests` to simulate, and for how many steps, within the budget.
+
+    `input_tokens` and `output_tokens` are a request's lengths, from above (a spread makes the
+    long ones cost more than the short ones save). Each request passes through the hot loop once
+    per step it runs: its output tokens plus its prompt's chunks; each step also costs about
+    STEP_PASSES passes of its own (timing it). The requests are capped so that their passes fit
+    MAX_REQUEST_STEPS, and the steps so that the batch the KV cache and the limits allow cannot
+    take more than twice that (preemptions repeat prefills). Ordinary loads are far below both.
+    """
+    steps_per_request = max(1, math.ceil(output_tokens)) + math.ceil(
+        max(input_tokens, 1) / max(ctx.max_num_batched_tokens, 1)
+    )
+    simulated = max(1, min(requests, MAX_REQUEST_STEPS // steps_per_request))
+    resident_blocks = _blocks(ctx, input_tokens + output_tokens / 2) or 1
+    running = max(
+        1,
+        min(
+            simulated,
+            closed_concurrency or simulated,
+            ctx.max_num_seqs,
+            ctx.kv_blocks // resident_blocks,
+        ),
+    )
+    budget_steps = 2 * MAX_REQUEST_STEPS // (running + STEP_PASSES)
+    max_steps = min(MAX_STEPS, max(steps_per_request, budget_steps))
+    return SimulationBound(requests=simulated, max_steps=max_steps)
+
+
 def _blocks(ctx: ServingContext, tokens: float) -> int:
     return math.ceil(tokens / ctx.block_size)
 
@@ -87,12 +137,14 @@ def simulate(
     arrivals: list[tuple[float, int, int, int]],
     *,
     closed_concurrency: int | None = None,
+    max_steps: int = MAX_STEPS,
 ) -> SimResult:
     """Run `arrivals` (arrival ms, input, output, cached prompt tokens) through one replica.
 
     With `closed_concurrency` the arrival times are ignored: that many requests start at 0 and
     each completion sends the next one (a benchmark client's --max-concurrency), which reaches
-    the scheduler one request overhead later.
+    the scheduler one request overhead later. The run stops after `max_steps` engine steps
+    (simulation_bound); requests not finished by then are left out of the result.
     """
     # Requests on their way to the scheduler, in arrival order (ms, input, output, cached).
     inbound: deque[tuple[float, int, int, int]] = deque()
@@ -146,7 +198,7 @@ def simulate(
         )
 
     total = len(inbound) + len(unsent)
-    while len(done) < total and steps < MAX_STEPS:
+    while len(done) < total and steps < max_steps:
         while inbound and inbound[0][0] <= now:
             a, i, o, c = inbound.popleft()
             waiting.append(Request(a, i, o, c))
