@@ -2,7 +2,8 @@
 
 Layout, from one base port P on 127.0.0.1 (P = 0 picks free ports):
 - P: every simulated vLLM server under a path prefix: `http://127.0.0.1:P/vllm/<name>` is the
-  target's base URL (`/metrics`, `/health`, `/version`, `/v1/models` below it); every simulated
+  target's base URL (`/metrics`, `/health`, `/version`, `/v1/models` below it, and the OpenAI
+  API: POST `/v1/completions`, `/v1/chat/completions`, `/tokenize`); every simulated
   machine's dcgm-exporter at `http://127.0.0.1:P/dcgm/<hostname>` (`/metrics` below it);
   `GET /` lists all targets as JSON.
 - P+1: the Ray dashboard (`/api/prometheus/sd`, `/nodes?view=summary`,
@@ -17,23 +18,34 @@ import random
 import sys
 import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from . import openai_api
 from .dcgm_sim import DEMO_GPU_MACHINES, SimDcgm, fleet_profile
 from .ray_sim import SimRayCluster
+from .serving import SimHardware
 from .vllm_sim import SimVllm, VllmProfile
 
 DEFAULT_PORT = 9400
+# The OpenAI API's timings come from the serving model for each server's hardware; the demo's
+# servers run somewhat slower than modelled, as real ones do, so a benchmark has a deviation
+# to show and calibration something to correct.
 DEMO_PROFILES = (
     VllmProfile(name="llama-8b", model="meta-llama/Llama-3.1-8B-Instruct", base_rps=3.0,
-                max_num_seqs=128, num_gpu_blocks=12000, seed=1),
+                max_num_seqs=128, num_gpu_blocks=12000, seed=1,
+                hardware=SimHardware(model_slug="llama-3.1-8b", gpu="a100-80g-sxm", tp=1,
+                                     decode_slowdown=1.15, prefill_slowdown=1.1)),
     VllmProfile(name="qwen-32b", model="Qwen/Qwen2.5-32B-Instruct", base_rps=1.2,
                 max_num_seqs=64, num_gpu_blocks=5200, itl_s=0.045, restart_every_s=600.0,
-                seed=2),
+                seed=2,
+                hardware=SimHardware(model_slug="qwen2.5-32b", gpu="a800-80g-sxm", tp=2,
+                                     decode_slowdown=1.1, prefill_slowdown=1.2)),
     VllmProfile(name="mistral-7b", model="mistralai/Mistral-7B-Instruct-v0.3", base_rps=2.0,
-                max_num_seqs=96, num_gpu_blocks=14000, slow_probability=0.08, seed=3),
+                max_num_seqs=96, num_gpu_blocks=14000, slow_probability=0.08, seed=3,
+                hardware=SimHardware(model_slug="mistral-7b", gpu="a100-80g-sxm", tp=1,
+                                     decode_slowdown=1.05, prefill_slowdown=1.05)),
 )  # fmt: skip
 FLEET_MODELS = tuple(p.model for p in DEMO_PROFILES)
 
@@ -66,20 +78,49 @@ class _Server(ThreadingHTTPServer):
         super().handle_error(request, client_address)
 
 
-def _handler(route: Any) -> type[BaseHTTPRequestHandler]:
+def _handler(route: Any, post_route: Any = None) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
         def do_GET(self) -> None:  # noqa: N802 - http.server's naming
-            status, content_type, body = route(self.path)
+            self._answer(*route(self.path))
+
+        def do_POST(self) -> None:  # noqa: N802
+            length = int(self.headers.get("Content-Length") or 0)
+            if post_route is None or not 0 <= length <= openai_api.MAX_BODY_BYTES:
+                self.close_connection = True
+                self._answer(405 if post_route is None else 413, "text/plain", b"")
+                return
+            self._answer(*post_route(self.path, self.rfile.read(length)))
+
+        def _answer(self, status: int, content_type: str, body: openai_api.Body) -> None:
             try:
                 self.send_response(status)
                 self.send_header("Content-Type", content_type)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                if isinstance(body, bytes):
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                elif content_type != openai_api.SSE:
+                    data = b"".join(body)
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                else:
+                    self.send_header("Transfer-Encoding", "chunked")
+                    self.end_headers()
+                    self._stream(body)
             except (BrokenPipeError, ConnectionResetError):
-                pass  # the poller gave up (timeout): nothing to do
+                self.close_connection = True  # the client gave up (timeout): nothing to do
+            finally:
+                if not isinstance(body, bytes):
+                    body.close()  # type: ignore[union-attr]  # a generator: account it now
+
+        def _stream(self, body: Any) -> None:
+            for piece in body:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
 
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
             return
@@ -123,7 +164,7 @@ class Simulator:
         for i in range(vllm_count):
             if i < len(DEMO_PROFILES):
                 demo = DEMO_PROFILES[i]
-                profile = VllmProfile(**{**asdict(demo), "seed": demo.seed + seed})
+                profile = replace(demo, seed=demo.seed + seed)
                 if not faults:
                     profile.restart_every_s = None
                     profile.slow_probability = 0.0
@@ -133,6 +174,7 @@ class Simulator:
                     model=FLEET_MODELS[i % len(FLEET_MODELS)],
                     base_rps=rng.uniform(0.5, 4.0),
                     seed=seed * 1000 + i,
+                    hardware=DEMO_PROFILES[i % len(DEMO_PROFILES)].hardware,
                 )
             self.vllm[profile.name] = SimVllm(profile, day_s=day_s)
         # The demo fleet's machines first, then 8-GPU load-test machines; None: the demo fleet.
@@ -182,6 +224,16 @@ class Simulator:
             return 200, JSON, sim.models()
         return 404, JSON, b'{"detail":"Not Found"}'
 
+    def _vllm_post(self, path: str, body: bytes) -> tuple[int, str, openai_api.Body]:
+        parts = path.split("?", 1)[0].strip("/").split("/", 2)
+        if len(parts) < 3 or parts[0] != "vllm" or parts[1] not in self.vllm:
+            return 404, JSON, b'{"detail":"Not Found"}'
+        sim = self.vllm[parts[1]]
+        if sim.is_down(time.time()):
+            return 503, "text/plain", b"restarting"
+        answer = openai_api.handle(sim, "/" + parts[2], body)
+        return answer if answer is not None else (404, JSON, b'{"detail":"Not Found"}')
+
     def _dashboard_route(self, path: str) -> tuple[int, str, bytes]:
         assert self.ray is not None
         status, body = self.ray.dashboard(path, time.time())
@@ -201,8 +253,8 @@ class Simulator:
         return route
 
     # --- lifecycle ---
-    def _serve(self, port: int, route: Any) -> _Server:
-        server = _Server((self.host, port), _handler(route))
+    def _serve(self, port: int, route: Any, post_route: Any = None) -> _Server:
+        server = _Server((self.host, port), _handler(route, post_route))
         thread = threading.Thread(
             target=server.serve_forever, name=f"sim-{server.server_address[1]}", daemon=True
         )
@@ -217,7 +269,7 @@ class Simulator:
             # A fixed base port takes the block above it; port 0 lets the OS pick every port
             # (decided before self.port becomes the picked one: P+1.. may belong to others).
             step = 0 if self.port == 0 else 1
-            main = self._serve(self.port, self._vllm_route)
+            main = self._serve(self.port, self._vllm_route, self._vllm_post)
             self.port = main.server_address[1]
             if self.with_ray:
                 dash = self._serve(self.port + step if step else 0, lambda p: (500, "", b""))

@@ -15,6 +15,7 @@ from prometheus_client.metrics_core import Metric
 from prometheus_client.samples import Sample
 
 from .load import LoadModel
+from .serving import ServingModel, SimHardware
 
 # Bucket bounds as vLLM 0.32 exposes them (checked against a recorded payload).
 TTFT_BUCKETS = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0,
@@ -78,6 +79,8 @@ class VllmProfile:
     slow_probability: float = 0.0
     slow_delay_s: float = 12.0
     seed: int = 0
+    # What the OpenAI API's token timings are modelled on (serving.py).
+    hardware: SimHardware | None = None
 
 
 @dataclass(slots=True)
@@ -99,11 +102,48 @@ class SimVllm:
     kv_usage: float = 0.0
     _cache: tuple[float, bytes] | None = None
     _down_until: float = 0.0
+    live_requests: int = 0  # OpenAI requests being answered now
+    serving: ServingModel = field(init=False)
 
     def __post_init__(self) -> None:
         p = self.profile
         self.load = LoadModel(p.base_rps, day_s=self.day_s, phase=(p.seed % 7) / 7, seed=p.seed)
+        self.serving = ServingModel(
+            p.hardware or SimHardware(model_slug="", gpu="", max_model_len=p.max_model_len)
+        )
         self._reset(time.time())
+
+    def begin_request(self) -> int:
+        """Count an OpenAI request in; return how many are being served with it."""
+        with self.lock:
+            self.live_requests += 1
+            return self.live_requests
+
+    def end_request(
+        self,
+        *,
+        prompt_tokens: int,
+        output_tokens: int,
+        ttft_s: float,
+        itls_s: list[float],
+        e2e_s: float,
+        complete: bool,
+    ) -> None:
+        """Account an answered (or abandoned) request in the counters and histograms."""
+        with self.lock:
+            self.live_requests -= 1
+            self.counters["prompt"] += prompt_tokens
+            self.counters["generation"] += output_tokens
+            self.counters["prefix_queries"] += prompt_tokens
+            self.finished["length" if complete else "abort"] += 1
+            if output_tokens:
+                self.hists["ttft"].observe(ttft_s)
+                self.hists["e2e"].observe(e2e_s)
+                self.hists["queue"].observe(0.0)
+            for gap in itls_s:
+                self.hists["itl"].observe(gap)
+            key = ("/v1/completions", "POST", "2xx")
+            self.http[key] = self.http.get(key, 0) + 1
 
     def _reset(self, now: float) -> None:
         self.started = now
@@ -227,7 +267,7 @@ class _Collector:
         yield start
         for name, doc, value in (
             ("vllm:num_requests_running", "Number of requests in model execution batches.",
-             sim.running),
+             sim.running + sim.live_requests),
             ("vllm:num_requests_waiting", "Number of requests waiting to be processed.",
              sim.waiting),
         ):  # fmt: skip
@@ -245,7 +285,8 @@ class _Collector:
         g = GaugeMetricFamily(
             "vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", labels=names
         )
-        g.add_metric(values, sim.kv_usage)
+        ctx = p.mean_prompt_tokens + p.mean_output_tokens / 2
+        g.add_metric(values, min(1.0, sim.kv_usage + sim.live_requests * ctx / sim.capacity_tokens))
         yield g
         for name, doc, key in (
             ("vllm:prefix_cache_queries", "Prefix cache queries, in terms of number of queried "

@@ -11,7 +11,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PURE_PACKAGES = ("monitoring/scrape", "monitoring/series", "monitoring/simulator")
+PURE_PACKAGES = (
+    "monitoring/scrape",
+    "monitoring/series",
+    "monitoring/simulator",
+    "benchmarks/loadgen",
+)
 PURE_MODULES = ("monitoring.partitioning",)
 # What importing a pure module must not bring along.
 FRAMEWORKS = ("django", "rest_framework", "celery")
