@@ -1,15 +1,37 @@
-"""Checks behind /healthz: the database, the broker and the worker heartbeat."""
+"""Checks behind /healthz: the database, the broker and the worker heartbeat.
 
-from dataclasses import asdict, dataclass
+The apps add their own sections (monitoring: whether polls run on time) with register_section
+in their AppConfig.ready: the ground floor calls them without importing any app.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from celery import current_app as celery_app  # the project's app (config.celery sets it current)
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
-from config.celery import app as celery_app
 from core.models import WorkerHeartbeat
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """What an app's health section found: its figures, and a sentence when it runs behind."""
+
+    details: dict[str, Any]
+    degraded: str = ""
+
+
+# name -> check; a check runs only when the database answers.
+_SECTIONS: dict[str, Callable[[], Section]] = {}
+
+
+def register_section(name: str, check: Callable[[], Section]) -> None:
+    """Add the section `name` to /healthz: `check()` runs on every health check."""
+    _SECTIONS[name] = check
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,7 +42,8 @@ class Health:
     problems: tuple[str, ...]
     # Running but behind (polls late or missed): reported, still answered with 200.
     degraded: tuple[str, ...] = ()
-    polling: dict[str, Any] | None = None
+    # Each registered section's figures (None when the database could not be asked).
+    sections: dict[str, dict[str, Any] | None] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -96,23 +119,18 @@ def check_health() -> Health:
             f"worker: last heartbeat {age:.0f} s ago (more than {settings.HEARTBEAT_MAX_AGE_S} s)"
         )
     degraded: list[str] = []
-    polling = None
+    sections: dict[str, dict[str, Any] | None] = dict.fromkeys(_SECTIONS)
     if database == "ok":
-        from monitoring.selectors import polling_health  # the app that owns the polls
-
-        health = polling_health()
-        polling = asdict(health)
-        if health.degraded:
-            degraded.append(
-                f"polling: target {health.most_late!r} is {health.lag_s:.0f} s overdue"
-                f" ({health.late_targets} late, {health.missed_last_hour} polls missed in the"
-                " last hour)"
-            )
+        for name, check in _SECTIONS.items():
+            section = check()
+            sections[name] = section.details
+            if section.degraded:
+                degraded.append(f"{name}: {section.degraded}")
     return Health(
         database=database,
         broker=broker,
         worker_heartbeat_age_s=age,
         problems=tuple(problems),
         degraded=tuple(degraded),
-        polling=polling,
+        sections=sections,
     )

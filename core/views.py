@@ -73,7 +73,7 @@ def healthz(request: HttpRequest) -> JsonResponse:
         "database": health.database,
         "broker": health.broker,
         "worker_heartbeat_age_s": health.worker_heartbeat_age_s,
-        "polling": health.polling,
+        **health.sections,
         "version": settings.SERVEPLAN_VERSION,
     }
     if not health.ok:

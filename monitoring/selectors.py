@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -14,6 +14,7 @@ from django.db.models import Count, F, Func, IntegerField, Min, Q, QuerySet, Sum
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from core.health import Section
 from monitoring import cluster_nodes, fleet, kinds, pacing, stores
 from monitoring.error_text import public_error
 from monitoring.models import AlertEvent, PollStatus, Rollup, Sample, Target
@@ -133,6 +134,19 @@ def polling_health(*, now: datetime | None = None) -> PollingHealth:
         most_late=worst.name if worst else "",
         degraded_after_s=settings.MONITORING_LAG_DEGRADED_S,
     )
+
+
+def polling_section() -> Section:
+    """/healthz's polling section (registered in MonitoringConfig.ready): late when degraded."""
+    health = polling_health()
+    late = ""
+    if health.degraded:
+        late = (
+            f"target {health.most_late!r} is {health.lag_s:.0f} s overdue"
+            f" ({health.late_targets} late, {health.missed_last_hour} polls missed in the"
+            " last hour)"
+        )
+    return Section(details=asdict(health), degraded=late)
 
 
 @dataclass(slots=True, kw_only=True)

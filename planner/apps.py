@@ -8,13 +8,19 @@ class PlannerConfig(AppConfig):
 
     def ready(self) -> None:
         from core.audit import register_snapshot_source
+        from core.warmup import register_warm_up
         from inventory.selectors import register_usage_finder
+        from planner.engine.result import validator
         from planner.models import Plan
 
         # A saved plan never changes: its creation is its whole audit history.
         register_snapshot_source(Plan, date_field="created_at", user_field="author_id")
         # Plans name their model by slug and re-run from it: deleting that spec would break them.
         register_usage_finder(_plans_using)
+        # The plan page is the most read: its validator and templates are built at start.
+        register_warm_up(
+            call=validator, templates=("planner/plan_detail.html", "planner/partials/result.html")
+        )
 
 
 def _plans_using(obj: object) -> list[str]:
