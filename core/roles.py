@@ -23,8 +23,15 @@ def user_groups(user: Any) -> set[str]:
 
 
 def is_admin(user: Any) -> bool:
-    """Return whether `user` may do everything."""
-    return bool(getattr(user, "is_superuser", False)) or ADMIN in user_groups(user)
+    """Return whether `user` may do everything: the admin role decides.
+
+    A superuser flag counts only on an account without any role (one made by Django's
+    createsuperuser); a user given another role is not an admin, whatever flags it kept.
+    """
+    groups = user_groups(user)
+    if ADMIN in groups:
+        return True
+    return bool(getattr(user, "is_superuser", False)) and not groups & set(ROLE_GROUPS)
 
 
 def is_planner(user: Any) -> bool:

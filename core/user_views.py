@@ -7,6 +7,7 @@ from django import forms
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
+from django.db import transaction
 from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -97,18 +98,31 @@ def user_detail(request: HttpRequest, pk: int) -> HttpResponse:
         if person.pk == request.user.pk and (data["role"] != ADMIN or not data["is_active"]):
             form.add_error(None, _("You cannot remove your own admin role or sign-in."))
         else:
-            if data["role"] != initial["role"]:
-                services.set_role(user=person, role=data["role"], actor=request.user)
-            if data["is_active"] != person.is_active:
-                services.set_active(user=person, active=data["is_active"], actor=request.user)
-            messages.success(request, _("Saved."))
-            return redirect("user-detail", pk=person.pk)
+            try:
+                _apply_user_change(request, person, data, initial)
+            except ValidationError as exc:
+                for message in exc.messages:
+                    form.add_error(None, message)
+            else:
+                messages.success(request, _("Saved."))
+                return redirect("user-detail", pk=person.pk)
     context: dict[str, Any] = {
         "person": person,
         "form": form,
         "tokens": ApiToken.objects.filter(user=person),
     }
     return render(request, "core/user_detail.html", context, status=400 if form.errors else 200)
+
+
+@transaction.atomic
+def _apply_user_change(
+    request: HttpRequest, person: Any, data: dict[str, Any], initial: dict[str, Any]
+) -> None:
+    """Apply the role and sign-in changes together: a refused one undoes the other."""
+    if data["role"] != initial["role"] or person.is_superuser and data["role"] != ADMIN:
+        services.set_role(user=person, role=data["role"], actor=request.user)
+    if data["is_active"] != person.is_active:
+        services.set_active(user=person, active=data["is_active"], actor=request.user)
 
 
 def _reset_link_page(request: HttpRequest, person: Any) -> HttpResponse:
