@@ -66,7 +66,7 @@ def _fill(start, end, every: list[str], first_extra: list[str], first_id: int) -
     from django.db import connection
 
     from monitoring import partitioning
-    from monitoring.retention import create_partitions, drop_partitions
+    from monitoring.stores.embedded.retention import create_partitions, drop_partitions
 
     create_partitions(start, end + timedelta(hours=1))
     drop_partitions(partitioning.floor_hour(start))  # none older than the load
@@ -131,7 +131,7 @@ def _fill(start, end, every: list[str], first_extra: list[str], first_id: int) -
 def _fleet_sums(start, end) -> None:
     from monitoring.fleet import MINUTE_STEP_S, TICK_STEP_S
     from monitoring.models import FleetSum, RollupCursor
-    from monitoring.retention import floor_minute
+    from monitoring.stores.embedded.retention import floor_minute
 
     cursor_at = floor_minute(end - timedelta(minutes=2))
     values = {key: float(TARGETS * 48) for key in FLEET_KEYS}
@@ -207,7 +207,11 @@ def main() -> None:
 
     from monitoring import partitioning
     from monitoring.models import Sample, Target
-    from monitoring.retention import _delete_batches, _rollup_minute, drop_partitions
+    from monitoring.stores.embedded.retention import (
+        _delete_batches,
+        _rollup_minute,
+        drop_partitions,
+    )
 
     if connection.vendor != "postgresql":
         print("PostgreSQL only: set DATABASE_URL (scripts/test-env does)")

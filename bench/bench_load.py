@@ -209,7 +209,7 @@ def backfill_history(db_url: str, minutes: int) -> int:
     from django.db import connections
     from django.utils import timezone
 
-    from monitoring.retention import create_partitions, samples_partitioned
+    from monitoring.stores.embedded.retention import create_partitions, samples_partitioned
 
     connection = connections["default"]
     if samples_partitioned(connection):
@@ -261,7 +261,7 @@ def roll_up_history() -> int:
     from django.db import connections
 
     from monitoring.models import RollupCursor, Sample
-    from monitoring.retention import CURSOR, floor_minute, rollup_run
+    from monitoring.stores.embedded.retention import CURSOR, floor_minute, rollup_run
 
     first = Sample.objects.order_by("ts").values_list("ts", flat=True).first()
     # The worker's first maintenance run put the cursor after the copied history: move it back.

@@ -94,8 +94,8 @@ def bench_series() -> None:
 
     from monitoring.charts import vllm_charts
     from monitoring.models import Sample
-    from monitoring.retention import rollup_run
     from monitoring.services import target_create
+    from monitoring.stores.embedded.retention import rollup_run
 
     target = target_create(name="bench-vllm", kind="vllm", base_url="http://127.0.0.1:9/v")
     keys = sorted({key for chart in vllm_charts() for key in chart.series})

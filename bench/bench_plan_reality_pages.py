@@ -30,9 +30,9 @@ def body() -> None:
     from django.db import connection
     from django.utils import timezone
 
-    from monitoring.retention import rollup_run
     from monitoring.services import target_create
     from monitoring.simulator.vllm_sim import VllmProfile
+    from monitoring.stores.embedded.retention import rollup_run
     from planner.selectors.plan_values import plan_values
     from planner.services import plan_create
     from tests.monitoring.simulated import feed_simulated

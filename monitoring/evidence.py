@@ -19,7 +19,7 @@ from django.db import transaction
 from monitoring import stores
 from monitoring.models import Target, TargetKind
 from monitoring.observed import ITL_P95, REQUESTS, TTFT_P95
-from monitoring.window import p95
+from monitoring.series.percentiles import p95
 from planner.decisions.models import EvidenceSource
 from planner.decisions.selectors import evidence_items
 

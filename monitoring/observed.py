@@ -12,7 +12,7 @@ from typing import Any
 from monitoring import stores
 from monitoring.models import Target
 from monitoring.series import Points
-from monitoring.window import p95
+from monitoring.series.percentiles import p95
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

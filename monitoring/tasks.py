@@ -29,17 +29,17 @@ from django.db import OperationalError
 from django.utils import timezone
 
 from core import opsmetrics
-from monitoring import conf, pool, selectors
+from monitoring import conf, pool, selectors, stores
 from monitoring.alerting import alerts_evaluate, event_payload
-from monitoring.fleet import TICK_STEP_S, fleet_tick_record
+from monitoring.fleet import TICK_STEP_S, fleet_values
 from monitoring.models import AlertEvent, Target
 from monitoring.polling import OVERDUE_SERIES, PollReport, poll, record_failure
-from monitoring.retention import partitions_run, retention_run, rollup_run
 from monitoring.scrape.errors import ScrapeError
 from monitoring.scrape.fetch import check_url, guard
 from monitoring.series import TargetRef
 from monitoring.services.forget import deleted_target_forget
 from monitoring.services.polls import poll_record_failure, schedule_due_targets
+from monitoring.stores.embedded.retention import partitions_run, retention_run, rollup_run
 from monitoring.webhooks import SIGNATURE_HEADER, webhook_signature
 
 logger = logging.getLogger(__name__)
@@ -95,6 +95,17 @@ def schedule_polls() -> int:
     _raise_stopped_polls(now)
     fleet_tick_record(now=now)
     return len(due)
+
+
+def fleet_tick_record(*, now: datetime) -> dict[str, float] | None:
+    """Store the fleet's sums at `now` in the series store (the embedded store: one row per
+    tick; a Prometheus-compatible server: one series per key); return them, None if no target
+    is up."""
+    values = fleet_values(now=now)
+    if not values:
+        return None
+    stores.current().write_fleet_sums(now.replace(microsecond=0), values)
+    return values
 
 
 def _raise_stopped_polls(now: datetime) -> None:

@@ -14,25 +14,6 @@ from importlinter.cli import lint_imports
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("config", "core", "catalog", "inventory", "planner", "monitoring")
 
-# Cycles still to break (issue 27). Each fix removes its entry here, so the list only shrinks:
-# a new cycle fails the test, and so does an entry that no longer exists.
-KNOWN_CYCLES = {
-    frozenset(
-        {
-            "monitoring.fleet",
-            "monitoring.retention",
-            "monitoring.selectors",
-            "monitoring.stores",
-            "monitoring.stores.embedded",
-            "monitoring.stores.prometheus",
-            "monitoring.stores.readonly",
-            "monitoring.stores.routing",
-            "monitoring.window",
-        }
-    ),
-}
-
-
 def module_cycles() -> list[frozenset[str]]:
     """Every group of the project's modules that import each other, directly or around a ring."""
     graph = grimp.build_graph(*PACKAGES, include_external_packages=False, cache_dir=None)
@@ -84,10 +65,8 @@ def test_import_contracts_hold():
     assert lint_imports(config_filename=str(ROOT / "pyproject.toml"), no_cache=True) == 0
 
 
-def test_no_import_cycle_beyond_the_known_ones():
-    cycles = set(module_cycles())
-    assert cycles - KNOWN_CYCLES == set(), "new import cycle"
-    assert KNOWN_CYCLES - cycles == set(), "a known cycle is gone: remove it from KNOWN_CYCLES"
+def test_no_import_cycle():
+    assert module_cycles() == []
 
 
 if __name__ == "__main__":

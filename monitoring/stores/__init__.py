@@ -6,17 +6,19 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from monitoring.series import TargetRef
-
-if TYPE_CHECKING:
-    from monitoring.stores.readonly import ReadOnlyReader
-    from monitoring.stores.routing import RoutingStore
+from monitoring.series.buffer import RetryBuffer
+from monitoring.stores.embedded import EmbeddedStore
+from monitoring.stores.prometheus import PrometheusStore
+from monitoring.stores.readonly import ReadOnlyReader
+from monitoring.stores.routing import RoutingStore
+from monitoring.stores.spool import DatabaseSpool
 
 EMBEDDED = "embedded"
 PROMETHEUS = "prometheus"
@@ -76,12 +78,6 @@ def _build(
 ) -> RoutingStore:
     """Return the configured backend behind the router that sends read-only targets to the
     Prometheus at MONITORING_PROMETHEUS_URL (when one is set)."""
-    from monitoring.series.buffer import RetryBuffer
-    from monitoring.stores.prometheus import PrometheusStore
-    from monitoring.stores.readonly import ReadOnlyReader
-    from monitoring.stores.routing import RoutingStore
-    from monitoring.stores.spool import DatabaseSpool
-
     server = None
     if query_url or name == PROMETHEUS:
         query_url, write_url = prometheus_urls(query_url, write_url)
@@ -93,8 +89,6 @@ def _build(
         )
     read_only = ReadOnlyReader(server) if server else None
     if name == EMBEDDED:
-        from monitoring.stores.embedded import EmbeddedStore
-
         return RoutingStore(EmbeddedStore(), read_only)
     if name == PROMETHEUS:
         return RoutingStore(server, read_only)

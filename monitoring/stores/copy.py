@@ -23,11 +23,11 @@ from datetime import datetime, timedelta
 
 from monitoring import fleet, stores
 from monitoring.models import FleetSum, Rollup, Sample, Target
-from monitoring.retention import MINUTE
 from monitoring.scrape.series import freeze_labels, parse_series_id
 from monitoring.series import WriteBatch, WriteSample
 from monitoring.series import remote_write as rw
 from monitoring.series.buffer import LeftOut, RetryLater
+from monitoring.stores.embedded.retention import MINUTE
 from monitoring.stores.prometheus import PrometheusStore
 
 RETRIES = 5

@@ -7,8 +7,8 @@ import time
 import pytest
 from django.utils import timezone
 
-from monitoring.fleet import fleet_tick_record
 from monitoring.models import AlertEvent, AlertRule
+from monitoring.tasks import fleet_tick_record
 from tests.monitoring.factories import mark_up, write_series
 
 pytestmark = pytest.mark.django_db

@@ -9,17 +9,13 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from monitoring import stores, tasks
-from monitoring.fleet import (
-    MINUTE_STEP_S,
-    TICK_STEP_S,
-    fleet_minute_rollup,
-    fleet_tick_record,
-    fleet_values,
-)
+from monitoring.fleet import MINUTE_STEP_S, TICK_STEP_S, fleet_values
 from monitoring.models import FleetSum, PollStatus, Target
-from monitoring.retention import retention_run, rollup_run
-from monitoring.selectors import fleet_series
 from monitoring.series import remote_write as rw
+from monitoring.stores.embedded.fleet_sums import fleet_minute_rollup
+from monitoring.stores.embedded.queries import fleet_series
+from monitoring.stores.embedded.retention import retention_run, rollup_run
+from monitoring.tasks import fleet_tick_record
 from tests.monitoring.factories import mark_up, write_series
 
 pytestmark = pytest.mark.django_db

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from monitoring.models import Rollup, RollupCursor, Sample
-from monitoring.retention import retention_run, rolled_up_to, rollup_run
+from monitoring.stores.embedded.retention import retention_run, rolled_up_to, rollup_run
 from tests.monitoring.factories import write_series
 
 pytestmark = pytest.mark.django_db

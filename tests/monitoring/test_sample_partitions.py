@@ -13,7 +13,7 @@ from django.db import connection
 
 from monitoring import partitioning
 from monitoring.models import RollupCursor, Sample
-from monitoring.retention import (
+from monitoring.stores.embedded.retention import (
     create_partitions,
     partitions_run,
     retention_run,
@@ -141,7 +141,7 @@ def test_retention_keeps_partitions_that_are_not_rolled_up_yet(make_target):
 def test_a_partition_a_reader_holds_is_dropped_at_a_later_run_not_waited_for():
     import psycopg
 
-    from monitoring.retention import drop_partitions
+    from monitoring.stores.embedded.retention import drop_partitions
 
     create_partitions(START, START + timedelta(hours=1))
     params = connection.get_connection_params()

@@ -8,13 +8,9 @@ import pytest
 from django.utils import timezone
 
 from monitoring.models import AlertEvent, AlertRule, PollStatus, Target
-from monitoring.retention import rollup_run
-from monitoring.selectors import (
-    SeriesRequest,
-    fleet_overview,
-    parse_series_requests,
-    series_query,
-)
+from monitoring.selectors import SeriesRequest, fleet_overview, parse_series_requests
+from monitoring.stores.embedded.queries import series_query
+from monitoring.stores.embedded.retention import rollup_run
 from tests.monitoring.factories import write_series
 
 pytestmark = pytest.mark.django_db

@@ -20,6 +20,7 @@ from monitoring.services import (
     schedule_due_targets,
     target_update,
 )
+from monitoring.stores.embedded import queries
 from tests.monitoring.scrape.conftest import fixture_text
 
 pytestmark = pytest.mark.django_db
@@ -217,7 +218,7 @@ def test_charts_break_their_lines_where_polls_are_missing(make_target):
         target, "vllm.requests_running", start=start + timedelta(minutes=15), step_s=15, count=20
     )
 
-    data = selectors.series_query(
+    data = queries.series_query(
         target_ids=[target.pk],
         requests=selectors.parse_series_requests(["vllm.requests_running"]),
         start=start,

@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from monitoring.models import Sample
-from monitoring.retention import rolled_up_to, rollup_run
-from monitoring.window import window_series
+from monitoring.stores.embedded.retention import rolled_up_to, rollup_run
+from monitoring.stores.embedded.window import window_series
 from tests.monitoring.factories import write_series
 
 pytestmark = pytest.mark.django_db

@@ -196,7 +196,7 @@ with connection.cursor() as cursor:
 
 from monitoring import partitioning
 from monitoring.models import RollupCursor, Sample
-from monitoring.retention import partitions_run, retention_run, sample_partitions
+from monitoring.stores.embedded.retention import partitions_run, retention_run, sample_partitions
 
 legacy = [p for p in map(partitioning.parse, sample_partitions()) if p and p.legacy]
 assert len(legacy) == 1, sample_partitions()

@@ -9,8 +9,8 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from monitoring.fleet import fleet_tick_record
 from monitoring.polling import poll
+from monitoring.tasks import fleet_tick_record
 
 pytestmark = [
     pytest.mark.browser,

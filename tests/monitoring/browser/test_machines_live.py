@@ -9,10 +9,10 @@ import time
 import pytest
 from django.utils import timezone
 
-from monitoring.fleet import fleet_tick_record
 from monitoring.polling import poll
 from monitoring.simulator import Simulator
 from monitoring.simulator.dcgm_sim import SimDcgm
+from monitoring.tasks import fleet_tick_record
 from tests.inventory.factories import MachineFactory
 
 from .test_live_dashboards import _wait_for_chart, browser_page  # noqa: F401 (fixture)

@@ -13,13 +13,13 @@ import pytest
 
 from monitoring import observed, selectors, services, stores, tasks
 from monitoring.evidence import measure_window
-from monitoring.fleet import fleet_tick_record
 from monitoring.models import AlertEvent, AlertRule, TargetKind
 from monitoring.scrape.series import Sample
 from monitoring.series import SeriesMatch, WriteBatch, WriteSample
 from monitoring.series import remote_write as rw
 from monitoring.services import PollOutcome, poll_record_success
 from monitoring.simulator.vllm_sim import VllmProfile
+from monitoring.tasks import fleet_tick_record
 from tests.monitoring.simulated import feed_simulated
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.enable_socket]

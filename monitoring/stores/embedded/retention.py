@@ -12,8 +12,9 @@ from django.db.models import Q
 from django.utils import timezone
 
 from monitoring import partitioning
-from monitoring.fleet import MINUTE_STEP_S, TICK_STEP_S, fleet_minute_rollup
+from monitoring.fleet import MINUTE_STEP_S, TICK_STEP_S
 from monitoring.models import FleetSum, Rollup, RollupCursor, Sample
+from monitoring.stores.embedded.fleet_sums import fleet_minute_rollup
 
 logger = logging.getLogger(__name__)
 

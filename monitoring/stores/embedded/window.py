@@ -12,8 +12,8 @@ from datetime import datetime
 from django.db.models import Q
 
 from monitoring.models import Rollup, Sample, Target
-from monitoring.retention import rolled_up_to
 from monitoring.series import Points
+from monitoring.stores.embedded.retention import rolled_up_to
 
 
 def _rolled_up_keys(target: Target | int, keys: list[str], start: datetime) -> list[str]:
@@ -68,9 +68,3 @@ def window_series(
     for key, ts, value in samples:
         out[key].append((ts, value))
     return {key: [(t, v) for t, v in points if math.isfinite(v)] for key, points in out.items()}
-
-
-def p95(values: list[float]) -> float:
-    """Return the nearest-rank 95th percentile."""
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)]

@@ -1,7 +1,7 @@
 """The embedded series store: the Sample and Rollup tables of ServePlan's own database.
 
-It delegates to the queries that read those tables (monitoring.selectors, monitoring.window):
-making them fast is their business; this module only adapts them to the interface.
+It delegates to the queries that read those tables (queries, window, beside it): making them
+fast is their business; this module only adapts them to the interface.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from datetime import datetime
 
 from django.db.models import Sum
 
-from monitoring import fleet, selectors, window
+from monitoring import fleet
 from monitoring.models import FleetSum, Sample
 from monitoring.scrape.series import freeze_labels, series_id
 from monitoring.series import (
@@ -25,6 +25,8 @@ from monitoring.series import (
     WriteBatch,
     WriteReport,
 )
+from monitoring.stores.embedded import queries
+from monitoring.stores.embedded.window import window_series
 from monitoring.stores.live_ranges import cached_range
 
 
@@ -66,7 +68,7 @@ class EmbeddedStore:
     ) -> RangeResult:
         def read() -> RangeResult:
             return RangeResult.from_json(
-                selectors.series_query(
+                queries.series_query(
                     target_ids=[t.id for t in targets],
                     requests=series,
                     start=start,
@@ -86,7 +88,7 @@ class EmbeddedStore:
         max_points: int,
     ) -> RangeResult:
         return RangeResult.from_json(
-            selectors.fleet_series(
+            queries.fleet_series(
                 target_ids=[t.id for t in targets],
                 keys=keys,
                 start=start,
@@ -100,7 +102,7 @@ class EmbeddedStore:
             return []
         return [
             LatestValue(key, freeze_labels(labels), value)
-            for key, labels, value in selectors.latest_samples_at(
+            for key, labels, value in queries.latest_samples_at(
                 target.id, target.last_success_at, keys
             )
         ]
@@ -108,7 +110,7 @@ class EmbeddedStore:
     def window(
         self, target: TargetRef, keys: Iterable[str], start: datetime, end: datetime
     ) -> dict[str, Points]:
-        return window.window_series(target.id, keys, start, end)
+        return window_series(target.id, keys, start, end)
 
     def total(
         self, targets: Sequence[TargetRef], key: str, start: datetime, end: datetime
