@@ -48,11 +48,23 @@ class CandidateRow:
     why: str
     kind_label: str
     fmt: dict[str, str]
+    # Why measured kernel tables timed none or only some of its steps ("" when not asked).
+    step_backend_notice: str = ""
 
 
 def _why(c: Candidate, best: Candidate | None) -> str:
     if best is not None and c.id == best.id:
         return _("Recommended.")
+    if not c.placeable and c.placement_reason is not None and c.placement_hint is not None:
+        if c.output_throughput_tok_s is not None:  # it fits: only room is missing
+            return _("Not placeable now: %(reason)s; %(hint)s.") % {
+                "reason": text(c.placement_reason),
+                "hint": text(c.placement_hint),
+            }
+        return _("Rejected: %(reason)s. Not placeable now either: %(hint)s.") % {
+            "reason": text(c.rejected_reason) if c.rejected_reason else _("does not fit"),
+            "hint": text(c.placement_hint),
+        }
     if not c.fits:
         return _("Rejected: %(reason)s.") % {
             "reason": text(c.rejected_reason) if c.rejected_reason else _("does not fit")
@@ -89,6 +101,7 @@ def candidate_rows(result: PlanResult) -> list[CandidateRow]:
             is_best=best is not None and c.id == best.id,
             why=_why(c, best),
             kind_label=str(KIND_LABELS.get(c.kind, c.kind)),
+            step_backend_notice=text(c.serving.step_backend_notice) if c.serving else "",
             # Pre-formatted: floatformat on ~50 rows × 7 columns dominated the page's time.
             fmt={
                 "weights": _num(c.memory.weights_gib, 1),

@@ -386,7 +386,8 @@ def _estimates(best: Candidate | None) -> dict[str, float]:
     """Return the layout's TTFT/ITL estimates (ms) keyed by evidence kind."""
     if best is None:
         return {}
-    return {EvidenceKind.TTFT_P95: best.ttft_ms, EvidenceKind.ITL_P95: best.itl_ms}
+    estimates = {EvidenceKind.TTFT_P95: best.ttft_ms, EvidenceKind.ITL_P95: best.itl_ms}
+    return {k: v for k, v in estimates.items() if v is not None}  # none when nothing fits
 
 
 def plan_estimates(plan: Plan | None) -> dict[str, float]:

@@ -108,6 +108,10 @@ def _evaluate(
     )
     if cand is None:
         raise LayoutUnavailable(f"TP{layout.tp}×PP{layout.pp} does not fit {layout.gpu} nodes")
+    if cand.output_throughput_tok_s is None or cand.ttft_ms is None or cand.itl_ms is None:
+        raise LayoutUnavailable(
+            f"TP{layout.tp}×PP{layout.pp} does not fit the memory of {layout.gpu} GPUs"
+        )
     ttft_p95 = itl_p95 = None
     output = cand.output_throughput_tok_s
     if percentiles and cand.serving_context is not None:

@@ -21,7 +21,7 @@ from planner.engine.result import Candidate, MemoryBreakdown
 from planner.engine.serving import build_context
 from planner.engine.serving.backend import BackendChoice, KernelTimes, resolve_kernels
 from planner.engine.spec import Layout, Node, PlanSpec, Workload, valid_tp_sizes
-from planner.engine.throughput import estimate
+from planner.engine.throughput import Perf, estimate
 
 _INTRA_RANK = {"nvswitch": 0, "nvlink": 1, "pcie": 2}
 PP_SIZES = (1, 2, 3, 4, 6, 8)
@@ -152,7 +152,13 @@ def evaluate(
         backend=backend,
     )
     wl = spec.workload
-    perf = estimate(ctx, wl, replicas=replicas, balancer_efficiency=a.balancer_efficiency)
+    # A layout whose memory does not fit never starts: it has no speeds to rank or show (its
+    # steady state holds ~1e-9 sequences and read TTFT ~1e14 ms).
+    perf = (
+        estimate(ctx, wl, replicas=replicas, balancer_efficiency=a.balancer_efficiency)
+        if mem.fits
+        else None
+    )
     reason = mem.reason
     if not placeable:
         reason = message(Code.REJECT_ROOM, replicas=layout.replicas, gpus=tp * pp, room=len(hosts))
@@ -176,24 +182,34 @@ def evaluate(
         max_concurrency_total=total_conc,
         tp_link=tp_link.label,
         pp_link=pp_link.label if pp > 1 else "",
-        comm_per_decode_step_ms=perf.decode_comm_ms,
-        pp_comm_per_decode_step_ms=perf.decode_pp_comm_ms,
-        comm_per_prefill_ms=perf.prefill_comm_ms,
-        decode_step_ms=perf.decode_step_ms,
-        decode_compute_ms=perf.decode_compute_ms,
-        itl_ms=perf.itl_ms,
-        ttft_ms=perf.ttft_ms,
-        batch_per_replica=perf.batch_per_replica,
-        output_throughput_tok_s=perf.output_tok_s if fits else 0.0,
-        total_throughput_tok_s=perf.total_tok_s if fits else 0.0,
-        capacity_output_tok_s=perf.capacity_output_tok_s if fits else 0.0,
+        **_speeds(perf),
         fits=fits,
         serves_load=serves,
         rejected_reason=reason,
         score=0.0,
         pinned=pinned,
-        serving_context=perf.context,
+        serving_context=perf.context if perf else None,
     )
+
+
+def _speeds(perf: Perf | None) -> dict[str, float | None]:
+    """Return a candidate's speed figures (all None for a layout whose memory does not fit).
+
+    A layout that fits but cannot be placed keeps them: what it would deliver once placed.
+    """
+    return {
+        "comm_per_decode_step_ms": perf.decode_comm_ms if perf else None,
+        "pp_comm_per_decode_step_ms": perf.decode_pp_comm_ms if perf else None,
+        "comm_per_prefill_ms": perf.prefill_comm_ms if perf else None,
+        "decode_step_ms": perf.decode_step_ms if perf else None,
+        "decode_compute_ms": perf.decode_compute_ms if perf else None,
+        "itl_ms": perf.itl_ms if perf else None,
+        "ttft_ms": perf.ttft_ms if perf else None,
+        "batch_per_replica": perf.batch_per_replica if perf else None,
+        "output_throughput_tok_s": perf.output_tok_s if perf else None,
+        "total_throughput_tok_s": perf.total_tok_s if perf else None,
+        "capacity_output_tok_s": perf.capacity_output_tok_s if perf else None,
+    }
 
 
 def _replica_memory(

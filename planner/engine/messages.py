@@ -61,6 +61,7 @@ class Code(StrEnum):
     EXECUTOR_BACKEND = "executor_backend"
     V1_CHUNKED_PREFILL = "v1_chunked_prefill"
     PINNED_LAYOUT = "pinned_layout"
+    PINNED_LAYOUT_NO_SPEED = "pinned_layout_no_speed"
     SGLANG_PREFIX = "sglang_prefix"
     NOTHING_FITS = "nothing_fits"
     LOAD_NOT_SERVED = "load_not_served"
@@ -113,6 +114,14 @@ class Code(StrEnum):
     PINNED_SHORT_OF_LOAD = "pinned_short_of_load"
     PINNED_FITS = "pinned_fits"
     PINNED_NO_LAYOUT = "pinned_no_layout"
+    # why a pinned layout cannot be placed now, and what would place it
+    PIN_NO_ROOM = "pin_no_room"
+    PINNED_NOT_PLACEABLE = "pinned_not_placeable"
+    PIN_FREE_GPUS = "pin_free_gpus"
+    PIN_NEEDS_NODES = "pin_needs_nodes"
+    # what timed the serving model's steps, when measured kernel tables were asked for
+    STEP_BACKEND_UNCOVERED = "step_backend_uncovered"
+    STEP_BACKEND_FALLBACK = "step_backend_fallback"
     # why the runner-up layout is ranked lower
     RUNNER_UP_SHORT_OF_LOAD = "runner_up_short_of_load"
     RUNNER_UP_SPANS_NODES = "runner_up_spans_nodes"
@@ -351,6 +360,13 @@ SIGNATURES: dict[Code, tuple[str, ...]] = {
     Code.PINNED_SHORT_OF_LOAD: (),
     Code.PINNED_FITS: (),
     Code.PINNED_NO_LAYOUT: (),
+    Code.PINNED_LAYOUT_NO_SPEED: ("tp", "pp", "replicas", "verdict"),
+    Code.PIN_NO_ROOM: ("gpus", "nodes", "with_room", "most_free"),
+    Code.PIN_FREE_GPUS: ("gpus", "hosts"),
+    Code.PINNED_NOT_PLACEABLE: ("reason", "hint"),
+    Code.PIN_NEEDS_NODES: ("gpus", "nodes"),
+    Code.STEP_BACKEND_UNCOVERED: ("reason",),
+    Code.STEP_BACKEND_FALLBACK: ("steps", "reason"),
     Code.RUNNER_UP_SHORT_OF_LOAD: ("concurrency", "max_model_len"),
     Code.RUNNER_UP_SPANS_NODES: (),
     Code.RUNNER_UP_HBM_BOUND: (),

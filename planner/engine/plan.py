@@ -13,7 +13,6 @@ from planner.engine.configs.vllm_flags import VLLM_VERSION
 from planner.engine.layouts import (
     NodeGroup,
     enumerate_candidates,
-    evaluate,
     group_nodes,
     score_candidates,
     spec_assumptions,
@@ -21,6 +20,7 @@ from planner.engine.layouts import (
 from planner.engine.memory import default_batched_tokens, kv_bytes_per_token
 from planner.engine.messages import Code, Message, Term, message
 from planner.engine.network import Link, domain_example, inter_node_link, intra_node_link
+from planner.engine.pinned import evaluate_pin
 from planner.engine.pitfalls import check_pitfalls
 from planner.engine.placement import plan_placement
 from planner.engine.profiling import CudaGraphRule, profiling_rules
@@ -88,16 +88,24 @@ SIMULATED_CANDIDATES = 2  # the recommendation and the runner-up are simulated, 
 
 def with_serving(spec: PlanSpec, cand: Candidate, a: Assumptions) -> Candidate:
     """Return `cand` with the serving model's simulated prediction under the spec's workload."""
-    if cand.serving_context is None or not cand.fits:
+    ctx = cand.serving_context
+    if ctx is None or not cand.fits:
         return cand
+    log = ctx.kernels.fallbacks if ctx.kernels is not None else None
+    before = log.steps if log is not None else 0
     prediction = predict(
-        cand.serving_context,
+        ctx,
         spec.workload,
         replicas=cand.replicas,
         balancer_efficiency=a.balancer_efficiency,
         band=band_for(serving_regime(spec, cand)),
     )
-    return replace(cand, serving=prediction)
+    notice = None
+    if ctx.backend.used is not ctx.backend.requested:
+        notice = message(Code.STEP_BACKEND_UNCOVERED, reason=ctx.backend.note)
+    elif log is not None and log.steps > before:
+        notice = message(Code.STEP_BACKEND_FALLBACK, steps=log.steps - before, reason=log.reason)
+    return replace(cand, serving=replace(prediction, step_backend_notice=notice))
 
 
 def serving_regime(spec: PlanSpec, cand: Candidate) -> str:
@@ -179,7 +187,7 @@ def _evaluate_pinned(
     best: Candidate,
     chosen: str,
     a: Assumptions,
-) -> tuple[Candidate | None, Message]:
+) -> tuple[Candidate, Message]:
     """Return the user's pinned layout evaluated beside the candidates, and the reason about it.
 
     A pinned layout keeps the weight dtype the user asked for: it is never quantized behind
@@ -187,23 +195,20 @@ def _evaluate_pinned(
     """
     assert spec.pinned is not None
     requested = spec.weight_dtype
-    pinned = None
-    pinned_c = evaluate(spec, group, spec.pinned, dtype=requested, a=a, pinned=True)
-    if pinned_c is not None:
-        scored = score_candidates(spec, [*cands, pinned_c])
-        pinned = with_serving(spec, next(c for c in scored if c.pinned), a)
-        verdict = _pinned_verdict(pinned, requested, chosen)
-    else:
-        verdict = message(Code.PINNED_NO_LAYOUT)
+    pinned_c = evaluate_pin(spec, group, spec.pinned, dtype=requested, a=a)
+    scored = score_candidates(spec, [*cands, pinned_c])
+    pinned = with_serving(spec, next(c for c in scored if c.pinned), a)
+    layout = {"tp": spec.pinned.tp, "pp": spec.pinned.pp, "replicas": spec.pinned.replicas}
+    verdict = _pinned_verdict(pinned, requested, chosen)
+    if pinned.output_throughput_tok_s is None:
+        return pinned, message(Code.PINNED_LAYOUT_NO_SPEED, **layout, verdict=verdict)
     return pinned, message(
         Code.PINNED_LAYOUT,
-        tp=spec.pinned.tp,
-        pp=spec.pinned.pp,
-        replicas=spec.pinned.replicas,
+        **layout,
         verdict=verdict,
-        throughput_tok_s=_r(pinned.output_throughput_tok_s if pinned else 0.0, 0),
-        best_tok_s=_r(best.output_throughput_tok_s, 0),
-        score=pinned.score if pinned else 0.0,
+        throughput_tok_s=_r(pinned.output_throughput_tok_s, 0),
+        best_tok_s=_r(best.output_throughput_tok_s or 0.0, 0),
+        score=pinned.score,
         best_score=best.score,
     )
 
@@ -459,6 +464,11 @@ def with_pool_kind_of(spec: PlanSpec, used: list[Node]) -> PlanSpec:
 
 def _pinned_verdict(pinned: Candidate, requested: str, chosen: str) -> Message:
     """Return what became of the user's pinned layout, judged at the dtype they asked for."""
+    memory_fits = pinned.output_throughput_tok_s is not None
+    if memory_fits and not pinned.placeable and pinned.placement_reason and pinned.placement_hint:
+        return message(
+            Code.PINNED_NOT_PLACEABLE, reason=pinned.placement_reason, hint=pinned.placement_hint
+        )
     if not pinned.fits:
         reason = pinned.rejected_reason or message(Code.REJECT_MEMORY)
         if requested != chosen:

@@ -409,11 +409,11 @@ def load_and_slos(spec: PlanSpec, best: Candidate) -> list[Message]:
     # SLOs are p95 targets: judged on the simulated p95 when the candidate was simulated.
     ttft = best.serving.ttft_p95_ms if best.serving else best.ttft_ms
     itl = best.serving.itl_p95_ms if best.serving else best.itl_ms
-    if wl.ttft_slo_ms is not None and ttft > wl.ttft_slo_ms:
+    if wl.ttft_slo_ms is not None and ttft is not None and ttft > wl.ttft_slo_ms:
         out.append(
             message(Code.SLO_MISSED, metric=Term.TTFT, value_ms=_r(ttft), slo_ms=wl.ttft_slo_ms)
         )
-    if wl.itl_slo_ms is not None and itl > wl.itl_slo_ms:
+    if wl.itl_slo_ms is not None and itl is not None and itl > wl.itl_slo_ms:
         out.append(
             message(Code.SLO_MISSED, metric=Term.ITL, value_ms=_r(itl), slo_ms=wl.itl_slo_ms)
         )

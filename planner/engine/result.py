@@ -20,7 +20,7 @@ from planner.engine.messages import Code, Message, legacy
 from planner.engine.serving import Prediction, ServingContext
 
 # Bump when the stored shape changes, and add the step from the previous version to _UPGRADES.
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 
 class Route(StrEnum):
@@ -179,22 +179,29 @@ class Candidate(_TypedEnums):
     max_concurrency_total: float
     tp_link: str
     pp_link: str
-    comm_per_decode_step_ms: float
-    pp_comm_per_decode_step_ms: float
-    comm_per_prefill_ms: float
-    decode_step_ms: float
-    decode_compute_ms: float
-    itl_ms: float
-    ttft_ms: float
-    batch_per_replica: float
-    output_throughput_tok_s: float
-    total_throughput_tok_s: float
-    capacity_output_tok_s: float
+    # Speed figures: None when the layout's memory does not fit (it never starts, and
+    # `rejected_reason` says why); a layout that fits but cannot be placed keeps them.
+    comm_per_decode_step_ms: float | None
+    pp_comm_per_decode_step_ms: float | None
+    comm_per_prefill_ms: float | None
+    decode_step_ms: float | None
+    decode_compute_ms: float | None
+    itl_ms: float | None
+    ttft_ms: float | None
+    batch_per_replica: float | None
+    output_throughput_tok_s: float | None
+    total_throughput_tok_s: float | None
+    capacity_output_tok_s: float | None
     fits: bool
     serves_load: bool
     rejected_reason: Message | None  # None when the layout fits
     score: float
     pinned: bool = False
+    # False for a pinned layout that has no room on the nodes' free GPUs (it is evaluated as
+    # if room were made); why (placement_reason) and what would place it (placement_hint).
+    placeable: bool = True
+    placement_reason: Message | None = None
+    placement_hint: Message | None = None
     # The serving model's prediction under the workload (simulated for the leading candidates
     # and the pinned layout; None for the others, which are ranked on the steady state).
     serving: Prediction | None = None
@@ -455,11 +462,17 @@ class ResultFormatError(ValueError):
 def _upgrade_v1(data: dict[str, Any]) -> dict[str, Any]:
     """Version 1: results stored before the contract was versioned (engine 1.0.x).
 
-    The engine's first release did not compute `pp_comm_per_decode_step_ms`, and snapshots were
-    stored without validation (hand-made ones lacked whole sections), so every absent field is
-    completed with its empty value: 0, "", False, nothing. Readers show what is there.
+    The engine's first release did not compute `pp_comm_per_decode_step_ms` (0: no pipeline
+    hop was counted), and snapshots were stored without validation (hand-made ones lacked whole
+    sections), so every absent field is completed with its empty value: 0, "", False, nothing.
+    Readers show what is there.
     """
-    return _complete(PlanResult, data)
+    out = dict(data)
+    out["candidates"] = [
+        {"pp_comm_per_decode_step_ms": 0.0, **c} if isinstance(c, Mapping) else c
+        for c in out.get("candidates") or []
+    ]
+    return _complete(PlanResult, out)
 
 
 def _upgrade_v2(data: dict[str, Any]) -> dict[str, Any]:
@@ -490,12 +503,50 @@ def _upgrade_v5(data: dict[str, Any]) -> dict[str, Any]:
     return _complete(PlanResult, data)
 
 
+# The speed figures of a candidate (Candidate), None when its memory does not fit.
+SPEED_FIELDS = (
+    "comm_per_decode_step_ms",
+    "pp_comm_per_decode_step_ms",
+    "comm_per_prefill_ms",
+    "decode_step_ms",
+    "decode_compute_ms",
+    "itl_ms",
+    "ttft_ms",
+    "batch_per_replica",
+    "output_throughput_tok_s",
+    "total_throughput_tok_s",
+    "capacity_output_tok_s",
+)
+
+
+def _without_phantom_speeds(cand: Any) -> Any:
+    """Return a stored candidate whose memory did not fit with its speeds None (not ~1e14 ms)."""
+    if not isinstance(cand, Mapping) or cand.get("fits", True):
+        return cand
+    reason = cand.get("rejected_reason")
+    if isinstance(reason, Mapping) and reason.get("code") == Code.REJECT_ROOM.value:
+        return cand  # it fits, there was no room: what it would deliver once placed stays
+    return {**cand, **dict.fromkeys(SPEED_FIELDS)}
+
+
+def _upgrade_v6(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 6 → 7 (issue 32): a layout whose memory does not fit has no speed figures
+    (None instead of TTFT ~1e14 ms and 0 tok/s), and serving predictions say when measured
+    kernel tables timed none or only some of the steps (step_backend_notice; none before)."""
+    out = dict(data)
+    out["candidates"] = [_without_phantom_speeds(c) for c in out.get("candidates") or []]
+    if out.get("pinned") is not None:
+        out["pinned"] = _without_phantom_speeds(out["pinned"])
+    return _complete(PlanResult, out)
+
+
 _UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     1: _upgrade_v1,
     2: _upgrade_v2,
     3: _upgrade_v3,
     4: _upgrade_v4,
     5: _upgrade_v5,
+    6: _upgrade_v6,
 }
 
 

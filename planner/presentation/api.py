@@ -20,7 +20,18 @@ def _message(message: Message | None, *, with_action: bool = False) -> dict[str,
 
 
 def _candidate(c: Candidate, stored: dict[str, Any]) -> dict[str, Any]:
-    return {**stored, "rejected_reason": _message(c.rejected_reason)}
+    out = {
+        **stored,
+        "rejected_reason": _message(c.rejected_reason),
+        "placement_reason": _message(c.placement_reason),
+        "placement_hint": _message(c.placement_hint),
+    }
+    if c.serving is not None:
+        out["serving"] = {
+            **stored["serving"],
+            "step_backend_notice": _message(c.serving.step_backend_notice),
+        }
+    return out
 
 
 def _placement(p: Placement, stored: dict[str, Any]) -> dict[str, Any]:

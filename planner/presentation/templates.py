@@ -303,6 +303,9 @@ TEMPLATES: dict[Code, Template] = {
         ),
         rules=(Rule.ROUTES,),
     ),
+    Code.PINNED_LAYOUT_NO_SPEED: Template(
+        N_("Your layout TP{tp}×PP{pp}×{replicas}: {verdict}; it never starts, so it has no speed.")
+    ),
     Code.SGLANG_PREFIX: Template(
         N_("Heavy shared prefixes (RAG/agents): also evaluate SGLang (RadixAttention)."),
         rules=(Rule.ROUTES,),
@@ -572,6 +575,42 @@ TEMPLATES: dict[Code, Template] = {
     Code.PINNED_SHORT_OF_LOAD: Template(N_("fits but does not hold the target concurrency")),
     Code.PINNED_FITS: Template(N_("fits")),
     Code.PINNED_NO_LAYOUT: Template(N_("cannot be laid out on nodes of this size")),
+    Code.PINNED_NOT_PLACEABLE: Template(N_("cannot be placed now: {reason}; {hint}")),
+    Code.PIN_NO_ROOM: counted(
+        NP_(
+            "it needs room for {nodes} group of {gpus} GPUs on one node; the free GPUs hold "
+            "{with_room} (at most {most_free} free on one node)",
+            "it needs room for {nodes} groups of {gpus} GPUs, each on one node; the free GPUs "
+            "hold {with_room} (at most {most_free} free on one node)",
+        ),
+        "nodes",
+    ),
+    Code.PIN_FREE_GPUS: counted(
+        NP_(
+            "free {gpus} GPU on {hosts} to place it",
+            "free {gpus} GPUs on {hosts} to place it",
+        ),
+        "gpus",
+    ),
+    Code.PIN_NEEDS_NODES: counted(
+        NP_(
+            "add {nodes} node with {gpus} free GPUs to place it",
+            "add {nodes} nodes with {gpus} free GPUs each to place it",
+        ),
+        "nodes",
+    ),
+    Code.STEP_BACKEND_UNCOVERED: Template(
+        N_("The measured kernel tables do not cover this layout; the roofline timed it: {reason}")
+    ),
+    Code.STEP_BACKEND_FALLBACK: counted(
+        NP_(
+            "The measured kernel tables could not time {steps} engine step; the roofline "
+            "timed it: {reason}",
+            "The measured kernel tables could not time {steps} engine steps; the roofline "
+            "timed them: {reason}",
+        ),
+        "steps",
+    ),
     Code.RUNNER_UP_SHORT_OF_LOAD: Template(
         N_("; it cannot hold {concurrency} sequences of {max_model_len} tokens")
     ),

@@ -149,7 +149,8 @@ def communication_figure(result: PlanResult) -> dict[str, Any]:
     # Communication per step does not depend on the number of replicas: one bar per (TP, PP).
     seen: set[tuple[Any, ...]] = set()
     cands = []
-    for c in sorted(result.candidates, key=lambda c: c.comm_per_decode_step_ms):
+    timed = [c for c in result.candidates if c.comm_per_decode_step_ms is not None]
+    for c in sorted(timed, key=lambda c: c.comm_per_decode_step_ms or 0.0):
         key = (c.tp, c.pp, c.weight_dtype)
         if c.gpus_per_replica > 1 and key not in seen:
             seen.add(key)
@@ -165,7 +166,7 @@ def communication_figure(result: PlanResult) -> dict[str, Any]:
     inside: list[float] = []
     across: list[float] = []
     for c in cands:
-        comm = c.comm_per_decode_step_ms
+        comm = c.comm_per_decode_step_ms or 0.0
         # The engine reports one figure per step; attribute it to the slowest link it crosses.
         network = _is_network(c.tp_link) or _is_network(c.pp_link)
         inside.append(0.0 if network else comm)
@@ -190,7 +191,7 @@ def communication_figure(result: PlanResult) -> dict[str, Any]:
             "mode": "markers",
             "name": _("compute per decode step"),
             "x": x,
-            "y": [c.decode_compute_ms for c in cands],
+            "y": [c.decode_compute_ms or 0.0 for c in cands],
             "marker": {"symbol": "diamond", "size": 10, "color": "#212529"},
         },
     ]

@@ -85,6 +85,11 @@ def plan_archive(plan: Any, candidate_id: str = "", variant: str = "") -> tuple[
     return config_archive(result, files), name
 
 
+def _cell(value: float | None) -> str:
+    """Return a speed figure of a Markdown table ("—" for a layout that never starts)."""
+    return "—" if value is None else str(value)
+
+
 def _md_escape(value: Any) -> str:
     return str(value).replace("|", "\\|")
 
@@ -148,9 +153,9 @@ def plan_markdown(plan: Any) -> str:
             ("| " + _("KV budget per GPU (GiB)") + f" | {best.memory.kv_budget_gib} |"),
             ("| " + _("KV tokens per replica") + f" | {best.kv_tokens_per_replica} |"),
             ("| " + _("Max concurrency (all replicas)") + f" | {best.max_concurrency_total} |"),
-            ("| " + _("Output throughput (tok/s)") + f" | {best.output_throughput_tok_s} |"),
-            ("| " + _("TTFT (ms)") + f" | {best.ttft_ms} |"),
-            ("| " + _("Inter-token latency (ms)") + f" | {best.itl_ms} |"),
+            ("| " + _("Output throughput (tok/s)") + f" | {_cell(best.output_throughput_tok_s)} |"),
+            ("| " + _("TTFT (ms)") + f" | {_cell(best.ttft_ms)} |"),
+            ("| " + _("Inter-token latency (ms)") + f" | {_cell(best.itl_ms)} |"),
         ]
     out += _serving_markdown(result)
     out += [
@@ -174,7 +179,7 @@ def plan_markdown(plan: Any) -> str:
         why_not = _md_escape(messages.text(c.rejected_reason))
         out.append(
             f"| {c.label} | {c.weight_dtype} | {'✓' if c.fits else '✗'} | {c.score} | "
-            f"{c.output_throughput_tok_s} | {c.ttft_ms} | {why_not} |"
+            f"{_cell(c.output_throughput_tok_s)} | {_cell(c.ttft_ms)} | {why_not} |"
         )
     out += ["", ("## " + _("Pitfalls")), ""]
     out += [

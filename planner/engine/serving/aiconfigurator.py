@@ -26,7 +26,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from planner.engine.serving.kernel_times import BackendUnavailable, KernelTimes, StepShape
+from planner.engine.serving.kernel_times import (
+    BackendUnavailable,
+    KernelTableMiss,
+    KernelTimes,
+    StepShape,
+)
 
 # Catalog GPU slug -> aiconfigurator system with measured vLLM tables.
 SYSTEMS = {
@@ -37,7 +42,13 @@ SYSTEMS = {
     "h200-sxm": "h200_sxm",
     "b200": "b200_sxm",
     "l40s": "l40s",
+    "h800-sxm": "h100_sxm",  # H100 silicon; its 400 GB/s NVLink is not the tables' (COMPUTE_ONLY)
 }
+# GPUs whose kernels the tables time but whose all-reduce they do not (another link).
+COMPUTE_ONLY = frozenset({"h800-sxm"})
+# Architectures the library does not name that are another one's graph: Mistral without a
+# sliding window is Llama's (same layers, GQA, RoPE, SiLU MLP).
+_SAME_GRAPH = {"MistralForCausalLM": "LlamaForCausalLM"}
 # Our weight dtype -> (GEMM quant mode, MoE quant mode) as vLLM runs it. FP8 experts are read
 # from the block-quantized tables: vLLM serves FP8 MoE checkpoints (Qwen3-FP8, DeepSeek) with
 # 128×128 blocks, and 0.12's per-tensor "fp8" MoE tables time them 3× slower than bf16 on
@@ -76,44 +87,73 @@ def _split(ops: list[tuple[str, float, float, str]]) -> tuple[float, float, floa
     return attn, ar, rest
 
 
-class AicPasses:
-    """Whole-model forward passes of one replica from aiconfigurator's tables (cached)."""
+# The library converts its arguments to unsigned 32-bit integers; a context past this is no
+# model's (the largest catalog context is 10M tokens) and would raise OverflowError.
+_U32_MAX = 2**32 - 1
 
-    def __init__(self, handle: Any) -> None:
+
+def _library_error(exc: Exception) -> str:
+    """Return the library's first line, without the local paths it names."""
+    text = str(exc)
+    return text.splitlines()[0].split(" at /")[0][:160] if text else type(exc).__name__
+
+
+class AicPasses:
+    """Whole-model forward passes of one replica from aiconfigurator's tables (cached).
+
+    Every context it passes on is clamped to `max_context` (no query of the model attends to
+    more keys), and a call the library refuses raises KernelTableMiss, cached like a hit.
+    """
+
+    def __init__(self, handle: Any, max_context: int = _U32_MAX) -> None:
         self._h = handle
-        self._decode: dict[tuple[int, int], tuple[float, float, float]] = {}
-        self._mixed: dict[tuple[int, int, int], tuple[float, float, float]] = {}
+        self._max_context = max(1, min(int(max_context), _U32_MAX))
+        self._decode: dict[tuple[int, int], tuple[float, float, float] | str] = {}
+        self._mixed: dict[tuple[int, int, int], tuple[float, float, float] | str] = {}
 
     def _decode_pass(self, b: int, c: int) -> tuple[float, float, float]:
         key = (b, c)
         hit = self._decode.get(key)
         if hit is None:
-            hit = _split(self._h.decode_step_per_op(b, max(c - 1, 1), 1))
+            try:
+                hit = _split(self._h.decode_step_per_op(b, max(c - 1, 1), 1))
+            except Exception as exc:  # noqa: BLE001 - any refusal is a miss for this step
+                hit = f"decode of {b} sequences at {c} tokens: {_library_error(exc)}"
             self._decode[key] = hit
+        if isinstance(hit, str):
+            raise KernelTableMiss(hit)
         return hit
 
     def _mixed_pass(self, p: int, b: int, length: int) -> tuple[float, float, float]:
         key = (p, b, length)
         hit = self._mixed.get(key)
         if hit is None:
-            shared, ctx_attn, _ = self._h.mixed_step_breakdown_per_op(p, b, length, 1, 0)
-            attn, ar, rest = _split(shared)
-            hit = (sum(op[1] for op in ctx_attn) + attn, ar, rest)
+            try:
+                shared, ctx_attn, _ = self._h.mixed_step_breakdown_per_op(p, b, length, 1, 0)
+                attn, ar, rest = _split(shared)
+                hit = (sum(op[1] for op in ctx_attn) + attn, ar, rest)
+            except Exception as exc:  # noqa: BLE001 - any refusal is a miss for this step
+                hit = f"{p} prefill tokens of {length}-token prompts: {_library_error(exc)}"
             self._mixed[key] = hit
+        if isinstance(hit, str):
+            raise KernelTableMiss(hit)
         return hit
 
     def forward_ms(self, shape: StepShape) -> tuple[float, float]:
         decode = shape.decode_seqs
-        c = _bucket(max(shape.decode_context, 1.0))
+        c = min(_bucket(max(shape.decode_context, 1.0)), self._max_context)
         if shape.prefill_tokens <= 0:
             b = _bucket(decode)
             attn, ar, rest = self._decode_pass(b, c)
             scale = decode / b
-            return (attn + rest) * scale, ar * scale
+            return _finite((attn + rest) * scale, ar * scale)
         p = _bucket(shape.prefill_tokens)
         # The prompt length aiconfigurator assumes: the chunk's end for a chunk of this shape.
+        # A steady state of a layout that holds almost nothing asks for a sliver of a prompt
+        # with a whole prompt's pairs; no query attends to more than the model's context.
         per_query = shape.prefill_pairs / shape.prefill_tokens
         length = _bucket(max(shape.prefill_tokens, per_query + shape.prefill_tokens / 2))
+        length = min(length, self._max_context)
         b = _bucket(decode) if decode >= 0.5 else 0
         ctx_attn, ar, rest = self._mixed_pass(p, b, length)
         # aiconfigurator's context attention covers p/L prompts of L tokens (p ≥ L) or one of
@@ -123,12 +163,36 @@ class AicPasses:
         ctx_attn *= shape.prefill_pairs / assumed if assumed > 0 else 0.0
         dec_attn = self._decode_pass(b, c)[0] if b else 0.0
         scale = (shape.prefill_tokens + decode) / (p + b)
-        return ctx_attn + dec_attn + rest * scale, ar * scale
+        return _finite(ctx_attn + dec_attn + rest * scale, ar * scale)
+
+
+def _finite(compute_ms: float, all_reduce_ms: float) -> tuple[float, float]:
+    """Return the pass's times, or raise KernelTableMiss when the tables gave no real time."""
+    if not (math.isfinite(compute_ms) and math.isfinite(all_reduce_ms)) or compute_ms < 0:
+        raise KernelTableMiss(f"the tables gave {compute_ms} ms for a pass")
+    return compute_ms, all_reduce_ms
+
+
+def _max_context(hf_config: Mapping[str, Any]) -> int:
+    """Return the longest context the model's config allows (text config of a multimodal one)."""
+    text = hf_config.get("text_config") or hf_config
+    value = text.get("max_position_embeddings") or hf_config.get("max_position_embeddings")
+    return int(value) if isinstance(value, int | float) and value > 0 else _U32_MAX
+
+
+def _as_library_sees(hf_config: Mapping[str, Any]) -> dict[str, Any]:
+    """Return `hf_config` under the architecture name the library knows for its graph."""
+    out = dict(hf_config)
+    archs = out.get("architectures") or []
+    same = _SAME_GRAPH.get(archs[0]) if archs else None
+    if same is not None and not out.get("sliding_window"):
+        out["architectures"] = [same]
+    return out
 
 
 def _model_dir(hf_config: Mapping[str, Any]) -> Path:
     """Return a directory holding `hf_config` as config.json (aiconfigurator reads a path)."""
-    text = json.dumps(hf_config, sort_keys=True)
+    text = json.dumps(_as_library_sees(hf_config), sort_keys=True)
     hit = _MODEL_DIRS.get(text)
     if hit is None:
         hit = Path(tempfile.mkdtemp(prefix="serveplan-aic-"))
@@ -194,17 +258,16 @@ def kernel_times(
     try:
         handle = compiled(hf_config, gpu_slug=gpu_slug, tp=tp, dtype=dtype, kv=kv)
     except Exception as exc:  # noqa: BLE001 - any refusal of the library means "not covered"
-        # The library's first line, without the local paths it names.
-        first = str(exc).splitlines()[0].split(" at /")[0][:160] if str(exc) else type(exc).__name__
         _REFUSED[key] = (
-            f"aiconfigurator cannot model this layout on {system} ({dtype}, TP{tp}): {first}"
+            f"aiconfigurator cannot model this layout on {system} ({dtype}, TP{tp}): "
+            f"{_library_error(exc)}"
         )
         raise BackendUnavailable(_REFUSED[key]) from exc
     passes = _PASSES.get(id(handle))
     if passes is None:
-        passes = _PASSES[id(handle)] = AicPasses(handle)
+        passes = _PASSES[id(handle)] = AicPasses(handle, _max_context(hf_config))
     return KernelTimes(
         forward_ms=passes.forward_ms,
-        owns_all_reduce=nvlink_tp,
+        owns_all_reduce=nvlink_tp and gpu_slug not in COMPUTE_ONLY,
         source=f"aiconfigurator-core {system} vllm tables",
     )

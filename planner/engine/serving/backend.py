@@ -15,13 +15,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from planner.engine.serving import aiconfigurator
-from planner.engine.serving.kernel_times import BackendUnavailable, KernelTimes, StepShape
+from planner.engine.serving.kernel_times import (
+    BackendUnavailable,
+    FallbackLog,
+    KernelTableMiss,
+    KernelTimes,
+    StepShape,
+)
 from planner.engine.step_backend import STEP_BACKENDS, StepBackend
 
 __all__ = [
     "STEP_BACKENDS",
     "BackendChoice",
     "BackendUnavailable",
+    "FallbackLog",
+    "KernelTableMiss",
     "KernelTimes",
     "ROOFLINE_CHOICE",
     "StepBackend",

@@ -7,11 +7,27 @@ planner.engine.serving.aiconfigurator) share, below both of them.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 class BackendUnavailable(RuntimeError):
     """The requested backend cannot time this layout (not installed, GPU or model not covered)."""
+
+
+class KernelTableMiss(RuntimeError):
+    """The tables cannot time one step (a shape they refuse); that step keeps the roofline."""
+
+
+@dataclass(slots=True)
+class FallbackLog:
+    """The steps of one replica's tables that fell back to the roofline, and the first why."""
+
+    steps: int = 0
+    reason: str = ""
+
+    def record(self, reason: str) -> None:
+        self.steps += 1
+        self.reason = self.reason or reason
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -34,3 +50,5 @@ class KernelTimes:
     # otherwise the link model times the all-reduces.
     owns_all_reduce: bool
     source: str
+    # Steps the tables refused and the roofline timed instead (step.py records them).
+    fallbacks: FallbackLog = field(default_factory=FallbackLog, compare=False)

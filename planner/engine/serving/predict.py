@@ -10,6 +10,7 @@ import math
 import random
 from dataclasses import dataclass, replace
 
+from planner.engine.messages import Message
 from planner.engine.serving.backend import StepBackend
 from planner.engine.serving.bands import Band
 from planner.engine.serving.context import ServingContext
@@ -69,6 +70,9 @@ class Prediction:
     # fallback) and the regime (GPU generation/dense or MoE/dtype/load/backend) looked up.
     band_runs: int = 0
     band_regime: str = ""
+    # When measured kernel tables were asked for: why they timed none or only some of the
+    # steps (the roofline timed the others); None when they timed every step, or not asked.
+    step_backend_notice: Message | None = None
 
 
 def _percentile(values: list[float], q: float) -> float:

@@ -15,7 +15,7 @@ of the roofline; the pipeline, the host overheads and, off NVLink, the all-reduc
 
 from __future__ import annotations
 
-from planner.engine.serving.backend import StepShape
+from planner.engine.serving.kernel_times import KernelTableMiss, StepShape
 from planner.engine.serving.context import ServingContext, expert_fraction, pp_hop_ms, tp_comm_ms
 
 
@@ -50,8 +50,12 @@ def kernel_stage_ms(
     prefill_tokens: float,
     decode_kv_tokens: float,
     attn_pairs: float,
-) -> float:
-    """Return one stage's time for a micro-batch from the measured kernels (ctx.kernels)."""
+) -> float | None:
+    """Return one stage's time for a micro-batch from the measured kernels (ctx.kernels).
+
+    None when the tables refuse this shape: the caller times the step with the roofline, and
+    the kernels' fallback log counts it (the prediction says so).
+    """
     assert ctx.kernels is not None
     shape = StepShape(
         decode_seqs=decode_seqs,
@@ -59,7 +63,11 @@ def kernel_stage_ms(
         prefill_tokens=prefill_tokens,
         prefill_pairs=max(attn_pairs - decode_kv_tokens, 0.0),
     )
-    compute, all_reduce = ctx.kernels.forward_ms(shape)
+    try:
+        compute, all_reduce = ctx.kernels.forward_ms(shape)
+    except KernelTableMiss as miss:
+        ctx.kernels.fallbacks.record(str(miss))
+        return None
     if not ctx.kernels.owns_all_reduce:
         all_reduce = tp_comm_ms(ctx, decode_seqs + prefill_tokens) * ctx.pp * (1 - ctx.overlap)
     return (compute + all_reduce) / ctx.pp
@@ -83,6 +91,7 @@ def step_ms(
     if decode_seqs + prefill_tokens <= 0:
         return 0.0
     pp = ctx.pp
+    stage: float | None = None
     if ctx.kernels is not None:
         if decode_kv_tokens is None:
             decode_kv_tokens = kv_read_tokens if prefill_tokens <= 0 else 0.0
@@ -93,7 +102,7 @@ def step_ms(
             decode_kv_tokens=decode_kv_tokens / pp,
             attn_pairs=attn_pairs / pp,
         )
-    else:
+    if stage is None:
         stage, _ = stage_ms(
             ctx,
             decode_seqs=decode_seqs / pp,

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from planner.engine.serving.aiconfigurator import AicPasses, _bucket
-from planner.engine.serving.backend import StepShape
+from planner.engine.serving.aiconfigurator import AicPasses, _as_library_sees, _bucket
+from planner.engine.serving.backend import KernelTableMiss, StepShape
 
 GEMM_PER_TOKEN = 0.01  # ms
 ATTN_PER_PAIR = 1e-6  # ms per query×key pair
@@ -83,3 +83,62 @@ def test_look_ups_are_cached_on_a_grid_fine_enough_to_keep_the_times():
         )
     assert len(calls) == 1
     assert all(abs(_bucket(x) / x - 1) < 0.025 for x in range(17, 20_000, 7))
+
+
+class Refusing(Engine):
+    """An engine whose library refuses what the real one refuses: contexts past 2**32 - 1."""
+
+    def __init__(self):
+        self.isl_seen = []
+
+    def mixed_step_breakdown_per_op(self, p, b, isl, osl, prefix):
+        self.isl_seen.append(isl)
+        if isl > 2**32 - 1:
+            raise OverflowError("out of range integral type conversion attempted")
+        return super().mixed_step_breakdown_per_op(p, b, isl, osl, prefix)
+
+
+def test_a_sliver_of_a_prompt_with_a_whole_prompts_pairs_stays_inside_the_models_context():
+    # The steady state of a layout that holds almost nothing (issue 32: Llama-3.1-70B TP1 on
+    # H100) asks for 3.2e-8 prefill tokens carrying 528 pairs: 16e9 tokens per query before.
+    engine = Refusing()
+    compute, _ = AicPasses(engine, max_context=131_072).forward_ms(
+        StepShape(decode_seqs=0, decode_context=0, prefill_tokens=3.2e-8, prefill_pairs=528.0)
+    )
+    assert max(engine.isl_seen) <= 131_072
+    assert math.isfinite(compute)
+    assert compute >= 0
+
+
+def test_a_call_the_library_refuses_is_a_miss_for_that_step_and_stays_cached():
+    class Broken(Engine):
+        calls = 0
+
+        def decode_step_per_op(self, b, isl, osl):
+            Broken.calls += 1
+            raise ValueError(f"no data for batch {b}\n  at /site-packages/x.py")
+
+    passes = AicPasses(Broken())
+    shape = StepShape(decode_seqs=8, decode_context=100, prefill_tokens=0, prefill_pairs=0)
+    for _ in range(2):
+        with pytest.raises(KernelTableMiss, match="no data for batch 8$"):
+            passes.forward_ms(shape)
+    assert Broken.calls == 1
+
+
+def test_a_time_that_is_not_a_number_is_a_miss():
+    class Nan(Engine):
+        def decode_step_per_op(self, b, isl, osl):
+            return [("generation_qkv_gemm", float("nan"), 0.0, "t")]
+
+    with pytest.raises(KernelTableMiss):
+        AicPasses(Nan()).forward_ms(
+            StepShape(decode_seqs=1, decode_context=10, prefill_tokens=0, prefill_pairs=0)
+        )
+
+
+def test_mistral_without_a_window_is_given_to_the_library_as_llamas_graph():
+    seen = _as_library_sees({"architectures": ["MistralForCausalLM"], "sliding_window": None})
+    assert seen["architectures"] == ["LlamaForCausalLM"]
+    windowed = {"architectures": ["MistralForCausalLM"], "sliding_window": 4096}
+    assert _as_library_sees(windowed)["architectures"] == ["MistralForCausalLM"]

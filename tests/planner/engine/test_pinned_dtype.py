@@ -25,8 +25,13 @@ def test_pinned_layout_that_needs_quantization_is_reported_as_not_fitting():
     assert result.pinned is not None
     assert result.pinned.weight_dtype == "bf16"
     assert not result.pinned.fits
-    assert result.pinned.output_throughput_tok_s == 0.0
-    pinned = next(r for r in result.recommendation.reasons if r.code == "pinned_layout")
+    # A layout that never starts has no speeds (issue 32: not 0 tok/s and TTFT ~1e14 ms)...
+    assert result.pinned.output_throughput_tok_s is None
+    assert result.pinned.ttft_ms is None
+    assert result.pinned.itl_ms is None
+    # ...and says why.
+    assert result.pinned.rejected_reason is not None
+    pinned = next(r for r in result.recommendation.reasons if r.code == "pinned_layout_no_speed")
     verdict = english_text(pinned.params["verdict"])
     assert "does not fit at bf16 weights" in verdict
     # 65.7 GiB of bf16 weights per H100 leave no KV budget once TP2's ~2 GiB of non-torch

@@ -10,6 +10,7 @@ import pytest
 from planner.engine import plan, spec_from_dict
 from planner.engine.serving.backend import (
     BackendChoice,
+    KernelTableMiss,
     KernelTimes,
     StepBackend,
     StepShape,
@@ -145,3 +146,68 @@ def test_plan_with_aiconfigurator_reports_the_tables_it_used():
     pred = plan(spec_from_dict(_spec(step_backend="aiconfigurator"))).best.serving
     assert pred.step_backend is StepBackend.AICONFIGURATOR
     assert "h100_sxm" in pred.step_backend_note
+
+
+def test_a_step_the_tables_refuse_is_timed_by_the_roofline_and_counted():
+    def refuse(shape: StepShape) -> tuple[float, float]:
+        raise KernelTableMiss("no data for this shape")
+
+    kernels = KernelTimes(forward_ms=refuse, owns_all_reduce=True, source="t")
+    ctx = _with(kernels)
+    roofline = _step(_ctx())
+    assert _step(ctx) == pytest.approx(roofline)
+    assert kernels.fallbacks.steps == 1
+    assert kernels.fallbacks.reason == "no data for this shape"
+
+
+@pytest.mark.skipif(not HAVE_AIC, reason="the optional aiconfigurator extra is not installed")
+def test_a_prediction_says_how_many_steps_the_roofline_timed_instead_of_the_tables(monkeypatch):
+    from planner.engine.serving import aiconfigurator
+
+    calls = []
+
+    def flaky(self, shape):
+        calls.append(shape)
+        if shape.prefill_tokens > 0:
+            raise KernelTableMiss("no prefill data")
+        return shape.decode_seqs * 0.1 + 5.0, 0.1
+
+    monkeypatch.setattr(aiconfigurator.AicPasses, "forward_ms", flaky)
+    pred = plan(spec_from_dict(_spec(step_backend="aiconfigurator"))).best.serving
+    assert calls
+    assert pred.step_backend is StepBackend.AICONFIGURATOR
+    notice = pred.step_backend_notice
+    assert notice is not None
+    assert notice.code == "step_backend_fallback"
+    assert notice.params["steps"] > 0
+    assert notice.params["reason"] == "no prefill data"
+    assert plan(spec_from_dict(_spec())).best.serving.step_backend_notice is None
+
+
+# Issue 32: each of these raised OverflowError inside mixed_step_breakdown_per_op (the API
+# answered 500): the steady state of a layout holding almost nothing asked for a prompt of 1e10+
+# tokens. (model, GPU, GPUs, pinned TP, input, output, in flight)
+ISSUE_32_CRASHES = [
+    ("llama-3.1-70b", "h100-sxm", 8, 4, 32, 128, 8),
+    ("mixtral-8x7b", "h100-sxm", 8, 2, 512, 128, 64),
+    ("qwen3-235b-a22b", "h200-sxm", 8, 4, 512, 128, 64),
+    ("qwen3-235b-a22b", "h200-sxm", 8, 8, 512, 128, 64),
+    ("deepseek-r1", "h200-sxm", 8, 8, 512, 128, 64),
+]
+
+
+@pytest.mark.skipif(not HAVE_AIC, reason="the optional aiconfigurator extra is not installed")
+@pytest.mark.parametrize(("model", "gpu", "count", "tp", "n_in", "n_out", "conc"), ISSUE_32_CRASHES)
+def test_the_layouts_that_crashed_the_tables_plan(model, gpu, count, tp, n_in, n_out, conc):
+    spec = {
+        "model": model,
+        "workload": {"concurrency": conc, "avg_input_tokens": n_in, "avg_output_tokens": n_out},
+        "hardware": {"nodes": [{"hostname": "a", "gpu": gpu, "gpu_count": count}]},
+        "step_backend": "aiconfigurator",
+        "pinned_layout": {"tp": tp, "pp": 1},
+    }
+    result = plan(spec_from_dict(spec))
+    assert result.pinned is not None
+    assert result.pinned.serving is not None
+    assert result.pinned.serving.step_backend is StepBackend.AICONFIGURATOR
+    assert result.pinned.serving.tpot_mean_ms > 0
