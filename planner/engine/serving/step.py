@@ -15,8 +15,8 @@ of the roofline; the pipeline, the host overheads and, off NVLink, the all-reduc
 
 from __future__ import annotations
 
-from planner.engine.serving.kernel_times import KernelTableMiss, StepShape
 from planner.engine.serving.context import ServingContext, expert_fraction, pp_hop_ms, tp_comm_ms
+from planner.engine.serving.kernel_times import KernelTableMiss, StepShape
 
 
 def stage_ms(
