@@ -20,9 +20,9 @@ from functools import lru_cache
 from catalog.architecture import Architecture, mlp_params
 from catalog.quantization import QuantScheme, coarse_dtype
 from planner.engine.assumptions import DTYPE_BYTES, GIB, Assumptions
-from planner.engine.configs.vllm_flags import VLLM_VERSION
 from planner.engine.messages import Code, Message, message
 from planner.engine.profiling import GpuVendor, NativeSampler, ProfilingRules, profiling_rules
+from planner.engine.vllm_flags import VLLM_VERSION
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

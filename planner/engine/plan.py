@@ -9,7 +9,6 @@ from catalog.architecture import parameter_breakdown
 from catalog.data import GpuVendor
 from planner.engine.assumptions import DEFAULT_ASSUMPTIONS, Assumptions
 from planner.engine.configs import build_configs, empty_configs
-from planner.engine.configs.vllm_flags import VLLM_VERSION
 from planner.engine.layouts import (
     NodeGroup,
     enumerate_candidates,
@@ -53,6 +52,7 @@ from planner.engine.serving.kernels import gpu_generation
 from planner.engine.signals import evaluate_signals, wants_route_c
 from planner.engine.spec import Node, PlanSpec
 from planner.engine.step_backend import StepBackend
+from planner.engine.vllm_flags import VLLM_VERSION
 
 
 def _hosts(names: set[str]) -> str | Message:

@@ -13,9 +13,9 @@ from catalog.architecture_json import config_only_values
 from catalog.data import GpuVendor, load_gpus, load_models
 from catalog.hf_config import from_hf_config
 from catalog.quantization import parse_quantization
-from planner.engine.configs.vllm_flags import VLLM_VERSION
 from planner.engine.profiling import VersionError, parse_version
 from planner.engine.step_backend import STEP_BACKENDS, StepBackend
+from planner.engine.vllm_flags import VLLM_VERSION
 
 WEIGHT_DTYPES = ("fp32", "bf16", "fp16", "fp8", "int8", "int4", "mxfp4")
 # Formats vLLM only serves from a checkpoint stored that way (no load-time quantization).

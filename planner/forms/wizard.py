@@ -16,8 +16,8 @@ from catalog import ArchitectureError, from_hf_config
 from catalog.data import load_gpus, load_models
 from core import json_input
 from inventory.models import Machine, MachineStatus, ModelSpec, Pool
-from planner.engine.configs.vllm_flags import VLLM_VERSION
 from planner.engine.profiling import VersionError, parse_version
+from planner.engine.vllm_flags import VLLM_VERSION
 
 DEFAULT_MODEL = "qwen2.5-32b"
 

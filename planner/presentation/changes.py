@@ -18,9 +18,9 @@ from django.utils.translation import gettext_lazy
 
 from planner.engine.result import PlanResult, Recommendation
 from planner.engine.spec import PlanSpec, SpecError, spec_from_dict
+from planner.presentation.compare import Comparison, DiffRow
 from planner.presentation.numbers import amount, count
 from planner.selectors import plan_result
-from planner.services.compare import Comparison, DiffRow
 
 # Answers a what-if can change, in the order they are shown: key -> label.
 ANSWERS: dict[str, Any] = {

@@ -1,6 +1,6 @@
 """The planner's Django-side services: resolve specs, run the engine, save and compare plans."""
 
-from planner.services.compare import Comparison, compare_plans, compare_results
+from planner.presentation.compare import Comparison, compare_plans, compare_results
 from planner.services.plans import (
     Evaluation,
     engine_version,

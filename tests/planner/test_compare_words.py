@@ -7,7 +7,7 @@ from django.template.loader import render_to_string
 from django.utils import translation
 
 from planner.engine.result import PlanResult
-from planner.services.compare import compare_results
+from planner.presentation.compare import compare_results
 
 FIXTURES = Path(__file__).parent / "engine" / "fixtures" / "results"
 

@@ -13,9 +13,9 @@ from planner.engine.configs.bundle import Bundle, build_bundle
 from planner.engine.configs.layout import BundleLayout, Variant
 from planner.engine.configs.scripts import env_words
 from planner.engine.configs.serve_app import SERVE_APP_MODULE
-from planner.engine.configs.vllm_flags import SOURCE, VLLM_VERSION
 from planner.engine.result import Backend, Candidate, Route
 from planner.engine.spec import Node, PlanSpec
+from planner.engine.vllm_flags import SOURCE, VLLM_VERSION
 
 
 def build_configs(

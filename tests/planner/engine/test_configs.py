@@ -8,7 +8,7 @@ import yaml
 
 from planner.engine import plan, spec_from_dict
 from planner.engine.configs.vllm import emitted_flags
-from planner.engine.configs.vllm_flags import VLLM_SERVE_FLAGS
+from planner.engine.vllm_flags import VLLM_SERVE_FLAGS
 from tests.planner.engine.conftest import hardware
 
 SPECS = {

@@ -138,7 +138,7 @@ def test_config_json_under_architecture_still_parses():
 
 
 def test_vllm_version_defaults_to_the_configs_target_and_is_validated():
-    from planner.engine.configs.vllm_flags import VLLM_VERSION
+    from planner.engine.vllm_flags import VLLM_VERSION
 
     base = {
         "model": "llama-3.1-8b",

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from planner.engine.configs.vllm_flags import VLLM_SERVE_FLAGS
+from planner.engine.vllm_flags import VLLM_SERVE_FLAGS
 
 ROOT = Path(__file__).resolve().parents[3]
 pytestmark = pytest.mark.vllm
