@@ -5,9 +5,10 @@ from dataclasses import dataclass, field
 
 from django.db import models
 from django.db.models import Count, Exists, F, FloatField, OuterRef, Prefetch, QuerySet, Sum
-from django.db.models.functions import Coalesce
+from django.db.models.functions import Coalesce, Least
 
 from catalog import Architecture
+from catalog.bounds import GPU_MEMORY_GIB_MAX
 from inventory.architecture import spec_to_architecture
 from inventory.models import (
     GpuType,
@@ -186,15 +187,21 @@ class FleetSummary:
     machines_without_data_nic: list[Machine] = field(default_factory=list)
 
 
+def _memory_gib() -> Coalesce:
+    """Return the summed GPU memory of the machines, each GPU's figure within the planner's bound.
+
+    Stored figures are validated against the bound; a row written before that was could still
+    hold 1e308, and its sum would overflow (infinite JSON on SQLite, an error on PostgreSQL).
+    """
+    per_gpu = Least(F("gpu_type__memory_gib"), models.Value(GPU_MEMORY_GIB_MAX))
+    return Coalesce(Sum(F("gpu_count") * per_gpu, output_field=FloatField()), 0.0)
+
+
 def _rows(qs: QuerySet[Machine], key: str, label: str) -> list[SummaryRow]:
     grouped = (
         qs.values(key, label)
         .annotate(
-            n_machines=Count("id"),
-            n_gpus=Coalesce(Sum("gpu_count"), 0),
-            memory=Coalesce(
-                Sum(F("gpu_count") * F("gpu_type__memory_gib"), output_field=FloatField()), 0.0
-            ),
+            n_machines=Count("id"), n_gpus=Coalesce(Sum("gpu_count"), 0), memory=_memory_gib()
         )
         .order_by(label)
     )
@@ -215,11 +222,7 @@ def fleet_summary() -> FleetSummary:
     all_machines = Machine.objects.all()
     in_service = all_machines.exclude(status=MachineStatus.RETIRED)
     totals = in_service.aggregate(
-        machines=Count("id"),
-        gpus=Coalesce(Sum("gpu_count"), 0),
-        memory=Coalesce(
-            Sum(F("gpu_count") * F("gpu_type__memory_gib"), output_field=FloatField()), 0.0
-        ),
+        machines=Count("id"), gpus=Coalesce(Sum("gpu_count"), 0), memory=_memory_gib()
     )
     status_labels = dict(MachineStatus.choices)
     by_status = [

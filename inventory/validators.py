@@ -10,13 +10,14 @@ from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
 from catalog import identifiers
+from catalog.bounds import GPUS_PER_NODE_MAX
 
 # fullmatch, not match with `$`: `$` also matches before a trailing newline ("slug\n").
 _MODEL_SLUG = re.compile(r"[a-z0-9][a-z0-9._-]{0,99}")
 _TAG = re.compile(r"[\w.:/+-]{1,50}")
 
 GPU_COUNT_MIN = 1
-GPU_COUNT_MAX = 64
+GPU_COUNT_MAX = GPUS_PER_NODE_MAX  # the planner's bound (catalog/bounds.py)
 
 
 def validate_hostname(value: str) -> None:
@@ -134,3 +135,15 @@ def range_validators(label: Any, low: int, high: int | None = None) -> list[Any]
         _("{label} must be between {low} and {high}."), label=label, low=low, high=high
     )
     return [MinValueValidator(low, message=message), MaxValueValidator(high, message=message)]
+
+
+def positive_validators(label: Any, high: float) -> list[Any]:
+    """Return validators of a figure in (0, high], naming the field and the range.
+
+    `high` is one of the planner's bounds (catalog/bounds.py): a stored figure beyond it would
+    make every plan on it fail, and sums over the fleet overflow.
+    """
+    message = format_lazy(
+        _("{label} must be greater than 0 and at most {high}."), label=label, high=_number(high)
+    )
+    return [GreaterThanValidator(0, label), MaxValueValidator(high, message=message)]

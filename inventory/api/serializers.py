@@ -136,6 +136,18 @@ class MachineNicSerializer(RangeMessagesMixin, serializers.ModelSerializer):
         # Uniqueness per machine is checked by the service when the machine is known.
         validators: list[Any] = []
 
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        # A machine's `nics` replaces its whole list, so each NIC is complete even in a PATCH
+        # (whose partial flag reaches the nested NICs and would let {} through).
+        missing = {
+            name: [_("This field is required.")]
+            for name in ("name", "speed_gbps")
+            if name not in attrs
+        }
+        if missing:
+            raise serializers.ValidationError(missing)
+        return attrs
+
 
 class NetworkInterfaceSerializer(ServiceSerializer):
     hostname = serializers.CharField(source="machine.hostname", read_only=True)

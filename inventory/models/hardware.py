@@ -6,11 +6,17 @@ from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
+from catalog.bounds import (
+    GPU_BANDWIDTH_GBS_MAX,
+    GPU_MEMORY_GIB_MAX,
+    GPU_TFLOPS_MAX,
+    NIC_SPEED_GBPS_MAX,
+)
 from inventory.validators import (
     GPU_COUNT_MAX,
     GPU_COUNT_MIN,
-    GreaterThanValidator,
     normalize_tags,
+    positive_validators,
     range_validators,
     validate_address,
     validate_hostname,
@@ -66,27 +72,30 @@ class GpuType(models.Model):
     name = models.CharField(_("name"), max_length=100)
     vendor = models.CharField(_("vendor"), max_length=20, choices=Vendor, default=Vendor.NVIDIA)
     memory_gib = models.FloatField(
-        _("memory (GiB)"), validators=[GreaterThanValidator(0, _("Memory (GiB)"))]
+        _("memory (GiB)"), validators=positive_validators(_("Memory (GiB)"), GPU_MEMORY_GIB_MAX)
     )
     driver_visible_gib = models.FloatField(
         _("driver-visible memory (GiB)"),
         null=True,
         blank=True,
-        validators=[GreaterThanValidator(0, _("Driver-visible memory (GiB)"))],
+        validators=positive_validators(_("Driver-visible memory (GiB)"), GPU_MEMORY_GIB_MAX),
         help_text=_("What the driver reports as total memory (vLLM's total_gpu_memory)."),
     )
     hbm_bandwidth_gbs = models.FloatField(
         _("memory bandwidth (GB/s)"),
-        validators=[GreaterThanValidator(0, _("Memory bandwidth (GB/s)"))],
+        validators=positive_validators(_("Memory bandwidth (GB/s)"), GPU_BANDWIDTH_GBS_MAX),
     )
     bf16_dense_tflops = models.FloatField(
-        _("dense BF16 TFLOPS"), validators=[GreaterThanValidator(0, _("Dense BF16 TFLOPS"))]
+        _("dense BF16 TFLOPS"),
+        validators=positive_validators(_("Dense BF16 TFLOPS"), GPU_TFLOPS_MAX),
     )
     fp8_support = models.BooleanField(_("FP8 support"), default=False)
     nvlink_bandwidth_gbs = models.FloatField(
         _("NVLink bandwidth per GPU (GB/s)"),
         default=0,
-        validators=range_validators(_("NVLink bandwidth per GPU (GB/s)"), 0),
+        validators=range_validators(
+            _("NVLink bandwidth per GPU (GB/s)"), 0, int(GPU_BANDWIDTH_GBS_MAX)
+        ),
         help_text=_("Aggregate NVLink bandwidth of one GPU; 0 for PCIe-only parts."),
     )
     form_factor = models.CharField(_("form factor"), max_length=10, choices=FormFactor)
@@ -286,7 +295,8 @@ class NetworkInterface(models.Model):
         help_text=_("As the OS names it (eth1, ens3f0); used for NCCL_SOCKET_IFNAME."),
     )
     speed_gbps = models.FloatField(
-        _("speed (Gb/s)"), validators=[GreaterThanValidator(0, _("NIC speed (Gb/s)"))]
+        _("speed (Gb/s)"),
+        validators=positive_validators(_("NIC speed (Gb/s)"), NIC_SPEED_GBPS_MAX),
     )
     kind = models.CharField(_("kind"), max_length=20, choices=NicKind, default=NicKind.ETHERNET)
     role = models.CharField(_("role"), max_length=20, choices=NicRole, default=NicRole.DATA)

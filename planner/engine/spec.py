@@ -10,6 +10,13 @@ from typing import Any
 from catalog import identifiers
 from catalog.architecture import Architecture, ArchitectureError
 from catalog.architecture_json import config_only_values
+from catalog.bounds import (
+    GPU_BANDWIDTH_GBS_MAX,
+    GPU_MEMORY_GIB_MAX,
+    GPU_TFLOPS_MAX,
+    GPUS_PER_NODE_MAX,
+    NIC_SPEED_GBPS_MAX,
+)
 from catalog.data import GpuVendor, load_gpus, load_models
 from catalog.hf_config import from_hf_config
 from catalog.quantization import parse_quantization
@@ -287,11 +294,11 @@ def _gpu(r: _Reader, raw: Any, path: str) -> GpuSpec | None:
         "memory_gib",
         f"{path}.memory_gib",
         gt=0,
-        le=4096,
+        le=GPU_MEMORY_GIB_MAX,
         default=base.memory_gib if base else None,
     )
     if mem is None:
-        r.errors[f"{path}.memory_gib"] = "required, a number in (0, 4096]"
+        r.errors[f"{path}.memory_gib"] = f"required, a number in (0, {GPU_MEMORY_GIB_MAX:g}]"
         return None
     visible_default = base.driver_visible_gib if base else round(mem * 0.99, 2)
     visible = r.number(
@@ -299,7 +306,7 @@ def _gpu(r: _Reader, raw: Any, path: str) -> GpuSpec | None:
         "driver_visible_gib",
         f"{path}.driver_visible_gib",
         gt=0,
-        le=4096,
+        le=GPU_MEMORY_GIB_MAX,
         default=visible_default,
     )
     hbm = r.number(
@@ -307,7 +314,7 @@ def _gpu(r: _Reader, raw: Any, path: str) -> GpuSpec | None:
         "hbm_bandwidth_gbs",
         f"{path}.hbm_bandwidth_gbs",
         gt=0,
-        le=100000,
+        le=GPU_BANDWIDTH_GBS_MAX,
         default=base.hbm_bandwidth_gbs if base else 1000.0,
     )
     tflops = r.number(
@@ -315,12 +322,18 @@ def _gpu(r: _Reader, raw: Any, path: str) -> GpuSpec | None:
         "bf16_dense_tflops",
         f"{path}.bf16_dense_tflops",
         gt=0,
-        le=100000,
+        le=GPU_TFLOPS_MAX,
         default=base.bf16_dense_tflops if base else 100.0,
     )
     nvlink = raw.get("nvlink_gbs", base.nvlink_gbs if base else 0.0)
-    if isinstance(nvlink, bool) or not isinstance(nvlink, int | float) or nvlink < 0:
-        r.errors[f"{path}.nvlink_gbs"] = "must be a number ≥ 0 (0 for PCIe-only)"
+    if (
+        isinstance(nvlink, bool)
+        or not isinstance(nvlink, int | float)
+        or not 0 <= nvlink <= GPU_BANDWIDTH_GBS_MAX
+    ):
+        r.errors[f"{path}.nvlink_gbs"] = (
+            f"must be a number in [0, {GPU_BANDWIDTH_GBS_MAX:g}] (0 for PCIe-only)"
+        )
         nvlink = 0.0
     vendor_raw = raw.get("vendor", base.vendor if base else GpuVendor.NVIDIA)
     try:
@@ -394,21 +407,31 @@ def _nodes(r: _Reader, hw: Mapping[str, Any]) -> tuple[Node, ...]:
             gpu = _gpu(r, graw, f"{path}.gpu")
             if key is not None:
                 gpu_cache[key] = gpu
-        count: int | None = r.integer(raw, "gpu_count", f"{path}.gpu_count", 1, 64, None)
+        count: int | None = r.integer(
+            raw, "gpu_count", f"{path}.gpu_count", 1, GPUS_PER_NODE_MAX, None
+        )
         if count is None:
-            r.errors.setdefault(f"{path}.gpu_count", "required, an integer between 1 and 64")
+            r.errors.setdefault(
+                f"{path}.gpu_count", f"required, an integer between 1 and {GPUS_PER_NODE_MAX}"
+            )
         link = r.choice(raw, "intra_link", f"{path}.intra_link", INTRA_LINKS, "nvlink")
         nics: list[Nic] = []
-        for j, nraw in enumerate(raw.get("nics") or []):
+        raw_nics = raw.get("nics") or []
+        if not isinstance(raw_nics, list):
+            r.errors[f"{path}.nics"] = "must be a list of NIC objects"
+            raw_nics = []
+        for j, nraw in enumerate(raw_nics):
             npath = f"{path}.nics[{j}]"
             if not isinstance(nraw, Mapping):
                 r.errors[npath] = "must be an object"
                 continue
             speed = r.number(
-                nraw, "speed_gbps", f"{npath}.speed_gbps", gt=0, le=10000, default=None
+                nraw, "speed_gbps", f"{npath}.speed_gbps", gt=0, le=NIC_SPEED_GBPS_MAX, default=None
             )
             if speed is None:
-                r.errors.setdefault(f"{npath}.speed_gbps", "required, a number in (0, 10000]")
+                r.errors.setdefault(
+                    f"{npath}.speed_gbps", f"required, a number in (0, {NIC_SPEED_GBPS_MAX:g}]"
+                )
                 continue
             nic_name = str(nraw.get("name") or f"eth{j}")
             if not identifiers.is_interface_name(nic_name):
@@ -427,7 +450,7 @@ def _nodes(r: _Reader, hw: Mapping[str, Any]) -> tuple[Node, ...]:
             )
         free = None
         if raw.get("free_gpus") is not None:
-            free = r.integer(raw, "free_gpus", f"{path}.free_gpus", 0, 64, None)
+            free = r.integer(raw, "free_gpus", f"{path}.free_gpus", 0, GPUS_PER_NODE_MAX, None)
         pool_kind = None
         if raw.get("pool_kind") is not None:
             pool_kind = r.choice(raw, "pool_kind", f"{path}.pool_kind", POOL_KINDS, "dedicated")

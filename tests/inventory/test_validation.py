@@ -70,7 +70,7 @@ def test_negative_nvlink_bandwidth_names_the_range():
             nvlink_bandwidth_gbs=-1,
         )
 
-    assert "NVLink bandwidth per GPU (GB/s) must be at least 0." in str(excinfo.value)
+    assert "NVLink bandwidth per GPU (GB/s) must be between 0 and 100000." in str(excinfo.value)
 
 
 def test_duplicate_hostname_is_refused_case_insensitively():
