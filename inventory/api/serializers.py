@@ -140,7 +140,7 @@ class MachineNicSerializer(RangeMessagesMixin, serializers.ModelSerializer):
         # A machine's `nics` replaces its whole list, so each NIC is complete even in a PATCH
         # (whose partial flag reaches the nested NICs and would let {} through).
         missing = {
-            name: [_("This field is required.")]
+            name: [self.fields[name].error_messages["required"]]
             for name in ("name", "speed_gbps")
             if name not in attrs
         }
