@@ -2,7 +2,7 @@
 
 A target whose polls are expensive failures (the time budget spent, a limit hit) is polled less
 often: every 2, then 4 intervals, back to every interval at its first success (and its polls
-share a few worker slots: monitoring.pool). With hung or
+share a few worker slots: monitoring.polling.pool). With hung or
 hostile targets, that caps the worker time they take at a quarter of what a healthy target may
 use, so the healthy ones keep their schedule. Cheap failures (refused, no DNS) keep the interval.
 

@@ -29,17 +29,18 @@ from django.db import OperationalError
 from django.utils import timezone
 
 from core import opsmetrics
-from monitoring import conf, pool, selectors, stores
+from monitoring import conf, selectors, stores
 from monitoring.alerting import alerts_evaluate, event_payload
 from monitoring.fleet import TICK_STEP_S, fleet_values
 from monitoring.models import AlertEvent, Target
-from monitoring.polling import OVERDUE_SERIES, PollReport, poll, record_failure
+from monitoring.polling import pool
+from monitoring.polling.record import poll_record_failure, schedule_due_targets
+from monitoring.polling.run import OVERDUE_SERIES, PollReport, poll, record_failure
 from monitoring.scrape.errors import ScrapeError
 from monitoring.scrape.fetch import check_url, guard
 from monitoring.series import TargetRef
-from monitoring.services.forget import deleted_target_forget
-from monitoring.services.polls import poll_record_failure, schedule_due_targets
 from monitoring.stores.embedded.retention import partitions_run, retention_run, rollup_run
+from monitoring.stores.forget import deleted_target_forget
 from monitoring.webhooks import SIGNATURE_HEADER, webhook_signature
 
 logger = logging.getLogger(__name__)
@@ -188,8 +189,8 @@ def poll_target(self, *, target_id: int, slot: int | None = None) -> None:
     Retries only quick transport failures (connect, DNS, a locked database) with backoff, and
     only while the retry still fits before the message expires (the next poll); otherwise the
     failure is stored. A timeout is not retried: it spent the poll's budget. Suspect targets
-    (hung, over limits) wait for one of their few slots (monitoring.pool). Storage is idempotent
-    per slot: a redelivered message writes nothing twice.
+    (hung, over limits) wait for one of their few slots (monitoring.polling.pool). Storage is
+    idempotent per slot: a redelivered message writes nothing twice.
     """
     target = Target.objects.defer("token").filter(pk=target_id, enabled=True).first()
     if target is None:

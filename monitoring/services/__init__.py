@@ -2,15 +2,14 @@
 
 - targets: create, change and delete targets; the GPU targets registered from machines.
 - url_guard: the check every target and webhook URL passes before it is saved.
-- forget: deleting a deleted target's series on the time-series server.
 - rules: a target's default alert rules and the users' rules.
 - allowlist: the addresses pollers and webhooks may reach.
-- polls: recording a poll's outcome and scheduling the polls that are due.
+
+Recording a poll lives with the polls (monitoring.polling.record), deleting a deleted target's
+series with the series store (monitoring.stores.forget); both are exported here too.
 """
 
-from monitoring.services.allowlist import allowlist_entry_create, allowlist_entry_delete
-from monitoring.services.forget import deleted_target_forget
-from monitoring.services.polls import (
+from monitoring.polling.record import (
     LATEST_LABELLED,
     MAX_ERROR_CHARS,
     PollOutcome,
@@ -18,6 +17,7 @@ from monitoring.services.polls import (
     poll_record_success,
     schedule_due_targets,
 )
+from monitoring.services.allowlist import allowlist_entry_create, allowlist_entry_delete
 from monitoring.services.rules import (
     alert_rule_create,
     alert_rule_update,
@@ -37,6 +37,7 @@ from monitoring.services.targets import (
     target_update,
 )
 from monitoring.services.url_guard import validate_monitored_url
+from monitoring.stores.forget import deleted_target_forget
 
 __all__ = [
     "LATEST_LABELLED",

@@ -16,9 +16,9 @@ from inventory.models import Machine
 from monitoring import stores, tasks
 from monitoring.models import PlanScope, Target, TargetKind
 from monitoring.series import ForgetReport, TargetRef
-from monitoring.services.forget import forget_series
 from monitoring.services.rules import default_rules_create, ttft_rule_sync
 from monitoring.services.url_guard import validate_monitored_url
+from monitoring.stores.forget import forget_series
 
 logger = logging.getLogger(__name__)
 

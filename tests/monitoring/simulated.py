@@ -7,7 +7,7 @@ extracts them as a poll would, and `poll_record_success` stores the result.
 from __future__ import annotations
 
 from monitoring.models import Target
-from monitoring.polling import to_datetime
+from monitoring.polling.run import to_datetime
 from monitoring.scrape import from_text
 from monitoring.scrape.served_models import served_models
 from monitoring.services import PollOutcome, poll_record_success

@@ -7,7 +7,7 @@ import pytest
 
 from monitoring import charts, kinds
 from monitoring.kinds import RuleContext
-from monitoring.polling import OVERDUE_SERIES
+from monitoring.polling.run import OVERDUE_SERIES
 from monitoring.scrape.keys import BY_KEY
 from monitoring.scrape.series import parse_series_id
 

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from monitoring import allocation, machines
 from monitoring.models import AlertRule, Target
-from monitoring.polling import poll
+from monitoring.polling.run import poll
 from monitoring.scrape import from_text
 from monitoring.services import PollOutcome, gpu_targets_register, poll_record_success
 from monitoring.simulator.dcgm_sim import DEMO_GPU_MACHINES, SimDcgm

@@ -1,4 +1,4 @@
-"""The scheduler's grid (monitoring.pacing.plan_slot): pure calculation, simulated tick by tick."""
+"""The scheduler's grid (monitoring.pacing.plan_slot): pure, simulated tick by tick."""
 
 from __future__ import annotations
 

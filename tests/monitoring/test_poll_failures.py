@@ -14,7 +14,7 @@ import pytest
 
 from monitoring import conf
 from monitoring.models import PollStatus, Sample, TargetSnapshot
-from monitoring.polling import poll, scrape_target
+from monitoring.polling.run import poll, scrape_target
 from monitoring.scrape.fetch import FetchPolicy
 from tests.monitoring.conftest import FIXTURES
 
@@ -137,7 +137,7 @@ def test_dns_failure(make_target, monkeypatch, fast_limits):
 
     base = conf.fetch_policy
     monkeypatch.setattr(
-        "monitoring.polling.conf.fetch_policy",
+        "monitoring.polling.run.conf.fetch_policy",
         lambda **kw: FetchPolicy(
             total_timeout_s=base(**kw).total_timeout_s, resolver=no_dns, allowlist=base().allowlist
         ),

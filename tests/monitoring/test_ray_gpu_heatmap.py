@@ -12,7 +12,7 @@ import time
 import pytest
 
 from monitoring import selectors
-from monitoring.polling import to_datetime
+from monitoring.polling.run import to_datetime
 from monitoring.scrape import ray as ray_extract
 from monitoring.services import PollOutcome, poll_record_success
 from tests.inventory.factories import MachineFactory

@@ -11,8 +11,9 @@ from urllib.parse import parse_qs
 import httpx
 import pytest
 
-from monitoring import observed, polling, selectors, stores, tasks
+from monitoring import observed, selectors, stores, tasks
 from monitoring.models import AlertEvent, PollStatus
+from monitoring.polling import run as polling
 from monitoring.sanity import WarningCode, _target_warnings
 from monitoring.series import readonly_ray, readonly_vllm
 from monitoring.stores.readonly import KEY_LABEL, ReadOnlyReader

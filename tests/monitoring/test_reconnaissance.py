@@ -11,7 +11,7 @@ from django.core.exceptions import ValidationError
 
 from monitoring import reach
 from monitoring.models import AlertRule, AllowlistEntry, Target
-from monitoring.polling import poll
+from monitoring.polling.run import poll
 from monitoring.services import alert_rule_create, allowlist_entry_create
 from tests.inventory.factories import MachineFactory
 

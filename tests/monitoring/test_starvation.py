@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from monitoring import pacing, selectors, tasks
 from monitoring.models import Sample, Target, TargetSnapshot
-from monitoring.polling import PollReport, poll, previous_snapshot
+from monitoring.polling.run import PollReport, poll, previous_snapshot
 from monitoring.scrape.series import make_sample
 from monitoring.services import (
     PollOutcome,
@@ -247,7 +247,7 @@ def test_polls_get_time_limits_from_their_budget_and_timeouts_are_not_retried(ma
 
 
 def test_suspect_targets_share_one_slot_and_healthy_ones_never_wait(make_target):
-    from monitoring.pool import poll_slot
+    from monitoring.polling.pool import poll_slot
 
     healthy = make_target(name="healthy")
     hung = [make_target(name=f"hung-{i}") for i in range(3)]

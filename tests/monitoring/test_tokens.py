@@ -8,7 +8,7 @@ import pytest
 from django.db import connection
 
 from monitoring.models import Target
-from monitoring.polling import poll
+from monitoring.polling.run import poll
 
 pytestmark = pytest.mark.django_db
 

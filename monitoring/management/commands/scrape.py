@@ -15,7 +15,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from monitoring import conf
-from monitoring.polling import http_client
+from monitoring.polling.run import http_client
 from monitoring.scrape import KINDS, ScrapeResult, from_text, scrape_once
 from monitoring.scrape.fetch import Allowlist
 from monitoring.scrape.keys import BY_KEY

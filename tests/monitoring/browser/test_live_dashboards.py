@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from monitoring.polling import poll
+from monitoring.polling.run import poll
 from monitoring.tasks import fleet_tick_record
 
 pytestmark = [

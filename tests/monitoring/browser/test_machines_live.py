@@ -9,7 +9,7 @@ import time
 import pytest
 from django.utils import timezone
 
-from monitoring.polling import poll
+from monitoring.polling.run import poll
 from monitoring.simulator import Simulator
 from monitoring.simulator.dcgm_sim import SimDcgm
 from monitoring.tasks import fleet_tick_record

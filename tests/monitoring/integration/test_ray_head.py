@@ -7,7 +7,7 @@ import time
 import pytest
 
 from monitoring.models import Sample
-from monitoring.polling import poll
+from monitoring.polling.run import poll
 from tests.monitoring.integration.ray_head import new_head, require_ray
 
 pytestmark = [pytest.mark.ray, pytest.mark.enable_socket, pytest.mark.django_db]

@@ -13,7 +13,7 @@ import pytest
 
 from monitoring import kinds, selectors
 from monitoring.models import AlertEvent, Target
-from monitoring.polling import poll
+from monitoring.polling.run import poll
 from monitoring.tasks import alerts_evaluator
 from tests.inventory.factories import MachineFactory
 from tests.monitoring.integration.ray_head import new_head, require_ray
