@@ -21,7 +21,14 @@ from catalog.architecture import Architecture, mlp_params
 from catalog.quantization import QuantScheme, coarse_dtype
 from planner.engine.assumptions import DTYPE_BYTES, GIB, Assumptions
 from planner.engine.messages import Code, Message, message
-from planner.engine.profiling import GpuVendor, NativeSampler, ProfilingRules, profiling_rules
+from planner.engine.mxfp4 import Mxfp4Kernel, expert_storage_factor, mxfp4_kernel
+from planner.engine.profiling import (
+    GpuVendor,
+    NativeSampler,
+    ProfilingRules,
+    parse_version,
+    profiling_rules,
+)
 from planner.engine.vllm_flags import VLLM_VERSION
 
 
@@ -211,10 +218,6 @@ def _moe_layer_indices(arch: Architecture) -> tuple[int, ...]:
     return tuple(i for i in range(arch.num_layers) if arch.is_moe_layer(i))
 
 
-def _pad256(n: float) -> float:
-    return math.ceil(n / 256) * 256
-
-
 def _padded_vocab(vocab: int, tp: int) -> float:
     return math.ceil(vocab / 64) * 64 / tp
 
@@ -238,6 +241,7 @@ def stage_weight_bytes(
     last: bool,
     single_stage: bool,
     a: Assumptions,
+    mxfp4_kernel: Mxfp4Kernel = Mxfp4Kernel.TRITON,
 ) -> float:
     """Return the weight bytes on one GPU of a stage holding layers [layer_start, +layers).
 
@@ -275,9 +279,10 @@ def stage_weight_bytes(
     h = arch.hidden_size
     expert = mlp_params(arch, arch.moe_intermediate_size) / tp
     if scheme is not None and scheme.weight_dtype == "mxfp4":
-        # vLLM pads MXFP4 expert matrices to multiples of 256 rows and columns for its kernels.
-        pad = _pad256(arch.hidden_size) * _pad256(arch.moe_intermediate_size / tp)
-        expert *= pad / (arch.hidden_size * arch.moe_intermediate_size / tp)
+        # Padded to the shapes the GPU's MXFP4 MoE kernel needs (mxfp4.py).
+        expert *= expert_storage_factor(
+            arch.hidden_size, arch.moe_intermediate_size / tp, mxfp4_kernel
+        )
     shared = mlp_params(arch, arch.shared_expert_width) / tp if arch.shared_expert_width else 0.0
     router = arch.num_experts * h + (arch.num_experts if arch.router_bias else 0)
     k_att = kept("attention")
@@ -488,7 +493,16 @@ def plan_memory(
     for s, layers in enumerate(partition_layers(arch.num_layers, pp)):
         first, last = s == 0, s == pp - 1
         weights = stage_weight_bytes(
-            arch, dtype, tp, start, layers, first=first, last=last, single_stage=pp == 1, a=a
+            arch,
+            dtype,
+            tp,
+            start,
+            layers,
+            first=first,
+            last=last,
+            single_stage=pp == 1,
+            a=a,
+            mxfp4_kernel=mxfp4_kernel(gpu_slug, vendor, parse_version(rules.version)),
         )
         act_a = (
             a
