@@ -49,6 +49,7 @@ class Code(StrEnum):
     NETWORK_CHECK = "network_check"
     QUANTIZE_FIRST = "quantize_first"
     MEMORY_RULES = "memory_rules"
+    VLLM_VERSION_ASSUMED = "vllm_version_assumed"
     CUDA_GRAPHS_SKIPPED_PLATFORM = "cuda_graphs_skipped_platform"
     CUDA_GRAPHS_RUNNER_V2 = "cuda_graphs_runner_v2"
     QUANTIZE_FEWER_NODES = "quantize_fewer_nodes"
@@ -246,6 +247,7 @@ SIGNATURES: dict[Code, tuple[str, ...]] = {
         "weights_gib",
         "kv_tokens",
     ),
+    Code.VLLM_VERSION_ASSUMED: ("vllm_version",),
     Code.MEMORY_RULES: (
         "vllm_version",
         "engine",

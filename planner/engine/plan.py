@@ -374,6 +374,8 @@ def plan(spec: PlanSpec, assumptions: Assumptions | None = None) -> PlanResult:
     balancer = _balancer(route, best)
 
     reasons = [memory_rules_message(spec, best, a)]
+    if not spec.vllm_version_stated:
+        reasons.append(message(Code.VLLM_VERSION_ASSUMED, vllm_version=spec.vllm_version))
     graph_rule = cuda_graph_rule_message(spec, best)
     if graph_rule is not None:
         reasons.append(graph_rule)

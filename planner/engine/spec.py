@@ -196,6 +196,9 @@ class PlanSpec:
     model_slug: str = ""
     rope_scaling_factor: float = 1.0
     vllm_version: str = VLLM_VERSION
+    # False when the input named no vLLM version: the bundled version's rules are assumed and
+    # the plan says so (issue 32).
+    vllm_version_stated: bool = True
     # What times the serving model's steps: the roofline, or measured kernel tables.
     step_backend: StepBackend = StepBackend.ROOFLINE
 
@@ -705,6 +708,7 @@ def spec_from_dict(d: Mapping[str, Any]) -> PlanSpec:
         vllm_image=image,
         rope_scaling_factor=rope,
         vllm_version=version,
+        vllm_version_stated=bool(d.get("vllm_version")),
         step_backend=backend,
     )
 

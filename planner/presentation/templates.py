@@ -175,6 +175,13 @@ TEMPLATES: dict[Code, Template] = {
         rules=(Rule.NUMBERS, Rule.ROUTES),
         sources=(Article("000", "4.4"), Article("000", "5.5")),
     ),
+    Code.VLLM_VERSION_ASSUMED: _memory_rule(
+        N_(
+            "No vLLM version was given: the memory figures assume vLLM {vllm_version}, the "
+            "version the generated configs run. Memory profiling changed between releases (KV "
+            "capacity by up to a fifth): give the version you run."
+        )
+    ),
     Code.MEMORY_RULES: _memory_rule(
         N_(
             "KV capacity follows the memory profiling of vLLM {vllm_version} ({engine}): "
