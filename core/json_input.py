@@ -124,12 +124,48 @@ def _too_deep_path_in_text(text: str, max_depth: int) -> str:
     return key
 
 
+# The escapes that decode to NUL or to a UTF-16 surrogate: a body without one holds neither.
+_SUSPECT_ESCAPE = re.compile(r"\\u(?:0000|[dD][89a-fA-F])")
+# In a decoded string, any surrogate code point is unpaired: json.loads joins valid pairs.
+_REFUSED_CHARACTER = re.compile("[\x00\ud800-\udfff]")
+TEXT_MESSAGE = (
+    "must not contain NUL (\\u0000) or an unpaired UTF-16 surrogate (\\ud800-\\udfff): "
+    "no column stores them"
+)
+
+
+def refused_text_path(value: Any) -> str | None:
+    """Return the path of the first string (key or value) holding NUL or a lone surrogate.
+
+    PostgreSQL text and jsonb cannot hold NUL, and a lone surrogate cannot be encoded as
+    UTF-8 at all (SQLite, PostgreSQL, the JSON renderer and the templates all fail on it), so
+    every choice, related-field, tag or free-text value that carried one ended as a 500.
+    Iterative: callers have bounded the depth, but a wide body stays cheap.
+    """
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        item, path = stack.pop()
+        if type(item) is str:
+            if _REFUSED_CHARACTER.search(item):
+                return path
+        elif type(item) is dict:
+            for key, child in item.items():
+                child_path = _join(path, key)
+                if _REFUSED_CHARACTER.search(key):
+                    return path or child_path
+                stack.append((child, child_path))
+        elif type(item) is list:
+            stack.extend((child, _join(path, i)) for i, child in enumerate(item))
+    return None
+
+
 def depth_message(max_depth: int = MAX_DEPTH) -> str:
     return f"nested more than {max_depth} levels deep"
 
 
 def loads(text: str | bytes, max_depth: int = MAX_DEPTH) -> Any:
-    """Parse `text` like json.loads; raise JsonInputError when nested too deep or on NaN.
+    """Parse `text` like json.loads; raise JsonInputError when nested too deep, on NaN, or on
+    a string holding NUL or a lone surrogate (naming where).
 
     json.JSONDecodeError (malformed text) passes through unchanged for its line and column.
     """
@@ -145,6 +181,10 @@ def loads(text: str | bytes, max_depth: int = MAX_DEPTH) -> Any:
     if refused is not None:
         path, why = refused
         raise JsonInputError(why, path=path)
+    if _SUSPECT_ESCAPE.search(text):
+        where = refused_text_path(value)
+        if where is not None:
+            raise JsonInputError(TEXT_MESSAGE, path=where)
     return value
 
 

@@ -8,6 +8,7 @@ from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from core.api_fields import CompleteRowsMixin
 from inventory import selectors, services
 from inventory.models import GpuType, Machine, ModelSpec, NetworkInterface, Pool
 
@@ -126,7 +127,7 @@ class PoolSerializer(ServiceSerializer):
         return services.pool_update(pool=instance, actor=self._actor(), **data)
 
 
-class MachineNicSerializer(RangeMessagesMixin, serializers.ModelSerializer):
+class MachineNicSerializer(CompleteRowsMixin, RangeMessagesMixin, serializers.ModelSerializer):
     """A NIC inside a machine (no machine field)."""
 
     class Meta:
@@ -135,18 +136,6 @@ class MachineNicSerializer(RangeMessagesMixin, serializers.ModelSerializer):
         read_only_fields = ["id"]
         # Uniqueness per machine is checked by the service when the machine is known.
         validators: list[Any] = []
-
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        # A machine's `nics` replaces its whole list, so each NIC is complete even in a PATCH
-        # (whose partial flag reaches the nested NICs and would let {} through).
-        missing = {
-            name: [self.fields[name].error_messages["required"]]
-            for name in ("name", "speed_gbps")
-            if name not in attrs
-        }
-        if missing:
-            raise serializers.ValidationError(missing)
-        return attrs
 
 
 class NetworkInterfaceSerializer(ServiceSerializer):

@@ -7,6 +7,7 @@ from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from core.api_fields import BulkSlugListField, CompleteRowsMixin
 from planner.decisions.guidance import EvidenceKind, PoolKind, ResponsibilityKind
 from planner.decisions.models import (
     DecisionRecord,
@@ -142,17 +143,21 @@ class DecisionRecordSerializer(serializers.ModelSerializer):
         return {"blocking": state.blocking, "open_evidence": state.open_evidence}
 
 
-class ResponsibilityInputSerializer(serializers.Serializer):
+class ResponsibilityInputSerializer(CompleteRowsMixin, serializers.Serializer):
     responsibility = serializers.ChoiceField(choices=ResponsibilityKind.choices)
     owner = serializers.CharField(max_length=200, allow_blank=True, required=False)
     mechanism = serializers.CharField(allow_blank=True, required=False)
 
 
-class EvidenceInputSerializer(serializers.Serializer):
+class EvidenceInputSerializer(CompleteRowsMixin, serializers.Serializer):
     measurement = serializers.ChoiceField(choices=EvidenceKind.choices)
     threshold = serializers.FloatField(allow_null=True, required=False, min_value=0)
     measured_value = serializers.FloatField(allow_null=True, required=False, min_value=0)
     note = serializers.CharField(allow_blank=True, required=False)
+
+
+# People who wrote one record: more than any team, few enough to look up in one query.
+MAX_AUTHORS = 50
 
 
 class DecisionWriteSerializer(serializers.Serializer):
@@ -178,11 +183,18 @@ class DecisionWriteSerializer(serializers.Serializer):
         allow_null=True,
         help_text=_("Public id of the saved plan (on create only)."),
     )
-    authors = serializers.SlugRelatedField(
-        slug_field="username", queryset=get_user_model().objects.all(), many=True, required=False
+    authors = BulkSlugListField(
+        slug_field="username",
+        queryset=get_user_model().objects.all(),
+        max_items=MAX_AUTHORS,
+        required=False,
+        help_text=_("User names; duplicates count once."),
     )
-    responsibilities = ResponsibilityInputSerializer(many=True, required=False)
-    evidence = EvidenceInputSerializer(many=True, required=False)
+    # One row per kind: a longer list only repeats kinds (the last row of a kind wins).
+    responsibilities = ResponsibilityInputSerializer(
+        many=True, required=False, max_length=len(ResponsibilityKind)
+    )
+    evidence = EvidenceInputSerializer(many=True, required=False, max_length=len(EvidenceKind))
     version = serializers.IntegerField(
         min_value=1,
         required=False,
