@@ -21,7 +21,13 @@ from monitoring import stores
 from monitoring.models import PlanScope, Target, TargetKind
 from monitoring.observed import OBSERVED_KEYS, RUNNING, observation
 from monitoring.series import Points
-from planner.engine.calibration import CalibrationFit, NotEnoughData, Observation, fit_calibration
+from planner.engine.calibration import (
+    CalibrationFit,
+    NotEnoughData,
+    Observation,
+    UnusableMeasurement,
+    fit_calibration,
+)
 from planner.engine.spec import PlanSpec
 from planner.models import CalibrationProfile
 from planner.selectors.plan_values import (
@@ -168,6 +174,16 @@ def calibration_run(*, targets: Sequence[Target], start: datetime, end: datetime
         )
     try:
         fit = fit_calibration(observations)
+    except UnusableMeasurement as exc:
+        raise ValidationError(
+            {
+                "window": _(
+                    "%(target)s measured a %(quantity)s of %(value)s ms in this window, which no "
+                    "server can: check its exporter's histogram buckets."
+                )
+                % {"target": exc.source, "quantity": exc.quantity, "value": f"{exc.value_ms:g}"}
+            }
+        ) from None
     except NotEnoughData:
         raise ValidationError(
             {"window": _("No poll in this window had running requests and latencies to fit.")}

@@ -35,6 +35,9 @@ FACTOR_UNITS = {
 }
 EFFICIENCY_BOUNDS = (0.05, 20.0)
 PER_REQUEST_BOUNDS_MS = (0.0, 10.0)
+# Latencies a server can have measured: a microsecond to a day. Outside, the exporter's
+# histogram buckets (le="1e-320") made the number, and relative residuals overflow.
+MEASURED_LATENCY_MS = (1e-3, 86_400_000.0)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -128,6 +131,29 @@ class NotEnoughData(ValueError):
     """The observations cannot support a fit (nothing measured)."""
 
 
+class UnusableMeasurement(NotEnoughData):
+    """A measured latency no server can have: the fit refuses it rather than overflow."""
+
+    def __init__(self, *, source: str, quantity: str, value_ms: float) -> None:
+        low, high = MEASURED_LATENCY_MS
+        super().__init__(
+            f"{source}: {quantity} {value_ms:g} ms is outside [{low:g}, {high:g}] ms, "
+            "not a latency a server measures"
+        )
+        self.source = source
+        self.quantity = quantity
+        self.value_ms = value_ms
+
+
+def _check_measurements(observations: Sequence[Observation]) -> None:
+    """Raise UnusableMeasurement for the first latency outside MEASURED_LATENCY_MS."""
+    low, high = MEASURED_LATENCY_MS
+    for obs in observations:
+        for quantity, value in (("itl_ms", obs.itl_ms), ("ttft_ms", obs.ttft_ms)):
+            if value and not low <= value <= high:  # NaN fails the comparison too
+                raise UnusableMeasurement(source=obs.source, quantity=quantity, value_ms=value)
+
+
 def _predict(obs: Observation, a: Assumptions) -> ServingPoint:
     return predict_replica(
         obs.spec,
@@ -213,13 +239,16 @@ def _fit_latency(
 
     lower = [EFFICIENCY_BOUNDS[0], EFFICIENCY_BOUNDS[0], PER_REQUEST_BOUNDS_MS[0]]
     upper = [EFFICIENCY_BOUNDS[1], EFFICIENCY_BOUNDS[1], PER_REQUEST_BOUNDS_MS[1]]
-    result = least_squares(
-        residuals,
-        x0=np.array([start[i] for i in index]),
-        bounds=([lower[i] for i in index], [upper[i] for i in index]),
-        x_scale="jac",
-        diff_step=1e-4,
-    )
+    try:
+        result = least_squares(
+            residuals,
+            x0=np.array([start[i] for i in index]),
+            bounds=([lower[i] for i in index], [upper[i] for i in index]),
+            x_scale="jac",
+            diff_step=1e-4,
+        )
+    except ValueError as exc:  # scipy: "Residuals are not finite in the initial point"
+        raise NotEnoughData(f"the measurements give no finite residuals ({exc})") from None
     stderr = _standard_errors(result.jac, result.fun, len(index))
     fitted = full(result.x)
     estimates = {}
@@ -250,6 +279,7 @@ def fit_calibration(
     """Return the factors that best explain the observations, with standard errors and residuals."""
     if not observations:
         raise NotEnoughData("no observation to fit")
+    _check_measurements(observations)
     kv = _fit_kv_overhead(observations, base)
     with_kv = calibrated(base, CalibrationFactors(kv_overhead_gib=kv.value))
     latency, params = _fit_latency(observations, with_kv)

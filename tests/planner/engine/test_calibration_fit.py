@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import pytest
@@ -140,3 +141,20 @@ def test_a_hybrid_model_counts_the_blocks_of_every_kv_group():
 
     assert point.kv_blocks == pytest.approx(logged, rel=0.01)
     assert fit.factors.kv_overhead_gib == pytest.approx(0.0, abs=0.3)
+
+
+@pytest.mark.parametrize("itl_ms", [1e-317, 1e-320 * 1e3, float("nan"), 1e300])
+def test_a_latency_no_server_measures_is_refused_by_name(spec, itl_ms):
+    # Issue 33 item 8: an exporter with buckets at le="1e-320" made scipy raise "Residuals are
+    # not finite" (a 500); the fit refuses the measurement, naming its source.
+    from planner.engine.calibration import UnusableMeasurement
+
+    observations = _simulate(spec, TRUE, noise=0.0)
+    observations[3] = dataclasses.replace(observations[3], itl_ms=itl_ms)
+
+    with pytest.raises(UnusableMeasurement) as caught:
+        fit_calibration(observations)
+
+    assert caught.value.source == observations[3].source
+    assert caught.value.quantity == "itl_ms"
+    assert isinstance(caught.value, NotEnoughData)
