@@ -13,6 +13,8 @@ kombu_redis_fix.install()
 app = Celery("serveplan")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+# Load benchmarks hold a worker for minutes: their own queue (and worker), so polls never wait.
+app.conf.task_routes = {"benchmarks.*": {"queue": "benchmarks"}}
 
 # Static entries; django-celery-beat's DatabaseScheduler copies them into its tables on start,
 # where operators can change intervals from the admin. `expires` is for celery's own scheduler;

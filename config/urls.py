@@ -15,6 +15,7 @@ api_v1 = [
     path("", include("planner.api_urls")),
     path("decisions/", include("planner.decisions.api_urls")),
     path("monitoring/", include("monitoring.api_urls")),
+    path("benchmarks/", include("benchmarks.api_urls")),
 ]
 
 urlpatterns = [
@@ -23,6 +24,7 @@ urlpatterns = [
     path("", include("planner.urls")),
     path("decisions/", include("planner.decisions.urls")),
     path("monitoring/", include("monitoring.urls")),
+    path("benchmarks/", include("benchmarks.urls")),
     path("api/v1/", include(api_v1)),
     path("admin/", admin.site.urls),
     path("i18n/setlang/", core_views.set_language, name="set_language"),

@@ -86,18 +86,22 @@ async def _watch(
     wake: asyncio.Event,
 ) -> None:
     """Call the hook on schedule; stop the level when it asks or the deadline passes."""
-    while state.stop is None:
+    while True:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(wake.wait(), timeout=interval_s)
+        if wake.is_set():
+            break
+        if state.stop is not None:
+            continue
         if deadline is not None and time.monotonic() >= deadline:
             state.stop = Outcome.TIMED_OUT
         elif hook is not None and await asyncio.to_thread(hook, report()):
-            state.stop = state.stop or Outcome.CANCELLED
-        if state.stop in (Outcome.CANCELLED, Outcome.TIMED_OUT):
+            state.stop = Outcome.CANCELLED
+        if state.stop is not None:
             for task in list(state.tasks):
                 task.cancel()  # each records itself as stopped in flight
-        if wake.is_set():
-            return
+    if hook is not None:  # the level ended: one last report, so the counts are final
+        await asyncio.to_thread(hook, report())
 
 
 async def run_level(

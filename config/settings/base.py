@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "planner",
     "planner.decisions",
     "monitoring",
+    "benchmarks",
 ]
 
 MIDDLEWARE = [
@@ -167,6 +168,13 @@ MONITORING_MAX_RESPONSE_BYTES = env.int("MONITORING_MAX_RESPONSE_BYTES", default
 MONITORING_URL_ALLOWLIST = env.list("MONITORING_URL_ALLOWLIST", default=[])
 # Loopback reachable: local and test settings only (the simulator listens there).
 MONITORING_ALLOW_LOOPBACK = False
+# Load benchmarks (benchmarks/): hard caps on what one run may send (a 400 names the field).
+BENCHMARK_MAX_REQUESTS = env.int("BENCHMARK_MAX_REQUESTS", default=2000)  # per level
+BENCHMARK_MAX_DURATION_S = env.int("BENCHMARK_MAX_DURATION_S", default=1800)  # whole run
+BENCHMARK_MAX_CONCURRENCY = env.int("BENCHMARK_MAX_CONCURRENCY", default=256)
+BENCHMARK_MAX_PROMPT_TOKENS = env.int("BENCHMARK_MAX_PROMPT_TOKENS", default=32768)
+BENCHMARK_MAX_OUTPUT_TOKENS = env.int("BENCHMARK_MAX_OUTPUT_TOKENS", default=8192)
+BENCHMARK_MAX_LEVELS = env.int("BENCHMARK_MAX_LEVELS", default=8)
 # Per-target scrape limits (Prometheus' names; 0 switches one off) and discovery's cap.
 MONITORING_SAMPLE_LIMIT = env.int("MONITORING_SAMPLE_LIMIT", default=50_000)
 MONITORING_LABEL_LIMIT = env.int("MONITORING_LABEL_LIMIT", default=64)
