@@ -12,7 +12,7 @@ import grimp
 from importlinter.cli import lint_imports
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("config", "core", "catalog", "inventory", "planner", "monitoring")
+PACKAGES = ("config", "core", "catalog", "inventory", "planner", "monitoring", "benchmarks")
 
 def module_cycles() -> list[frozenset[str]]:
     """Every group of the project's modules that import each other, directly or around a ring."""
