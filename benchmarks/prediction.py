@@ -104,11 +104,11 @@ def compare_with_plan(
 ) -> dict[str, Any]:
     """Return the per-level comparison, the knees and the band's basis (or why there is none)."""
     out_levels = []
-    basis = ""
+    basis, runs = "", 0
     try:
         for level in levels:
             prediction = _predict_level(plan, config, level, replicas)
-            basis = prediction.band_basis
+            basis, runs = prediction.band_basis, prediction.band_runs
             out_levels.append(
                 {"concurrency": level["concurrency"], **_row(prediction, level["summary"])}
             )
@@ -121,7 +121,8 @@ def compare_with_plan(
     return {
         "plan": str(plan.public_id),
         "replicas": replicas,
-        "band_basis": basis,
+        "band_basis": basis,  # the engine's English; pages say it from band_runs
+        "band_runs": runs,
         "levels": out_levels,
         "knee": {"measured": knee(measured), "predicted": knee(predicted)},
     }

@@ -47,6 +47,11 @@ NOT_PAGES = {
     "user-reset-link": "POST-only: shows a one-time link (tests/core/test_accounts.py)",
     "password_reset_confirm": "anonymous page reached through an admin's reset link",
     "password_reset_complete": "anonymous page after a reset",
+    "benchmarks:progress": "JSON the run page polls",
+    "benchmarks:cancel": "POST-only, redirects to the run",
+    "benchmarks:calibrate": "POST-only, redirects to the new calibration profile",
+    "benchmarks:evidence": "POST-only, redirects to the decision",
+    "benchmarks:export": "JSON/CSV download of a run (data, not interface)",
 }
 # The JSON API (its schema and Swagger page) and Django's admin site are not our pages.
 NOT_OURS = ("api/", "admin/")
@@ -165,6 +170,8 @@ def _pages(world: dict[str, Any]) -> dict[str, list[str]]:
         "monitoring:calibration-detail": [
             reverse("monitoring:calibration-detail", args=[world["calibration"].public_id])
         ],
+        "benchmarks:list": [reverse("benchmarks:list")],
+        "benchmarks:detail": [reverse("benchmarks:detail", args=[world["benchmark"].public_id])],
     }
 
 
@@ -234,7 +241,7 @@ def _pages_stub() -> dict[str, list[str]]:
         return _pages(dict.fromkeys(
             ("machine", "gpu_type", "pool", "plan", "plan_b", "decision", "vllm_target",
              "ray_target", "down_target", "modelspec", "plan_shared", "rejected_decision",
-             "calibration"),
+             "calibration", "benchmark"),
             Any_()))  # fmt: skip
     except Exception:  # pragma: no cover - reverse() of a renamed URL
         raise

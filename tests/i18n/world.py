@@ -126,7 +126,9 @@ def build_world(admin_user: Any) -> dict[str, Any]:
         rms_error_before_pct=12.9,
         rms_error_after_pct=1.6,
     )
+    benchmark = _benchmark_run(vllm, plan, admin_user, now)
     return {
+        "benchmark": benchmark,
         "calibration": calibration,
         "machine": machines["a100-01"],
         "gpu_type": machines["a100-01"].gpu_type,
@@ -141,3 +143,44 @@ def build_world(admin_user: Any) -> dict[str, Any]:
         "ray_target": ray,
         "down_target": down,
     }
+
+
+def _benchmark_run(target: Any, plan: Any, user: Any, now: Any) -> Any:
+    """A finished two-level sweep with the plan beside it (summaries from the real code)."""
+    from benchmarks.config import parse_config
+    from benchmarks.loadgen.metrics import summarize
+    from benchmarks.loadgen.results import RequestRecord
+    from benchmarks.models import BenchmarkRun, RunStatus
+    from benchmarks.prediction import compare_with_plan
+
+    config = parse_config({"requests": 4, "input_tokens": 1200, "output_tokens": 64,
+                           "concurrency": [1, 4]})  # fmt: skip
+    levels = []
+    for c in (1, 4):
+        records = [
+            RequestRecord(index=i, success=True, ttft_s=0.2 * c, latency_s=0.2 * c + 63 * 0.03,
+                          itl_s=[0.03] * 63, prompt_tokens=1200, output_tokens=64,
+                          asked_output_tokens=64)
+            for i in range(4)
+        ]  # fmt: skip
+        summary = summarize(records, requests=4, duration_s=2.5 * c)
+        levels.append({"concurrency": c, "request_rate_rps": None, "outcome": "completed",
+                       "summary": summary.as_dict(), "errors": []})  # fmt: skip
+    return BenchmarkRun.objects.create(
+        target=target,
+        target_name=target.name,
+        plan=plan,
+        created_by=user,
+        status=RunStatus.SUCCEEDED,
+        started_at=now - timedelta(minutes=2),
+        finished_at=now,
+        config=config.as_dict(),
+        model_name="Qwen/Qwen2.5-32B-Instruct",
+        prompts_exact=True,
+        results={
+            "outcome": "completed",
+            "served_models": ["Qwen/Qwen2.5-32B-Instruct"],
+            "levels": levels,
+        },  # fmt: skip
+        comparison=compare_with_plan(plan, config, levels, replicas=1),
+    )
