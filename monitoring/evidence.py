@@ -15,13 +15,16 @@ from datetime import datetime
 from typing import Any
 
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from monitoring import stores
 from monitoring.models import Target, TargetKind
-from monitoring.observed import ITL_P95, REQUESTS, TTFT_P95
+from monitoring.observed import ITL_P95, REQUESTS, TTFT_P95, served_config
+from monitoring.sanity import model_matches, names_match
 from monitoring.series.percentiles import p95
 from planner.decisions.models import EvidenceSource
 from planner.decisions.selectors import evidence_items
+from planner.selectors.plan_values import PlanUnreadable, plan_values
 
 COMPLETION_RATIO = "vllm.completion_ratio"
 GPUS = "gpu.machine.gpus"
@@ -51,6 +54,37 @@ class HeldBack:
 class EvidenceFill:
     filled: tuple[Measured, ...]
     held: tuple[HeldBack, ...]
+    # Why nothing was written: the server serves another model than the record is about.
+    refused: str = ""
+
+
+def model_mismatch(target: Target) -> str:
+    """Return why `target`'s numbers are no evidence for its decision record ("" when they
+    are): the server names its models, and none is the record's model (the plan's when the
+    record comes from a plan)."""
+    decision = target.decision
+    if decision is None:
+        return ""
+    served = served_config(target).models
+    if decision.plan_id is not None:
+        try:
+            values = plan_values(decision.plan)
+        except PlanUnreadable:
+            return ""
+        planned = values.model_name
+        matches = model_matches(served, values)
+    else:
+        planned = decision.model_name
+        if not planned:
+            return ""
+        matches = names_match(served, (planned,))
+    if matches is not False:
+        return ""
+    return _("%(target)s serves %(served)s; the decision is about %(planned)s.") % {
+        "target": target.name,
+        "served": ", ".join(served),
+        "planned": planned,
+    }
 
 
 def round_measurement(value: float, unit: str) -> float:
@@ -160,11 +194,14 @@ def evidence_fill(
     actor: Any | None = None,
     overwrite: Collection[str] = (),
     kinds: Collection[str] | None = None,
+    accept_other_model: bool = False,
 ) -> EvidenceFill:
     """Write the window's measurements into the target's decision record.
 
-    An item whose value was typed by hand is held back unless its kind is in `overwrite`
-    (the user confirmed); everything else is written with the window and the source.
+    A server that serves another model than the record's is refused: its latencies say nothing
+    about the decision, unless `accept_other_model` (the user's explicit override, written into
+    every note). An item whose value was typed by hand is held back unless its kind is in
+    `overwrite` (the user confirmed); everything else is written with the window and the source.
     `kinds` limits the fill to some evidence kinds (a confirmation only touches those it showed).
     """
     from planner.decisions.services import record_evidence_measurement
@@ -172,6 +209,14 @@ def evidence_fill(
     decision = target.decision
     if decision is None:
         return EvidenceFill(filled=(), held=())
+    mismatch = model_mismatch(target)
+    if mismatch and not accept_other_model:
+        return EvidenceFill(filled=(), held=(), refused=mismatch)
+    override = (
+        " " + _("Recorded by explicit override although %(why)s") % {"why": mismatch}
+        if mismatch
+        else ""
+    )
     items = evidence_items(decision.pk)
     filled: list[Measured] = []
     held: list[HeldBack] = []
@@ -203,7 +248,7 @@ def evidence_fill(
                 unit=item.unit,
                 window_start=start,
                 window_end=end,
-                note=item.note,
+                note=item.note + override,
                 actor=actor,
             )
             filled.append(item)

@@ -53,9 +53,15 @@ def model_matches(served: tuple[str, ...], values: PlanValues) -> bool | None:
     paths, case and punctuation are dropped: "/models/Meta-Llama-3.1-70B-Instruct-quantized.w8a8"
     serves "Llama-3.1-70B-Instruct"; "Qwen/Qwen2.5-32B-Instruct" does not.
     """
+    return names_match(served, (values.model_name, values.hf_repo, values.model_slug))
+
+
+def names_match(served: tuple[str, ...], planned: tuple[str, ...]) -> bool | None:
+    """Return whether any served name contains one of the `planned` names once paths, case and
+    punctuation are dropped (None: the server names none)."""
     if not served:
         return None
-    wanted = {_normalise(n) for n in (values.model_name, values.hf_repo, values.model_slug) if n}
+    wanted = {_normalise(n) for n in planned if n}
     wanted.discard("")
     return any(w in _normalise(name) for name in served for w in wanted)
 

@@ -14,10 +14,13 @@ from django.utils.translation import gettext_lazy, ngettext
 from planner.engine.result import Candidate, PlanResult
 from planner.presentation.assumptions import assumption_rows
 from planner.presentation.footnotes import footnoted
+from planner.presentation.layout_facts import layout_facts
 from planner.presentation.messages import shown_all, text
 from planner.presentation.numbers import amount, count
 from planner.presentation.pitfalls import relevant_pitfalls
+from planner.presentation.ray_answer import ray_answer
 from planner.presentation.routes import route_options, signal_hits
+from planner.presentation.shown import shown_speed
 from planner.presentation.verdict import plan_verdict, recommendation_sentence
 from planner.services.bundles import allocation_rows
 from planner.services.charts import result_figures
@@ -76,17 +79,19 @@ def _why(c: Candidate, best: Candidate | None) -> str:
             "Fits, but does not serve the target load (%(n)s sequences at most).",
             most,
         ) % {"n": count(most)}
-    return _(
-        "Ranked lower: score %(score)s vs %(best)s; %(tok)s tok/s vs %(best_tok)s; "
-        "TTFT %(ttft)s ms vs %(best_ttft)s ms."
-    ) % {
+    return _("Ranked lower: score %(score)s vs %(best)s.") % {
         "score": _num(c.score, 1),
         "best": _num(best.score if best else None, 1),
-        "tok": _num(c.output_throughput_tok_s, 0),
-        "best_tok": _num(best.output_throughput_tok_s if best else None, 0),
-        "ttft": _num(c.ttft_ms, 0),
-        "best_ttft": _num(best.ttft_ms if best else None, 0),
     }
+
+
+def _speed_cells(c: Candidate, result: PlanResult) -> dict[str, str]:
+    """Return the shown speed of `c` with its bands ("—" when it does not fit or was not
+    simulated: the closed-form figures only rank the layouts)."""
+    speed = shown_speed(c, result)
+    if speed is None:
+        return {"tok": "—", "ttft": "—", "itl": "—"}
+    return {"tok": speed.tok_s_text(), "ttft": speed.ttft_text(), "itl": speed.tpot_text()}
 
 
 def candidate_rows(result: PlanResult) -> list[CandidateRow]:
@@ -110,9 +115,7 @@ def candidate_rows(result: PlanResult) -> list[CandidateRow]:
                 "seqs": count(c.max_concurrency_total),
                 "comm": _num(c.comm_per_decode_step_ms, 2),
                 # A layout that does not fit never starts: no speed (its TTFT reads ~10^14 ms).
-                "tok": _num(c.output_throughput_tok_s if c.fits else None, 0),
-                "ttft": _num(c.ttft_ms if c.fits else None, 0),
-                "itl": _num(c.itl_ms if c.fits else None, 1),
+                **_speed_cells(c, result),
                 "score": _num(c.score, 1),
             },
         )
@@ -173,6 +176,8 @@ def result_context(
         "signal_hits_for": hits_for,
         "signal_hits_against": hits_against,
         "verdict": plan_verdict(result, engine_input),
+        "ray": ray_answer(result),
+        "facts": layout_facts(result, engine_input),
         "routes": route_options(result),
         "pitfalls": shown_all(relevant_pitfalls(result)),
         "placement": result.placement,

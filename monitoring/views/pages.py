@@ -306,6 +306,8 @@ class TargetEvidenceView(PlannerRequiredMixin, View):
 
     Values typed by hand are held back: the page lists them and asks before replacing any.
     The confirmation carries the exact window, so the confirmed values are the ones shown.
+    A server of another model than the record's is refused (409) unless the user overrides
+    explicitly; the override is written into each value's note.
     """
 
     def post(self, request: HttpRequest, pk: int) -> HttpResponse:
@@ -326,10 +328,14 @@ class TargetEvidenceView(PlannerRequiredMixin, View):
                 actor=request.user,
                 overwrite=request.POST.getlist("overwrite"),
                 kinds=request.POST.getlist("kind") if "confirmed" in request.POST else None,
+                accept_other_model=request.POST.get("accept_other_model") == "1",
             )
         except (ValidationError, DecisionError) as exc:
             messages.error(request, _("The decision record refused the values: %s") % exc)
             return HttpResponseRedirect(target.get_absolute_url())
+        if result.refused:
+            context = {"target": target, "refused": result.refused, "start": start, "end": end}
+            return render(request, "monitoring/evidence_refused.html", context, status=409)
         if result.filled:
             messages.success(
                 request,

@@ -102,7 +102,13 @@ class PlanResultSerializer(serializers.Serializer):
         )
     )
     candidates = serializers.JSONField(
-        help_text="Every layout evaluated; `rejected_reason` is a message (or null)."
+        help_text=(
+            "Every layout evaluated; `rejected_reason` is a message (or null). `prediction` is "
+            "the one speed shown for a layout (the serving model's p50/p95 with ± bands in "
+            "percent; null when it does not fit or was not simulated); the other speed fields "
+            "(`output_throughput_tok_s`, `ttft_ms`, `itl_ms`) are the closed-form steady "
+            "state the layouts are only ranked on."
+        )
     )
     pinned = serializers.JSONField(allow_null=True)
     quantization_options = serializers.JSONField()

@@ -21,10 +21,19 @@ from planner.engine.result import (
 )
 from planner.models import Plan, Route
 from planner.presentation import messages
+from planner.presentation.pitfalls import relevant_pitfalls
+from planner.presentation.ray_answer import signals_sentence
 from planner.presentation.routes import route_options
 from planner.selectors import plan_result
 
 MAX_ALTERNATIVES = 6
+
+
+def to_confirm() -> str:
+    """Return the marker of what the team must confirm: the plan cannot know it."""
+    return _("To confirm:")
+
+
 MAX_CONSEQUENCES = 8
 
 
@@ -32,10 +41,6 @@ def _num(value: Any) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
-
-
-def _rounded(value: Any) -> str:
-    return str(round(value)) if isinstance(value, int | float) else "?"
 
 
 def _bundle_text(resources: Mapping[str, Any]) -> str:
@@ -143,10 +148,7 @@ def _alternatives(result: PlanResult, best: Candidate | None) -> str:
         elif not c.fits:
             why = _("does not fit")
         else:
-            why = _("ranked lower (score %(score)s, %(tok_s)s output tok/s)") % {
-                "score": _num(c.score),
-                "tok_s": _rounded(c.output_throughput_tok_s),
-            }
+            why = _("ranked lower (score %(score)s)") % {"score": _num(c.score)}
         layouts.append(f"- **{c.label}** ({_kind_label(c.kind)}): {why}")
         if len(layouts) >= MAX_ALTERNATIVES:
             break
@@ -166,8 +168,10 @@ def _alternatives(result: PlanResult, best: Candidate | None) -> str:
 
 
 def _consequences(result: PlanResult) -> str:
+    """Return the high and medium pitfalls of the chosen layout (no cross-node NCCL risk for
+    replicas that each stay inside one node)."""
     lines = []
-    for p in result.pitfalls:
+    for p in relevant_pitfalls(result):
         if p.severity not in SEVERITIES:
             continue
         action = messages.action(p.message)
@@ -183,8 +187,10 @@ def _consequences(result: PlanResult) -> str:
 def proposal_from_plan(plan: Plan) -> dict[str, Any]:
     """Return field values, responsibilities and evidence estimates proposed by `plan`.
 
-    Dedicated pools propose "the existing platform reserves the nodes; mp; no Ray migration";
-    shared pools (or a Ray backend) propose a placement group with the plan's bundles.
+    Only what the plan and the answers support is stated: dedicated pools propose mp and no
+    Ray, from the signals that hit; shared pools (or a Ray backend) propose a placement group
+    with the plan's bundles. What the plan cannot know (who reserves the nodes, what restarts a
+    failed server) is marked "To confirm", with no owner.
     """
     result = plan_result(plan)
     rec = result.recommendation
@@ -220,12 +226,13 @@ def proposal_from_plan(plan: Plan) -> dict[str, Any]:
         resp["allocation"] = {"owner": _("Ray placement group"), "mechanism": mechanism}
     else:
         resp["allocation"] = {
-            "owner": _("Existing platform"),
+            "owner": "",
             "mechanism": _(
-                "The existing platform reserves %(nodes)s as one group for this service; "
-                "nothing else is scheduled on them."
+                "The plan assumes %(nodes)s are dedicated to this service. %(confirm)s who keeps "
+                "them reserved for it (a scheduler, a platform, or an agreement that nothing "
+                "else runs there)."
             )
-            % {"nodes": nodes},
+            % {"nodes": nodes, "confirm": to_confirm()},
         }
 
     if uses_ray:
@@ -242,7 +249,7 @@ def proposal_from_plan(plan: Plan) -> dict[str, Any]:
         }
     elif nodes_per_replica > 1:
         resp["workers"] = {
-            "owner": _("Existing platform") if not shared else "",
+            "owner": "",
             "mechanism": _(
                 "Executor mp: rank 0 on %(head)s (`vllm serve … --nnodes %(n)s --node-rank 0 "
                 "--master-addr %(head)s`), the other ranks with `--headless` on %(others)s; "
@@ -253,7 +260,7 @@ def proposal_from_plan(plan: Plan) -> dict[str, Any]:
         }
     else:
         resp["workers"] = {
-            "owner": _("Existing platform") if not shared else "",
+            "owner": "",
             "mechanism": ngettext(
                 "Executor mp: one `vllm serve` per replica (TP%(tp)s×PP%(pp)s, %(replicas)s "
                 "replica) on %(nodes)s from one shared config; node identities are the "
@@ -269,15 +276,14 @@ def proposal_from_plan(plan: Plan) -> dict[str, Any]:
     for_ray = _signals_hit(result, "for_ray")
     if shared or uses_ray:
         mechanism = _(
-            "Replaces the hand-written whole-group reservation of the shared pool with "
-            "placement groups. Name the script or job this deletes, or the Ray estate reused."
-        )
+            "Placement groups reserve the GPUs of each replica as a group. %(confirm)s the "
+            "reservation script or job this replaces, or the Ray estate it reuses."
+        ) % {"confirm": to_confirm()}
     else:
         mechanism = _(
-            "No Ray migration: the existing platform already reserves, starts and rebuilds the "
-            "workers, so Ray would replace nothing we wrote. Revisit if models change often, "
-            "the pool becomes shared or traffic swings widely."
-        )
+            "No Ray: %(signals)s Revisit if models change often, the pool becomes shared or "
+            "traffic swings widely."
+        ) % {"signals": signals_sentence(result)}
     if for_ray:
         mechanism += " " + _("Signals for Ray that hit: %(signals)s") % {
             "signals": "; ".join(for_ray)
@@ -298,24 +304,24 @@ def proposal_from_plan(plan: Plan) -> dict[str, Any]:
         }
     elif route == Route.A or replicas > 1:
         resp["recovery"] = {
-            "owner": _("Existing platform"),
+            "owner": "",
             "mechanism": _(
-                "Rebuilds a failed vLLM instance (restart policy) while %(balancer)s takes the "
-                "replica out of rotation (max_fails=2 fail_timeout=5s). Requests in flight on "
-                "that replica end with an error and the client retries; streams are not "
-                "resumed."
+                "%(balancer)s takes a failed replica out of rotation (max_fails=2 "
+                "fail_timeout=5s); requests in flight on it end with an error and the client "
+                "retries; streams are not resumed. %(confirm)s what restarts the failed vLLM "
+                "server (a restart policy, systemd or a platform)."
             )
-            % {"balancer": balancer},
+            % {"balancer": balancer, "confirm": to_confirm()},
         }
     else:
         resp["recovery"] = {
-            "owner": _("Existing platform"),
+            "owner": "",
             "mechanism": _(
-                "Rebuilds the whole instance on %(nodes)s (one failed rank takes the instance "
-                "down). Requests in flight end with an error and the client retries; streams "
-                "are not resumed."
+                "One failed rank takes the instance on %(nodes)s down; requests in flight end "
+                "with an error and the client retries; streams are not resumed. %(confirm)s "
+                "what restarts the instance (a restart policy, systemd or a platform)."
             )
-            % {"nodes": nodes},
+            % {"nodes": nodes, "confirm": to_confirm()},
         }
 
     proof = _(
@@ -331,18 +337,22 @@ def proposal_from_plan(plan: Plan) -> dict[str, Any]:
 
     if shared or uses_ray:
         sentence = _(
-            "Adopt Ray placement groups, because whole-group reservation in the shared pool is "
-            "hand-written today and a trial showed placement groups replace it."
-        )
+            "Adopt Ray placement groups, because the pool is shared and the GPUs of each "
+            "replica must be reserved as a group (%(confirm)s a trial that shows it)."
+        ) % {"confirm": to_confirm().lower()}
         decision_line = _(
             "%(route)s: %(layout)s, executor `%(backend)s`, one placement group per replica "
             "(%(bundles)s, %(strategy)s)."
         )
     else:
         sentence = _(
-            "Keep mp, because the existing platform already reserves %(nodes)s, starts them "
-            "and rebuilds failed instances."
-        ) % {"nodes": nodes}
+            "Keep mp without Ray, because %(signals)s %(confirm)s who reserves %(nodes)s and "
+            "restarts failed servers."
+        ) % {
+            "signals": signals_sentence(result).rstrip(".") + ".",
+            "confirm": to_confirm(),
+            "nodes": nodes,
+        }
         decision_line = _(
             "%(route)s: %(layout)s, executor `%(backend)s`, balancer %(balancer)s; no Ray "
             "migration."
@@ -383,11 +393,15 @@ def proposal_from_plan(plan: Plan) -> dict[str, Any]:
 
 
 def _estimates(best: Candidate | None) -> dict[str, float]:
-    """Return the layout's TTFT/ITL estimates (ms) keyed by evidence kind."""
-    if best is None:
+    """Return the layout's TTFT/ITL p95 estimates (ms) keyed by evidence kind: the serving
+    model's p95, the figures the plan page shows; a plan saved before the serving model has
+    only its closed-form means, which are no p95 and are not proposed."""
+    if best is None or best.serving is None:
         return {}
-    estimates = {EvidenceKind.TTFT_P95: best.ttft_ms, EvidenceKind.ITL_P95: best.itl_ms}
-    return {k: v for k, v in estimates.items() if v is not None}  # none when nothing fits
+    return {
+        EvidenceKind.TTFT_P95: round(best.serving.ttft_p95_ms, 1),
+        EvidenceKind.ITL_P95: round(best.serving.itl_p95_ms, 2),
+    }
 
 
 def plan_estimates(plan: Plan | None) -> dict[str, float]:

@@ -49,6 +49,7 @@ from planner.engine.result import (
 from planner.engine.serving import predict
 from planner.engine.serving.bands import band_for, regime
 from planner.engine.serving.kernels import gpu_generation
+from planner.engine.shown import shown_tok_s, shown_tpot_ms, shown_ttft_ms
 from planner.engine.signals import evaluate_signals, wants_route_c
 from planner.engine.spec import Node, PlanSpec
 from planner.engine.step_backend import StepBackend
@@ -84,6 +85,23 @@ def _run(
 
 
 SIMULATED_CANDIDATES = 2  # the recommendation and the runner-up are simulated, not just ranked
+
+
+def simulated_indexes(cands: list[Candidate]) -> set[int]:
+    """Return the candidates the serving model simulates: the first two, and every layout a
+    page names beside the recommendation (the leading one inside a node and across nodes,
+    the runner-up of another TP×PP). Their shown speeds are all the serving model's; the
+    closed-form figures of the others only rank them (simulating all of them costs seconds).
+    """
+    chosen = set(range(min(SIMULATED_CANDIDATES, len(cands))))
+    fitting = [(i, c) for i, c in enumerate(cands) if c.fits]
+    for spans in (False, True):
+        chosen.update(next(([i] for i, c in fitting if c.spans_nodes == spans), []))
+    if fitting:
+        best = cands[0]
+        others = (i for i, c in fitting if (c.tp, c.pp) != (best.tp, best.pp))
+        chosen.update(next(([i] for i in others), []))
+    return chosen
 
 
 def with_serving(spec: PlanSpec, cand: Candidate, a: Assumptions) -> Candidate:
@@ -206,8 +224,8 @@ def _evaluate_pinned(
         Code.PINNED_LAYOUT,
         **layout,
         verdict=verdict,
-        throughput_tok_s=_r(pinned.output_throughput_tok_s, 0),
-        best_tok_s=_r(best.output_throughput_tok_s or 0.0, 0),
+        throughput_tok_s=_r(shown_tok_s(pinned) or 0.0, 0),
+        best_tok_s=_r(shown_tok_s(best) or 0.0, 0),
         score=pinned.score,
         best_score=best.score,
     )
@@ -311,10 +329,10 @@ def summary_message(
         kv_tokens=best.kv_tokens_per_replica,
         max_concurrency=_r(best.max_concurrency_per_replica),
         max_model_len=max_model_len,
-        throughput_tok_s=_r(best.output_throughput_tok_s, 0),
+        throughput_tok_s=_r(shown_tok_s(best) or 0.0, 0),
         concurrency=concurrency,
-        ttft_ms=_r(best.ttft_ms, 0),
-        itl_ms=_r(best.itl_ms),
+        ttft_ms=_r(shown_ttft_ms(best) or 0.0, 0),
+        itl_ms=_r(shown_tpot_ms(best) or 0.0),
         backend=backend.value,
         # No balancer is a word to translate; a balancer's name is shown as it is.
         balancer=Term.NONE if balancer == Balancer.NONE else balancer.value,
@@ -361,7 +379,8 @@ def plan(spec: PlanSpec, assumptions: Assumptions | None = None) -> PlanResult:
     groups = group_nodes(spec.hardware.nodes)
     by_dtype, chosen = _candidates_by_dtype(spec, a, groups)
     cands, small_reason = prefer_small_replicas(spec, by_dtype[chosen], a)
-    cands[:SIMULATED_CANDIDATES] = [with_serving(spec, c, a) for c in cands[:SIMULATED_CANDIDATES]]
+    for i in simulated_indexes(cands):
+        cands[i] = with_serving(spec, cands[i], a)
     best = cands[0]
     _fill_quantization_options(spec, a, groups, by_dtype, best)
     group = next(g for g in groups if g.gpu_slug == best.gpu)

@@ -13,6 +13,7 @@ from planner.engine.assumptions import Assumptions
 from planner.engine.memory import default_batched_tokens
 from planner.engine.messages import Code, Message, Term, message
 from planner.engine.result import Backend, Balancer, Candidate, CandidateKind, Route, Signal
+from planner.engine.shown import shown_tok_s, shown_tpot_ms
 from planner.engine.spec import Nic, PlanSpec
 
 # Weight dtypes to try, in order, when the requested one does not fit.
@@ -258,10 +259,10 @@ def layout_choice(spec: PlanSpec, best: Candidate, cands: Sequence[Candidate]) -
             tp=best.tp,
             pp=best.pp,
             replicas=best.replicas,
-            throughput_tok_s=_r(best.output_throughput_tok_s, 0),
+            throughput_tok_s=_r(shown_tok_s(best) or 0.0, 0),
             concurrency=spec.workload.concurrency,
-            itl_ms=_r(best.itl_ms),
-            runner_up_tok_s=_r(runner.output_throughput_tok_s, 0),
+            itl_ms=_r(shown_tpot_ms(best) or 0.0),
+            runner_up_tok_s=_r(shown_tok_s(runner) or 0.0, 0),
             runner_up=runner.label,
             runner_up_score=runner.score,
             runner_up_note=_runner_up_note(spec, best, runner),

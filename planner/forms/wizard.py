@@ -453,7 +453,7 @@ class MachinesStepForm(forms.Form):
         choices=POOL_KIND_CHOICES,
         required=False,
         widget=forms.RadioSelect,
-        help_text=_("A shared pool needs the whole GPU group reserved at once (DOMAIN §5)."),
+        help_text=_("A shared pool needs the whole GPU group reserved at once."),
     )
     node_count = _positive_int(_("Number of machines"), 1, 10_000, required=False)
     gpus_per_node = _positive_int(_("GPUs per machine"), 1, 64, required=False)

@@ -1,5 +1,10 @@
 """The result as the API returns it: the stored contract, each message with its English text
-beside its code and parameters (clients may read either; `from_dict` ignores the text)."""
+beside its code and parameters (clients may read either; `from_dict` ignores the text).
+
+Each candidate's speed is its `prediction`, the serving model's figures with their bands, the
+same numbers the page and the Markdown show. The stored contract keeps the closed-form figures
+the engine ranks on (`output_throughput_tok_s`, `ttft_ms`, `itl_ms`): they rank, and no page
+shows them."""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ from typing import Any
 from planner.engine.messages import Message
 from planner.engine.result import Candidate, Placement, PlanResult
 from planner.presentation.messages import english_action, english_text
+from planner.presentation.shown import shown_speed
 
 
 def _message(message: Message | None, *, with_action: bool = False) -> dict[str, Any] | None:
@@ -19,9 +25,18 @@ def _message(message: Message | None, *, with_action: bool = False) -> dict[str,
     return out
 
 
-def _candidate(c: Candidate, stored: dict[str, Any]) -> dict[str, Any]:
+def _prediction(c: Candidate | None, result: PlanResult) -> dict[str, Any] | None:
+    speed = shown_speed(c, result)
+    return speed.to_json() if speed is not None else None
+
+
+def _candidate(c: Candidate, stored: dict[str, Any], result: PlanResult) -> dict[str, Any]:
+    """Return a candidate with its one shown `prediction` (the serving model's, with bands; null
+    when it does not fit or was not simulated). The stored contract stays whole, so that
+    `from_dict` reads the answer back: its closed-form speed fields are the ranking estimate."""
     out = {
         **stored,
+        "prediction": _prediction(c, result),
         "rejected_reason": _message(c.rejected_reason),
         "placement_reason": _message(c.placement_reason),
         "placement_hint": _message(c.placement_hint),
@@ -49,6 +64,7 @@ def api_result(result: PlanResult) -> dict[str, Any]:
     out["recommendation"] = {
         **out["recommendation"],
         "summary": _message(rec.summary),
+        "prediction": _prediction(result.best, result),
         "reasons": [_message(m) for m in rec.reasons],
     }
     out["signals"] = [
@@ -60,10 +76,10 @@ def api_result(result: PlanResult) -> dict[str, Any]:
         for p, stored in zip(result.pitfalls, out["pitfalls"], strict=True)
     ]
     out["candidates"] = [
-        _candidate(c, stored)
+        _candidate(c, stored, result)
         for c, stored in zip(result.candidates, out["candidates"], strict=True)
     ]
     if result.pinned is not None:
-        out["pinned"] = _candidate(result.pinned, out["pinned"])
+        out["pinned"] = _candidate(result.pinned, out["pinned"], result)
     out["placement"] = _placement(result.placement, out["placement"])
     return out

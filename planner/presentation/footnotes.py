@@ -1,5 +1,5 @@
-"""Sources as footnotes: each reason carries small numbered links, the rules and articles they
-cite are listed once below ("DOMAIN §3 sources: article 000 §2" no longer interrupts a sentence)."""
+"""Sources as footnotes: each reason carries small numbered links, the rules it follows and the
+public pages behind them are listed once below (no citation interrupts a sentence)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from planner.presentation.messages import Shown
+from planner.presentation.references import PublicRef, references
+from planner.presentation.rules import rule_heading
+from planner.presentation.templates import Rule
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -14,8 +17,8 @@ class Source:
     number: int
     anchor: str  # on the rules page
     label: str  # "§3 Route A", in the reader's language
-    heading: str
-    articles: str  # "sources: article 000 §2, article 002 §3", in the reader's language
+    heading: str  # "The three routes", without its section number
+    refs: tuple[PublicRef, ...]  # the public pages and papers a reader can open
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -31,14 +34,15 @@ def footnoted(messages: Iterable[Shown]) -> tuple[list[Footnoted], list[Source]]
     for m in messages:
         numbers = []
         for ref in m.rules:
-            key = (ref.anchor, m.sources)
+            key = (ref.anchor, "")
             if key not in sources:
+                rule = Rule(ref.anchor)
                 sources[key] = Source(
                     number=len(sources) + 1,
                     anchor=ref.anchor,
                     label=ref.label,
-                    heading=ref.heading,
-                    articles=m.sources,
+                    heading=rule_heading(rule),
+                    refs=references(rule),
                 )
             numbers.append(sources[key].number)
         out.append(Footnoted(text=m.text, numbers=tuple(dict.fromkeys(numbers))))

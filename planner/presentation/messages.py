@@ -140,8 +140,8 @@ def rules_of(message: Message) -> tuple[RuleRef, ...]:
 
 
 def sources_of(message: Message) -> str:
-    """Return the source articles a message cites, e.g. "sources: article 000 §2"."""
-    return sources_text(TEMPLATES[message.code].sources)
+    """Return the public pages behind the rules a message cites ("" if none)."""
+    return sources_text(TEMPLATES[message.code].rules)
 
 
 def citation(message: Message) -> str:
@@ -149,7 +149,7 @@ def citation(message: Message) -> str:
     if message.code in _LEGACY:
         return str(message.params.get("rule", ""))  # as the earlier engine wrote it
     template = TEMPLATES[message.code]
-    return citation_text(template.rules, template.sources)
+    return citation_text(template.rules)
 
 
 def with_citation(message: Message) -> str:

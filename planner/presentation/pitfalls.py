@@ -21,4 +21,12 @@ def relevant_pitfalls(result: PlanResult) -> tuple[Pitfall, ...]:
     best = result.best
     if best is not None and best.spans_nodes:
         return result.pitfalls
-    return tuple(p for p in result.pitfalls if p.code not in _CROSS_NODE_NCCL)
+    return tuple(p for p in result.pitfalls if not _cross_node_nccl(p))
+
+
+def _cross_node_nccl(p: Pitfall) -> bool:
+    """Return whether `p` is about NCCL between nodes (read off its English text when an
+    earlier engine saved it as text)."""
+    if p.code == Code.LEGACY_PITFALL:
+        return "NCCL" in str(p.message.params.get("text", ""))
+    return p.code in _CROSS_NODE_NCCL

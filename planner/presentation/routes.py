@@ -11,6 +11,7 @@ from django.utils.translation import ngettext
 
 from planner.engine.result import Candidate, Direction, PlanResult, Route
 from planner.presentation.numbers import amount, count
+from planner.presentation.shown import shown_speed
 from planner.presentation.verdict import ROUTE_TITLES
 
 
@@ -53,17 +54,14 @@ def _fit(c: Candidate | None, result: PlanResult) -> str:
     return _("each replica inside one node; %(held)s") % {"held": held}
 
 
-def _speed(c: Candidate | None) -> tuple[str, str]:
-    if c is None:
+def _speed(c: Candidate | None, result: PlanResult) -> tuple[str, str]:
+    speed = shown_speed(c, result)
+    if speed is None:
         return "—", "—"
-    serving = c.serving
-    tok = serving.output_tok_s if serving else c.output_throughput_tok_s
-    ttft = serving.ttft_p50_ms if serving else c.ttft_ms
-    itl = serving.itl_p50_ms if serving else c.itl_ms
     return (
-        _("%(tok)s output tok/s") % {"tok": amount(tok)},
+        _("%(tok)s output tok/s") % {"tok": speed.tok_s_text()},
         _("first token %(ttft)s ms, then %(itl)s ms per token")
-        % {"ttft": amount(ttft), "itl": amount(itl, 1)},
+        % {"ttft": speed.ttft_text(), "itl": speed.tpot_text()},
     )
 
 
@@ -86,7 +84,7 @@ def _option(
     changes_choice: str,
 ) -> RouteOption:
     """Return one route's row: the layout `c` it would run (None: none fits) and its figures."""
-    throughput, latency = _speed(c)
+    throughput, latency = _speed(c, result)
     return RouteOption(
         route=route,
         title=str(ROUTE_TITLES[route]),

@@ -1,5 +1,5 @@
-"""DOMAIN.md's rules as readers see them cited: headings and texts for the rules page, the label
-of a cited rule ("§3 Route A") and the source articles ("sources: article 000 §2")."""
+"""The rules the planner applies as readers see them cited: headings and texts for the rules
+page, the label of a cited rule ("§3 Route A") and the public pages behind it."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from typing import Any
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from planner.presentation.templates import Article, Issue, Rule
+from planner.presentation.references import references
+from planner.presentation.templates import Rule
 
 # DOMAIN.md rules, as users read them next to a reason. Anchor -> (heading, rule text).
 RULES: dict[Rule, tuple[Any, Any]] = {
@@ -132,27 +133,28 @@ def rule_ref(rule: Rule) -> RuleRef:
     return RuleRef(anchor=rule.value, label=rule_label(rule), heading=str(heading), text=str(text))
 
 
-def _source(source: Article | Issue) -> str:
-    if isinstance(source, Issue):
-        return gettext("issue {number}").format(number=source.number)
-    if source.section:
-        return gettext("article {article} §{section}").format(
-            article=source.number, section=source.section
-        )
-    return gettext("article {article}").format(article=source.number)
+def sources_text(rules: Iterable[Rule]) -> str:
+    """Return the addresses of the public pages behind `rules`, joined ("" if none): in running
+    text (exports, decision records) the address is what a reader opens, in any language; the
+    pages show each with its title. The project's own notes are never cited."""
+    refs = dict.fromkeys(ref for rule in rules for ref in references(rule))
+    return gettext(", ").join(r.url for r in refs)
 
 
-def sources_text(sources: Iterable[Article | Issue]) -> str:
-    """Return "sources: article 000 §2, article 002 §3" in the reader's language ("" if none)."""
-    named = [_source(s) for s in sources]
-    return gettext("sources: {sources}").format(sources=gettext(", ").join(named)) if named else ""
+def citation_text(rules: Iterable[Rule]) -> str:
+    """Return a whole citation for running text: "see The three routes: https://…",
+    translated (the rule's heading names the section of this product's rules page)."""
+    rules = tuple(rules)
+    if not rules:
+        return ""
+    headings = gettext(", ").join(rule_heading(r) for r in rules)
+    cited = sources_text(rules)
+    if cited:
+        return gettext("see {rules}: {sources}").format(rules=headings, sources=cited)
+    return gettext("see {rules}").format(rules=headings)
 
 
-def citation_text(rules: Iterable[Rule], sources: Iterable[Article | Issue]) -> str:
-    """Return a whole citation: "DOMAIN §3 Route A (sources: article 000 §2)", translated."""
-    labels = [rule_label(r) for r in rules]
-    own = gettext("DOMAIN {rules}").format(rules=gettext(", ").join(labels)) if labels else ""
-    cited = sources_text(sources)
-    if own and cited:
-        return gettext("{rules} ({sources})").format(rules=own, sources=cited)
-    return own or cited
+def rule_heading(rule: Rule) -> str:
+    """Return a rule's heading without its section number: "The three routes"."""
+    heading = str(RULES[rule][0])
+    return heading.split(" ", 1)[1] if heading.startswith("§") else heading

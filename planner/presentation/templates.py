@@ -132,9 +132,9 @@ TEMPLATES: dict[Code, Template] = {
             # xgettext:no-python-format
             "{layout} across nodes is ranked below: {comm_ms} ms of all-reduce per decode step "
             "over {link_gbps} Gb/s against {compute_ms} ms of HBM-bound compute, {slowdown}× "
-            "slower per step than {best}. The 002 article reports cross-node TP at 75–85% of "
-            "NVLink; the arithmetic does not support that, enter your measured link bandwidth to "
-            "recalibrate."
+            "slower per step than {best}. Some two-node write-ups report cross-node TP at "
+            "75–85% of NVLink; the arithmetic does not support that on this link: measure your "
+            "link bandwidth and enter it to recalibrate."
         ),
         rules=(Rule.NUMBERS, Rule.ROUTES),
         sources=(Article("000", "2.2"), Article("002", "5")),
@@ -297,8 +297,8 @@ TEMPLATES: dict[Code, Template] = {
         N_(
             "vLLM V1 profiles at most max_num_batched_tokens={max_num_batched_tokens} tokens with"
             " chunked prefill, not a full {max_model_len}-token prefill, so {layout} starts and "
-            "holds {max_concurrency} such sequences. The 002 article's TP4 out-of-memory at 64K "
-            "was vLLM V0, which profiled the full length."
+            "holds {max_concurrency} such sequences. Reports of TP4 running out of memory at "
+            "64K tokens come from vLLM V0, which profiled the full length."
         ),
         rules=(Rule.SCENARIOS,),
         sources=(Article("002", "5"),),

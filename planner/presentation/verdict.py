@@ -14,6 +14,7 @@ from planner.engine.plan import summary_message
 from planner.engine.result import Backend, Candidate, PlanResult, Route
 from planner.presentation.messages import text
 from planner.presentation.numbers import amount, count
+from planner.presentation.shown import band_sentence, shown_speed
 
 ROUTE_TITLES: dict[Route, Any] = {
     Route.SINGLE: gettext_lazy("One vLLM server"),
@@ -76,6 +77,7 @@ class Verdict:
     fits: bool
     sentences: tuple[str, ...]
     slo_checks: tuple[SloCheck, ...]
+    band_note: str = ""  # what the ± bands of the speed sentence mean, in plain words
 
     @property
     def slo_met(self) -> bool | None:
@@ -106,15 +108,17 @@ def _fit_sentence(result: PlanResult, best: Candidate) -> str:
 
 
 def _speed_sentence(result: PlanResult, best: Candidate) -> str:
-    serving = best.serving
+    speed = shown_speed(best, result)
+    if speed is None:
+        return ""
     values = {
         "replicas": count(best.replicas),
-        "tok": amount(serving.output_tok_s if serving else best.output_throughput_tok_s),
-        "ttft": amount(serving.ttft_p50_ms if serving else best.ttft_ms),
-        "itl": amount(serving.itl_p50_ms if serving else best.itl_ms, 1),
-        "concurrency": count(serving.concurrency if serving else best.batch_per_replica),
+        "tok": speed.tok_s_text(),
+        "ttft": speed.ttft_text(),
+        "itl": speed.tpot_text(),
+        "concurrency": count(best.serving.concurrency if best.serving else best.batch_per_replica),
     }
-    if serving is not None:
+    if speed.ttft_p95_ms is not None:
         return ngettext(
             "At %(concurrency)s requests in flight, %(replicas)s replica delivers about %(tok)s "
             "output tokens/s; a request waits about %(ttft)s ms for its first token (p95 "
@@ -123,7 +127,7 @@ def _speed_sentence(result: PlanResult, best: Candidate) -> str:
             "output tokens/s; a request waits about %(ttft)s ms for its first token (p95 "
             "%(ttft95)s ms), then %(itl)s ms per token.",
             best.replicas,
-        ) % {**values, "ttft95": amount(serving.ttft_p95_ms)}
+        ) % {**values, "ttft95": amount(speed.ttft_p95_ms)}
     return (
         ngettext(
             "%(replicas)s replica delivers about %(tok)s output tokens/s; a request waits about "
@@ -216,10 +220,15 @@ def plan_verdict(result: PlanResult, engine_input: Mapping[str, Any] | None = No
         title=title,
         layout=rec.label,
         fits=True,
-        sentences=(
-            _fit_sentence(result, best),
-            _speed_sentence(result, best),
-            _operations_sentence(result, best),
+        sentences=tuple(
+            s
+            for s in (
+                _fit_sentence(result, best),
+                _speed_sentence(result, best),
+                _operations_sentence(result, best),
+            )
+            if s
         ),
         slo_checks=_slo_checks(best, workload),
+        band_note=band_sentence(shown_speed(best, result)),
     )

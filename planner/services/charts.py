@@ -12,6 +12,7 @@ from typing import Any
 from django.utils.translation import gettext as _
 
 from planner.engine.result import Candidate, PlanResult
+from planner.presentation.shown import shown_speed
 
 COLORS = {
     "weights": "#3b5bdb",
@@ -103,24 +104,27 @@ def memory_figure(result: PlanResult) -> dict[str, Any]:
 
 
 def throughput_figure(result: PlanResult) -> dict[str, Any]:
-    """Return the layouts that fit on output throughput vs TTFT (the recommendation highlighted).
+    """Return the simulated layouts on output throughput vs TTFT (the recommendation highlighted).
 
-    A layout that does not fit never starts: it has no throughput, and its TTFT (the engine
-    reports ~10^14 ms) would stretch the axis until every real point sat at zero.
+    Only the serving model's figures are plotted, the ones every page shows: the closed-form
+    estimates of the other layouts only rank them. A layout that does not fit never starts.
     """
     best_id = result.recommendation.candidate_id
     groups: dict[str, list[Candidate]] = {"best": [], "fits": []}
+    speeds = {}
     for c in result.candidates:
-        if c.fits:
+        speed = shown_speed(c, result)
+        if speed is not None:
+            speeds[c.id] = speed
             groups["best" if c.id == best_id else "fits"].append(c)
-    names = {"best": _("recommended"), "fits": _("fits")}
+    names = {"best": _("recommended"), "fits": _("simulated")}
     data = [
         {
             "type": "scatter",
             "mode": "markers+text" if key == "best" else "markers",
             "name": str(names[key]),
-            "x": [c.ttft_ms for c in items],
-            "y": [c.output_throughput_tok_s for c in items],
+            "x": [speeds[c.id].ttft_ms for c in items],
+            "y": [speeds[c.id].output_tok_s for c in items],
             "text": [_label(c) for c in items],
             "textposition": "middle right",
             "hovertemplate": "%{text}<br>TTFT %{x:.0f} ms<br>%{y:.0f} tok/s<extra></extra>",

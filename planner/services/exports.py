@@ -15,6 +15,8 @@ from planner.engine.result import PlanResult
 from planner.presentation import messages
 from planner.presentation.api import api_result
 from planner.presentation.bands import markdown_row
+from planner.presentation.numbers import amount
+from planner.presentation.shown import ShownSpeed, band_sentence, shown_speed
 from planner.presentation.verdict import recommendation_sentence
 from planner.selectors import plan_result
 from planner.services.bundles import BundleUnavailable, bundle_files, plan_bundle
@@ -85,11 +87,6 @@ def plan_archive(plan: Any, candidate_id: str = "", variant: str = "") -> tuple[
     return config_archive(result, files), name
 
 
-def _cell(value: float | None) -> str:
-    """Return a speed figure of a Markdown table ("—" for a layout that never starts)."""
-    return "—" if value is None else str(value)
-
-
 def _md_escape(value: Any) -> str:
     return str(value).replace("|", "\\|")
 
@@ -114,8 +111,30 @@ def _serving_markdown(result: PlanResult) -> list[str]:
         "",
         "| " + " | ".join(head) + " |",
         "|---|---|---|---|---|---|---|",
-        *(markdown_row(c.label, c.serving) for c in simulated if c.serving is not None),
+        *(markdown_row(c.label, c.serving, c.gpu) for c in simulated if c.serving is not None),
     ]
+
+
+def _speed_cells(speed: ShownSpeed | None) -> tuple[str, str]:
+    """Return a layout's output tok/s and TTFT p50 with their bands ("—": not simulated)."""
+    if speed is None:
+        return "—", "—"
+    return speed.tok_s_text(), speed.ttft_text()
+
+
+def _speed_rows(speed: ShownSpeed | None) -> list[str]:
+    """Return the key-figure rows of the recommendation's speed, the figures the page shows."""
+    if speed is None:
+        return []
+    rows = [
+        (_("Output throughput (tok/s)"), speed.tok_s_text()),
+        (_("TTFT p50 (ms)"), speed.ttft_text()),
+        (_("TTFT p95 (ms)"), amount(speed.ttft_p95_ms) if speed.ttft_p95_ms is not None else "—"),
+        (_("Time per output token p50 (ms)"), speed.tpot_text()),
+    ]
+    out = [f"| {name} | {value} |" for name, value in rows]
+    note = band_sentence(speed)
+    return [*out, "", note] if note else out
 
 
 def plan_markdown(plan: Any) -> str:
@@ -153,10 +172,8 @@ def plan_markdown(plan: Any) -> str:
             ("| " + _("KV budget per GPU (GiB)") + f" | {best.memory.kv_budget_gib} |"),
             ("| " + _("KV tokens per replica") + f" | {best.kv_tokens_per_replica} |"),
             ("| " + _("Max concurrency (all replicas)") + f" | {best.max_concurrency_total} |"),
-            ("| " + _("Output throughput (tok/s)") + f" | {_cell(best.output_throughput_tok_s)} |"),
-            ("| " + _("TTFT (ms)") + f" | {_cell(best.ttft_ms)} |"),
-            ("| " + _("Inter-token latency (ms)") + f" | {_cell(best.itl_ms)} |"),
         ]
+        out += _speed_rows(shown_speed(best, result))
     out += _serving_markdown(result)
     out += [
         "",
@@ -169,7 +186,11 @@ def plan_markdown(plan: Any) -> str:
             + _("fits")
             + " | "
             + _("score")
-            + " | tok/s | TTFT ms | "
+            + " | "
+            + _("Output tok/s")
+            + " | "
+            + _("TTFT p50 ms")
+            + " | "
             + _("why not")
             + " |"
         ),
@@ -177,9 +198,11 @@ def plan_markdown(plan: Any) -> str:
     ]
     for c in result.candidates:
         why_not = _md_escape(messages.text(c.rejected_reason))
+        speed = shown_speed(c, result)
+        tok, ttft = _speed_cells(speed)
         out.append(
             f"| {c.label} | {c.weight_dtype} | {'✓' if c.fits else '✗'} | {c.score} | "
-            f"{_cell(c.output_throughput_tok_s)} | {_cell(c.ttft_ms)} | {why_not} |"
+            f"{tok} | {ttft} | {why_not} |"
         )
     out += ["", ("## " + _("Pitfalls")), ""]
     out += [

@@ -57,8 +57,9 @@ def figure(value: Any) -> Any:
 
 
 @register.filter
-def serving_bands(prediction: Any) -> Any:
-    """Return a serving prediction's bands in percent and their source (planner.presentation)."""
+def serving_bands(prediction: Any, gpu: str = "") -> Any:
+    """Return a serving prediction's bands in percent and their source (planner.presentation);
+    `gpu`, the layout's GPU slug, is named in the source."""
     from planner.presentation.bands import bands
 
-    return bands(prediction)
+    return bands(prediction, gpu)

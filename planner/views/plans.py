@@ -60,21 +60,27 @@ class PlanListView(LoginRequiredMixin, View):
 
 
 RESULT_TEMPLATE = "planner/partials/result.html"
+RESULT_DETAILS_TEMPLATE = "planner/partials/result_details.html"
 # A saved plan's result never changes, so its section renders once per language and serves
 # every reader (it holds nothing of the user's: no form, no token). Kept this long so that a
 # deployment's changed templates or presenters show within minutes.
 RESULT_HTML_KEEP_S = 600
 
 
-def _result_html(request: HttpRequest, plan: Plan, result: Any) -> str:
-    """Return the plan's rendered result section, from the shared cache when it is there."""
+def _result_html(request: HttpRequest, plan: Plan, result: Any) -> tuple[str, str]:
+    """Return the plan's rendered result: the answers on top (Ray, layout, routes, risks) and
+    the folded details, from the shared cache when they are there."""
     key = f"planner:result-html:{plan.public_id}:{get_language()}:{_templates_digest()}"
-    html = cache.get(key)
-    if html is None:
-        context = result_context(result, engine_input=plan.engine_input)
-        html = render_to_string(RESULT_TEMPLATE, {"plan": plan, **context}, request=request)
-        cache.set(key, html, timeout=RESULT_HTML_KEEP_S)
-    return mark_safe(html)  # noqa: S308 - rendered by our own template, autoescaped
+    parts = cache.get(key)
+    if parts is None:
+        context = {"plan": plan, **result_context(result, engine_input=plan.engine_input)}
+        parts = tuple(
+            render_to_string(name, context, request=request)
+            for name in (RESULT_TEMPLATE, RESULT_DETAILS_TEMPLATE)
+        )
+        cache.set(key, parts, timeout=RESULT_HTML_KEEP_S)
+    top, details = parts
+    return mark_safe(top), mark_safe(details)  # noqa: S308 - our own templates, autoescaped
 
 
 @functools.cache
@@ -91,10 +97,12 @@ def _detail_context(
 ) -> dict[str, Any]:
     """Return the plan page's context (the what-if form bound when its answers were refused)."""
     result = plan_result(plan)
+    top, details = _result_html(request, plan, result)
     return {
         "plan": plan,
         "rec": result.recommendation,
-        "result_html": _result_html(request, plan, result),
+        "result_html": top,
+        "result_details_html": details,
         "what_if_form": what_if_form or WhatIfForm(),
         "decision_url": decision_url(plan.public_id),
         "can_write": is_planner(request.user),

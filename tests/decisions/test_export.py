@@ -76,7 +76,11 @@ def test_golden_s1_dedicated_accepted(planner, s1_static_plan):
         decision=decision,
         actor=planner,
         expected_version=decision.version,
+        # The team confirms who owns what the plan cannot know (it proposes no owner).
         responsibilities={
+            "allocation": {"owner": "Platform team"},
+            "workers": {"owner": "Platform team"},
+            "recovery": {"owner": "Platform team"},
             "proof": {"owner": "Platform team"},
             "ray_benefit": {"owner": "pat-planner"},
         },

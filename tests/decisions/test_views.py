@@ -16,7 +16,7 @@ def test_create_from_plan_prefills_and_saves(planner_client, planner, s1_static_
     page = planner_client.get(url)
     assert page.status_code == 200
     body = page.content.decode()
-    assert "Existing platform" in body
+    assert "To confirm:" in body  # what the plan cannot know, for the team to fill in
     # Guidance for both pool kinds is present; the dedicated one is visible.
     assert 'data-pool="dedicated">' in body
     assert 'data-pool="shared" hidden' in body
@@ -27,7 +27,7 @@ def test_create_from_plan_prefills_and_saves(planner_client, planner, s1_static_
     decision = DecisionRecord.objects.get()
     assert decision.plan == s1_static_plan
     assert response["Location"] == f"/decisions/{decision.number}/"
-    assert decision.responsibilities.get(kind="allocation").owner == "Existing platform"
+    assert decision.responsibilities.get(kind="allocation").owner == ""
     assert list(decision.authors.all()) == [planner]
 
 
@@ -68,7 +68,26 @@ def test_the_detail_page_reads_like_a_document(viewer_client, planner, s3_static
     assert "Ray placement group" in body
     assert decision.verifiable_sentence in body
     assert "has no owner" in body  # the readiness checklist names the missing owner
-    assert "254 ms" in body  # the plan's TTFT estimate beside the evidence
+    # A plan saved before the serving model has closed-form means only: no p95 is made up.
+    assert "254 ms" not in body
+
+
+def test_the_plan_estimate_is_the_serving_p95_the_plan_page_shows(
+    viewer_client, planner, s1_engine_plan
+):
+    from planner.presentation.numbers import amount
+    from planner.selectors import plan_result
+
+    best = plan_result(s1_engine_plan).best
+    decision = services.decision_create_from_plan(plan=s1_engine_plan, actor=planner)
+
+    body = viewer_client.get(f"/decisions/{decision.number}/").content.decode()
+    plan_page = viewer_client.get(s1_engine_plan.get_absolute_url()).content.decode()
+
+    shown = amount(best.serving.ttft_p95_ms)
+    assert f"{shown} ms" in body
+    assert shown in plan_page  # the plan page's p95, the same number
+    assert f"{amount(best.ttft_ms)} ms" not in body  # never the closed-form mean
 
 
 def test_accept_flow_refuses_then_accepts_with_open_evidence(planner_client, planner):

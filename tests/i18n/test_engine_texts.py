@@ -19,8 +19,9 @@ from django.utils import translation
 
 from planner.engine.messages import SIGNATURES, Code, Term, message
 from planner.presentation.messages import action, citation, text
+from planner.presentation.references import RULE_REFERENCES
 from planner.presentation.rules import citation_text, sources_text
-from planner.presentation.templates import TEMPLATES, TERM_CONTEXT, TERMS, Article, Rule
+from planner.presentation.templates import TEMPLATES, TERM_CONTEXT, TERMS, Rule
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 CATALOG = Path(settings.BASE_DIR) / "locale" / "zh_Hans" / "LC_MESSAGES" / "django.po"
@@ -208,21 +209,25 @@ def test_engine_results_read_in_chinese(name):
     assert problems == []
 
 
-def test_citations_name_the_source_articles_in_the_readers_language():
-    rules, sources = (Rule.ROUTE_A,), (Article("000", "2"), Article("002", "3"))
+def test_citations_name_public_pages_in_the_readers_language():
+    # A citation names what a reader can open (public documentation and papers), never the
+    # project's own notes ("DOMAIN §3", "article 000 §2", "issue 13").
+    rules = (Rule.ROUTE_A,)
     with translation.override("zh-hans"):
-        assert sources_text(sources) == "依据：文章 000 第 2 节、文章 002 第 3 节"
-        assert (
-            citation_text(rules, sources)
-            == "DOMAIN §3 路线 A（依据：文章 000 第 2 节、文章 002 第 3 节）"
+        cited = citation_text(rules)
+        assert cited == (
+            "参见路线 A：副本各在节点内：https://docs.vllm.ai/en/latest/serving/parallelism_scaling/"
+            "、https://nginx.org/en/docs/http/ngx_http_upstream_module.html"
         )
-        assert sources_text((Article("001"),)) == "依据：文章 001"
     with translation.override("en"):
-        assert sources_text(sources) == "sources: article 000 §2, article 002 §3"
-        assert (
-            citation_text(rules, sources)
-            == "DOMAIN §3 Route A (sources: article 000 §2, article 002 §3)"
+        cited = citation_text(rules)
+        assert cited.startswith("see Route A: replicas inside nodes: https://docs.vllm.ai/")
+        assert sources_text(rules).count("https://") == 2
+        assert {r.url for r in RULE_REFERENCES[Rule.ROUTE_A]} <= set(
+            cited.split(": ")[-1].split(", ")
         )
+    for text_ in (cited, sources_text(rules)):
+        assert not re.search(r"DOMAIN|article \d|issue \d+|文章 \d", text_)
 
 
 @pytest.mark.django_db
@@ -242,5 +247,7 @@ def test_plan_page_cites_source_articles_in_chinese(client, admin_user):
             reverse("planner:plan-detail", kwargs={"public_id": world["plan"].public_id})
         ).content.decode()
 
-    assert "依据：文章 000 第 2 节" in html
+    assert "docs.vllm.ai" in html  # the public pages behind the rules
+    assert "文章 000" not in html
+    assert "DOMAIN §" not in html
     assert "路线 A" in html

@@ -131,3 +131,51 @@ def test_a_malformed_window_is_refused(measured_target, planner_client, start, e
         str(m) for m in response.context["messages"]
     ]
     assert decision.evidence_items.get(kind="itl_p95").measured_value is None
+
+
+@pytest.fixture
+def other_model_target(make_target, planner):
+    """A server of Qwen2.5-32B linked to a record about Llama-3.1-70B, with a window of data."""
+    decision = decision_create(actor=planner, title="llama on a800", model_name="Llama-3.1-70B")
+    target = make_target(decision=decision)
+    target.info = {"served_models": [{"id": "Qwen/Qwen2.5-32B-Instruct"}]}
+    target.save(update_fields=["info"])
+    start = timezone.now() - timedelta(minutes=30)
+    write_series(
+        target, "vllm.ttft_seconds.p95", start=start, step_s=15, count=100, value=lambda i: 0.4
+    )
+    return target, decision
+
+
+def test_evidence_from_a_server_of_another_model_is_refused(other_model_target, planner):
+    target, decision = other_model_target
+    end = timezone.now()
+
+    result = evidence_fill(target=target, start=end - timedelta(hours=1), end=end, actor=planner)
+
+    assert result.filled == ()
+    assert "serves Qwen/Qwen2.5-32B-Instruct" in result.refused
+    assert "Llama-3.1-70B" in result.refused
+    assert decision.evidence_items.get(kind="ttft_p95").measured_value is None
+
+
+def test_the_page_refuses_then_records_only_on_an_explicit_override(
+    other_model_target, planner_client
+):
+    target, decision = other_model_target
+    url = f"/monitoring/targets/{target.pk}/evidence/"
+
+    refused = planner_client.post(url, {"range": "1h"})
+
+    assert refused.status_code == 409
+    assert b'data-testid="evidence-refused"' in refused.content
+    assert decision.evidence_items.get(kind="ttft_p95").measured_value is None
+
+    start = refused.context["start"].isoformat()
+    end = refused.context["end"].isoformat()
+    planner_client.post(url, {"start": start, "end": end, "accept_other_model": "1"})
+
+    item = decision.evidence_items.get(kind="ttft_p95")
+    assert item.measured_value == 400.0
+    assert "Recorded by explicit override although" in item.note
+    assert "Qwen/Qwen2.5-32B-Instruct" in item.note

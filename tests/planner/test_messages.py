@@ -104,8 +104,12 @@ def test_rules_are_cited_by_anchor_with_their_sources():
         shown_reason = shown(reason)
         assert [r.anchor for r in shown_reason.rules] == ["rule-1", "rule-3-route-b"]
         assert [r.label for r in shown_reason.rules] == ["§1", "§3 Route B"]
-        assert shown_reason.sources == "sources: article 000 §2"
-        assert citation(reason) == "DOMAIN §1, §3 Route B (sources: article 000 §2)"
+        # Cited by what a reader can open: the public pages behind the rules, no project notes.
+        assert shown_reason.sources.startswith("https://docs.vllm.ai/en/latest/serving/")
+        assert "arxiv.org/abs/1909.08053" in shown_reason.sources
+        assert citation(reason).startswith("see Words, Route B: one instance across nodes: https")
+        assert "DOMAIN" not in citation(reason)
+        assert "article" not in citation(reason)
 
 
 def test_a_message_reads_back_from_its_stored_form():

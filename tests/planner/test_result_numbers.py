@@ -70,7 +70,7 @@ def test_verdict_routes_and_tables_use_proper_plurals(page):
     )
 
     assert "(s)" not in shown
-    assert re.search(r"\d replicas deliver|1 replica delivers", shown)
+    assert re.search(r"\d copies of TP|1 copy of TP", shown)
 
 
 def test_the_unit_filters_read_the_locale():

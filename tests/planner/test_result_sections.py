@@ -30,15 +30,14 @@ GOLDEN = Path(__file__).parent / "golden"
 PLANS = ("v5_route_a", "v5_route_b", "v5_route_c", "v5_nothing_fits")
 LANGUAGES = ("en", "zh-hans")
 SECTIONS = (
+    "ray",
     "verdict",
     "routes",
-    "rec",
-    "charts",
-    "cand",
-    "serving",
-    "sig",
-    "place",
     "pit",
+    "rec",
+    "cand",
+    "charts",
+    "sig",
     "cfg",
     "assumptions",
 )
@@ -125,8 +124,11 @@ def _page(plan: str, language: str) -> dict[str, str]:
     saved = json.loads((FIXTURES / f"{plan}.json").read_text(encoding="utf-8"))
     result = PlanResult.from_dict(saved["result"])
     with translation.override(language):
-        context = result_context(result, engine_input=saved["spec"])
-        html = render_to_string("planner/partials/result.html", {**context, "prefix": ""})
+        context = {**result_context(result, engine_input=saved["spec"]), "prefix": ""}
+        html = "".join(
+            render_to_string(name, context)
+            for name in ("planner/partials/result.html", "planner/partials/result_details.html")
+        )
     return _sections(html)
 
 
@@ -147,7 +149,7 @@ def _check(path: Path, text: str) -> None:
 def test_every_section_matches_its_golden_file(plan, language):
     sections = _page(plan, language)
 
-    assert set(sections) >= set(SECTIONS) - {"serving"}  # no simulation: no serving section
+    assert set(sections) >= set(SECTIONS)
     for name, text in sections.items():
         _check(GOLDEN / language / plan / f"{name}.txt", text)
 

@@ -9,7 +9,7 @@ from django.utils import translation
 
 from planner.engine import plan, spec_from_dict
 from planner.engine.result import PlanResult
-from planner.presentation.bands import bands, markdown_row, with_band
+from planner.presentation.bands import bands, basis_words, markdown_row, with_band
 from planner.services.exports import _serving_markdown
 
 
@@ -34,23 +34,33 @@ def test_a_calibrated_layout_shows_its_p80_band_and_the_runs_behind_it():
     assert b.tpot_pct == round(100 * (p.tpot_p50_ms - p.tpot_p50_low_ms) / p.tpot_p50_ms)
     assert 0 < b.tok_s_pct < 30
     with translation.override("en"):
-        text = bands(p).basis
-    assert f"{p.band_runs} published calibration runs" in text
-    assert p.band_regime in text
+        text = bands(p, "a100-80g-sxm").basis
+    # Plain words: the runs behind the band and the setup, no regime key.
+    assert f"{p.band_runs} published benchmark runs like this one" in text
+    assert "(A100, a dense model, bf16 weights)" in text
+    assert p.band_regime not in text
 
 
 def test_a_layout_without_calibration_runs_shows_the_wide_band_and_says_why():
     p = _serving("h100-sxm", arrival="closed")
     assert p.band_runs == 0
     with translation.override("en"):
-        b = bands(p)
+        b = bands(p, "h100-sxm")
+        said = basis_words(b)
     assert b.tok_s_pct == 30
     assert b.ttft_pct == 50
-    assert b.basis.startswith("no calibration run for this setup")
+    # What a team lead reads next to the number: the band, that it is not measured on this
+    # GPU yet, and what narrows it; no regime key such as "hopper/dense/bf16/closed/roofline".
+    assert said == (
+        "±30 % on throughput and time per token, ±50 % on the first token: not yet measured "
+        "with this setup (H100, a dense model, bf16 weights): benchmark it to narrow the band."
+    )
+    assert p.band_regime not in said
     with translation.override("zh-hans"):
-        zh = bands(p).basis
-    assert "此配置没有校准运行" in zh
-    assert p.band_regime in zh
+        zh = basis_words(bands(p, "h100-sxm"))
+    assert "尚未实测" in zh
+    assert "H100" in zh
+    assert p.band_regime not in zh
 
 
 def test_a_figure_reads_with_its_band():

@@ -30,7 +30,10 @@ def test_result_page_shows_the_simulated_serving_of_the_recommendation(viewer_cl
     assert f'{p.ttft_p50_ms:,.0f} <span class="band"' in rows[0]
     assert f"(±{pct} %)</span> / {p.ttft_p95_ms:,.0f}" in rows[0]
     # Where the band comes from: on the figure (title) and once per layout below the table.
-    basis = escape(basis_text(p))
-    assert basis.startswith(("p80 error of the", "no calibration run for this setup"))
+    basis = escape(basis_text(p, best.gpu))
+    # In words a team lead reads, naming the GPU: no regime keys ("ampere/dense/bf16/…").
+    assert basis.startswith(("the model&#x27;s error on", "not yet measured with this setup"))
+    assert "/" not in basis
+    assert "A800" in basis
     assert f'title="{basis}">' in rows[0]
     assert f"± bands of {best.label}: {basis}." in section

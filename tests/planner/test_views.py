@@ -317,7 +317,7 @@ def test_plan_list_filters(demo_fleet, viewer_client, planner, s1_spec, s2a_spec
 def test_result_page_shows_reasons_with_rules_and_configs(viewer_client, s1_plan):
     page = viewer_client.get(s1_plan.get_absolute_url()).content.decode()
     assert 'href="/plans/rules/#rule-3-route-a"' in page
-    assert "Pitfalls checklist" in page
+    assert "Risks and pitfalls" in page
     assert "Placement check" in page
     assert "NCCL_SOCKET_IFNAME=eth1" in page
     assert 'data-copy-target="cfg-0"' in page
@@ -388,7 +388,7 @@ def test_exports(viewer_client, s1_plan):
     assert "## Predicted serving under your load" in md.content.decode()
     best = plan_result(s1_plan).best
     assert f"| {best.label} | " in md.content.decode()
-    assert basis_text(best.serving) in md.content.decode()
+    assert basis_text(best.serving, best.gpu) in md.content.decode()
     js = viewer_client.get(f"/plans/{pid}/export.json")
     assert js.json()["engine_version"] == s1_plan.engine_version
     # The JSON export (and the API) carry the bands as numbers, their runs and regime.
