@@ -61,16 +61,8 @@ class TargetAdmin(admin.ModelAdmin):
 class AlertRuleAdminForm(forms.ModelForm):
     class Meta:
         model = AlertRule
-        fields = [
-            "name",
-            "target",
-            "series",
-            "comparison",
-            "threshold",
-            "duration_s",
-            "enabled",
-            "webhook_url",
-        ]
+        # Every field a user may edit (the secret and is_default are not editable).
+        fields = [f.name for f in AlertRule._meta.fields if f.editable and not f.primary_key]
 
     def clean_webhook_url(self) -> str:
         url = (self.cleaned_data.get("webhook_url") or "").strip()
