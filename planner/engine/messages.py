@@ -173,6 +173,20 @@ class Code(StrEnum):
     ROUTE_B = "route_b"
     ROUTE_C = "route_c"
     # English saved by an engine before messages were codes, shown as it was written
+    # pool plans (several models on one pool)
+    POOL_UNPLACED_ROOM = "pool_unplaced_room"
+    POOL_UNPLACED_MEMORY = "pool_unplaced_memory"
+    POOL_NO_LAYOUT = "pool_no_layout"
+    POOL_HINT_QUANTIZE = "pool_hint_quantize"
+    POOL_HINT_CONTEXT = "pool_hint_context"
+    POOL_HINT_ADD_GPUS = "pool_hint_add_gpus"
+    POOL_HINT_YIELD = "pool_hint_yield"
+    POOL_ROUTE_A = "pool_route_a"
+    POOL_ROUTE_C = "pool_route_c"
+    POOL_C_MODELS_CHANGE = "pool_c_models_change"
+    POOL_C_MOVE_GPUS = "pool_c_move_gpus"
+    POOL_C_SELF_HEALING = "pool_c_self_healing"
+    POOL_C_RAY_IN_USE = "pool_c_ray_in_use"
     LEGACY = "legacy"
     LEGACY_PITFALL = "legacy_pitfall"
 
@@ -430,6 +444,19 @@ SIGNATURES: dict[Code, tuple[str, ...]] = {
     Code.ROUTE_A: (),
     Code.ROUTE_B: (),
     Code.ROUTE_C: (),
+    Code.POOL_UNPLACED_ROOM: ("layout", "gpu", "gpus", "free"),
+    Code.POOL_UNPLACED_MEMORY: ("gpu", "tp", "reason"),
+    Code.POOL_NO_LAYOUT: (),
+    Code.POOL_HINT_QUANTIZE: ("dtype",),
+    Code.POOL_HINT_CONTEXT: ("max_model_len",),
+    Code.POOL_HINT_ADD_GPUS: ("gpus", "gpu"),
+    Code.POOL_HINT_YIELD: ("models",),
+    Code.POOL_ROUTE_A: ("models", "gpus", "router"),
+    Code.POOL_ROUTE_C: ("models", "spare"),
+    Code.POOL_C_MODELS_CHANGE: (),
+    Code.POOL_C_MOVE_GPUS: ("count", "models"),
+    Code.POOL_C_SELF_HEALING: (),
+    Code.POOL_C_RAY_IN_USE: (),
     Code.LEGACY: ("text", "rule"),
     Code.LEGACY_PITFALL: ("text", "action", "rule"),
 }

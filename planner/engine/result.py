@@ -120,21 +120,22 @@ class _TypedEnums:
         _coerce_enums(self)
 
 
-def _plain(value: Any) -> Any:
+def plain(value: Any) -> Any:
+    """Return a result part as JSON-able values (messages as codes, floats to 3 decimals)."""
     if isinstance(value, Message):
         return value.to_json()
     if isinstance(value, StrEnum):
         return value.value
     if is_dataclass(value) and not isinstance(value, type):
         return {
-            f.name: _plain(getattr(value, f.name))
+            f.name: plain(getattr(value, f.name))
             for f in fields(value)
             if not f.metadata.get("internal")
         }
     if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
+        return {str(k): plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
+        return [plain(v) for v in value]
     if isinstance(value, float):
         return round(value, 3)
     return value
@@ -440,7 +441,7 @@ class PlanResult:
 
     def to_dict(self) -> dict[str, Any]:
         """Return the whole result as a JSON-able dict (numbers rounded to 3 decimals)."""
-        out: dict[str, Any] = _plain(self)
+        out: dict[str, Any] = plain(self)
         return out
 
     @classmethod

@@ -713,6 +713,55 @@ TEMPLATES: dict[Code, Template] = {
     Code.ROUTE_C: Template(N_("Route C")),
     # English an earlier engine saved, shown as it was written.
     Code.RUNNER_UP_NO_NOTE: Template("", translated=False),
+    Code.POOL_UNPLACED_ROOM: Template(
+        N_(
+            "its smallest layout, {layout} on {gpu}, needs {gpus} GPUs; {free} are left after "
+            "the models placed before it, and none holds it"
+        )
+    ),
+    Code.POOL_UNPLACED_MEMORY: Template(
+        N_("it fits no GPU of the pool; even TP{tp} on {gpu}: {reason}")
+    ),
+    Code.POOL_NO_LAYOUT: Template(
+        N_("no tensor-parallel size of this model divides the GPUs of a node in the pool")
+    ),
+    Code.POOL_HINT_QUANTIZE: Template(N_("quantize its weights to {dtype}")),
+    Code.POOL_HINT_CONTEXT: Template(N_("shorten its context to {max_model_len} tokens")),
+    Code.POOL_HINT_ADD_GPUS: counted(
+        NP_("add {gpus} {gpu} GPU", "add {gpus} {gpu} GPUs, on one node for each TP group"),
+        "gpus",
+    ),
+    Code.POOL_HINT_YIELD: Template(N_("lower the priority or the load of {models}")),
+    Code.POOL_ROUTE_A: Template(
+        N_(
+            "Route A: {models} models on {gpus} GPUs, a fixed set. One vLLM deployment per "
+            "model, each with GPUs of its own, behind one {router} endpoint that routes each "
+            "request by its model field. No Ray."
+        ),
+        rules=(Rule.ROUTE_A,),
+    ),
+    Code.POOL_ROUTE_C: Template(
+        N_(
+            "Route C: one Ray Serve LLM application per model ({models}) in one serve config; "
+            "Serve's autoscaling can use the pool's {spare} spare GPUs and move GPUs between "
+            "models."
+        ),
+        rules=(Rule.ROUTE_C,),
+    ),
+    Code.POOL_C_MODELS_CHANGE: Template(
+        N_("the models change often: one serve config adds or drops a model's application")
+    ),
+    Code.POOL_C_MOVE_GPUS: counted(
+        NP_(
+            "{count} model's load varies ({models}): GPUs should move between models",
+            "{count} models' loads vary ({models}): GPUs should move between models",
+        ),
+        "count",
+    ),
+    Code.POOL_C_SELF_HEALING: Template(
+        N_("the pool must heal itself under its SLO: Serve restarts failed replicas")
+    ),
+    Code.POOL_C_RAY_IN_USE: Template(N_("the team already runs Ray")),
     Code.LEGACY: Template("{text}", translated=False),
     Code.LEGACY_PITFALL: Template("{text}", action="{action}", translated=False),
 }
