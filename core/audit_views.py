@@ -15,6 +15,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from core.audit import ACTIONS, audit_entries, audit_sources
+from core.downloads import attachment
 from core.roles import is_admin
 from core.spreadsheet import escape_row
 
@@ -127,5 +128,5 @@ def audit_log_csv(request: HttpRequest) -> HttpResponse:
                 )
 
     response = StreamingHttpResponse(rows(), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = 'attachment; filename="serveplan-audit.csv"'
+    response["Content-Disposition"] = attachment("serveplan-audit.csv")
     return response

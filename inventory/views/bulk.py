@@ -11,6 +11,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views import View
 
+from core.downloads import attachment
 from core.mixins import PlannerRequiredMixin
 from inventory import bulk, selectors
 from inventory.filters import MachineFilterSet
@@ -106,5 +107,5 @@ class MachineExportView(View):
         else:
             body, content_type, ext = bulk.export_csv(machines), "text/csv", "csv"
         response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
-        response["Content-Disposition"] = f'attachment; filename="machines-{stamp}.{ext}"'
+        response["Content-Disposition"] = attachment(f"machines-{stamp}.{ext}")
         return response

@@ -15,6 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.downloads import attachment
 from planner.api.serializers import (
     CompareSerializer,
     PlanCreateSerializer,
@@ -161,7 +162,7 @@ class PlanViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
         if fmt == "json":
             return Response(plan_json(plan))
         response = HttpResponse(plan_markdown(plan), content_type="text/markdown; charset=utf-8")
-        response["Content-Disposition"] = f'attachment; filename="plan-{plan.public_id}.md"'
+        response["Content-Disposition"] = attachment(f"plan-{plan.public_id}.md")
         return response
 
     @extend_schema(responses={(200, "application/zip"): OpenApiTypes.BINARY})
@@ -177,5 +178,5 @@ class PlanViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
         except BundleUnavailable as exc:
             return Response({exc.field: [str(exc)]}, status=400)
         response = HttpResponse(archive, content_type="application/zip")
-        response["Content-Disposition"] = f'attachment; filename="{name}"'
+        response["Content-Disposition"] = attachment(name)
         return response

@@ -10,6 +10,7 @@ from django.utils.translation import gettext as _
 from django.views import View
 from django.views.generic import ListView
 
+from core.downloads import attachment
 from core.mixins import PlannerRequiredMixin
 from core.roles import is_planner
 from planner.decisions import selectors, services
@@ -94,7 +95,7 @@ class DecisionExportView(View):
         response = HttpResponse(
             export_markdown(decision), content_type="text/markdown; charset=utf-8"
         )
-        response["Content-Disposition"] = f'attachment; filename="{export_filename(decision)}"'
+        response["Content-Disposition"] = attachment(export_filename(decision))
         return response
 
 

@@ -22,6 +22,7 @@ from django.utils.translation import gettext as _
 from django.views import View
 from django.views.generic import TemplateView
 
+from core.downloads import attachment
 from core.mixins import PlannerRequiredMixin
 from core.roles import is_planner
 from planner.engine.spec import SpecError
@@ -249,12 +250,12 @@ class PlanExportView(LoginRequiredMixin, View):
             except BundleUnavailable as exc:
                 return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
             response = HttpResponse(archive, content_type="application/zip")
-            response["Content-Disposition"] = f'attachment; filename="{name}"'
+            response["Content-Disposition"] = attachment(name)
             return response
         else:
             raise Http404(fmt)
         name = f"serveplan-{plan.public_id}.{fmt}"
-        response["Content-Disposition"] = f'attachment; filename="{name}"'
+        response["Content-Disposition"] = attachment(name)
         return response
 
 

@@ -16,6 +16,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.serializers import as_serializer_error
 
+from core.downloads import attachment
 from core.parsers import DepthLimitedJSONParser
 from planner.decisions import selectors, services
 from planner.decisions.api.serializers import (
@@ -302,5 +303,5 @@ class DecisionRecordViewSet(
         """The record as an ADR Markdown document."""
         decision = self.get_object()
         response = Response(export_markdown(decision), content_type="text/markdown; charset=utf-8")
-        response["Content-Disposition"] = f'attachment; filename="{export_filename(decision)}"'
+        response["Content-Disposition"] = attachment(export_filename(decision))
         return response
