@@ -43,11 +43,12 @@ def main() -> None:
     from django.conf import settings
     from django.utils import timezone
 
-    from monitoring import kinds, stores
+    from monitoring import stores
     from monitoring.series.promql import parse_selector
     from monitoring.series.readonly_kinds import expression, of_kind
     from monitoring.services import target_create
     from monitoring.simulator import Simulator
+    from monitoring.targets import kinds
     from monitoring.tasks import poll_target
     from tests.monitoring.tsdb import servers
 

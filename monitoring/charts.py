@@ -236,6 +236,28 @@ def utilization_history(chart_id: str, title: Any, key: str, empty: Any) -> Char
 
 
 def ray_charts() -> list[Chart]:
+    return [
+        *_ray_gpu_charts(),
+        _ray_resource_chart(
+            "GPU",
+            _("GPUs: reserved or used (ray_resources) vs actually in use (ray status)"),
+            _("GPUs"),
+            _("The cluster reports no GPU resources."),
+        ),
+        _ray_resource_chart(
+            "CPU",
+            _("CPUs: reserved or used (ray_resources) vs actually in use (ray status)"),
+            _("CPUs"),
+            _("The cluster reports no CPU resources."),
+        ),
+        *_ray_node_charts(),
+        *_ray_state_charts(),
+        *_ray_serve_charts(),
+    ]
+
+
+def _ray_gpu_charts() -> list[Chart]:
+    """Each node's GPUs as Ray reads them: utilization and memory, last poll and history."""
     no_gpu = _(
         "No GPU readings: Ray reports GPU utilization and memory only on nodes with a real "
         "NVIDIA or AMD driver (fake --num-gpus gives resources, not readings)."
@@ -265,42 +287,38 @@ def ray_charts() -> list[Chart]:
             kind="heatmap",
             field="gpu_memory_used_mib",
         ),
-        Chart(
-            "chart-gpus",
-            _("GPUs: reserved or used (ray_resources) vs actually in use (ray status)"),
-            _("GPUs"),
-            (
-                'ray.cluster.resources_used{resource="GPU"}',
-                'ray.cluster.resources_in_use{resource="GPU"}',
-                'ray.cluster.resources_reserved{resource="GPU"}',
-                'ray.cluster.resources_available{resource="GPU"}',
-            ),
-            {
-                'ray.cluster.resources_used{resource="GPU"}': _("reserved or used"),
-                'ray.cluster.resources_in_use{resource="GPU"}': _("actually in use"),
-                'ray.cluster.resources_reserved{resource="GPU"}': _("reserved by placement groups"),
-                'ray.cluster.resources_available{resource="GPU"}': _("available"),
-            },
-            _("The cluster reports no GPU resources."),
-        ),
-        Chart(
-            "chart-cpus",
-            _("CPUs: reserved or used (ray_resources) vs actually in use (ray status)"),
-            _("CPUs"),
-            (
-                'ray.cluster.resources_used{resource="CPU"}',
-                'ray.cluster.resources_in_use{resource="CPU"}',
-                'ray.cluster.resources_reserved{resource="CPU"}',
-                'ray.cluster.resources_available{resource="CPU"}',
-            ),
-            {
-                'ray.cluster.resources_used{resource="CPU"}': _("reserved or used"),
-                'ray.cluster.resources_in_use{resource="CPU"}': _("actually in use"),
-                'ray.cluster.resources_reserved{resource="CPU"}': _("reserved by placement groups"),
-                'ray.cluster.resources_available{resource="CPU"}': _("available"),
-            },
-            _("The cluster reports no CPU resources."),
-        ),
+    ]
+
+
+def _ray_resource_chart(resource: str, title: Any, unit: Any, empty: Any) -> Chart:
+    """One Ray resource: reserved or used, actually in use, held by placement groups, free."""
+    used, in_use, reserved, available = (
+        f'ray.cluster.{state}{{resource="{resource}"}}'
+        for state in (
+            "resources_used",
+            "resources_in_use",
+            "resources_reserved",
+            "resources_available",
+        )
+    )
+    return Chart(
+        f"chart-{resource.lower()}s",
+        title,
+        unit,
+        (used, in_use, reserved, available),
+        {
+            used: _("reserved or used"),
+            in_use: _("actually in use"),
+            reserved: _("reserved by placement groups"),
+            available: _("available"),
+        },
+        empty,
+    )
+
+
+def _ray_node_charts() -> list[Chart]:
+    """The nodes answering, and each node's CPU and memory."""
+    return [
         Chart(
             "chart-nodes",
             _("Nodes answering vs expected"),
@@ -328,6 +346,12 @@ def ray_charts() -> list[Chart]:
             scale=1 / 1024**3,
             label="node",
         ),
+    ]
+
+
+def _ray_state_charts() -> list[Chart]:
+    """Placement groups, actors and tasks by state."""
+    return [
         Chart(
             "chart-placement-groups",
             _("Placement groups by state"),
@@ -355,6 +379,12 @@ def ray_charts() -> list[Chart]:
             _("No task was submitted yet: Ray exports this family only after one is."),
             label="state",
         ),
+    ]
+
+
+def _ray_serve_charts() -> list[Chart]:
+    """Ray Serve's HTTP traffic: requests per second, latency, requests in flight."""
+    return [
         Chart(
             "chart-serve-requests",
             _("Serve HTTP requests per second"),

@@ -6,6 +6,7 @@ from django.conf import settings
 
 from monitoring.scrape.fetch import Allowlist, FetchPolicy
 from monitoring.scrape.limits import ScrapeLimits
+from monitoring.targets import reach
 
 
 def poll_budget_s(interval_s: float | None = None) -> float:
@@ -36,8 +37,6 @@ def fetch_policy(
 ) -> FetchPolicy:
     """Return the limits of one poll: the allowlist, the scrape limits and a time budget for the
     whole poll that stays below the poll interval."""
-    from monitoring import reach  # reads the database
-
     total = poll_budget_s(interval_s)
     return FetchPolicy(
         connect_timeout_s=min(settings.MONITORING_CONNECT_TIMEOUT_S, total),

@@ -14,11 +14,14 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from core.health import Section
-from monitoring import cluster_nodes, kinds, pacing, stores
+from monitoring import pacing, stores
 from monitoring.error_text import public_error
-from monitoring.models import AlertEvent, PollStatus, Target
+from monitoring.machines import cluster_nodes
+from monitoring.models import AlertEvent, Target
 from monitoring.scrape.series import parse_series_id, series_id
 from monitoring.series import SeriesMatch
+from monitoring.targets import kinds
+from monitoring.targets.state import target_state
 
 RANGES: dict[str, timedelta] = {
     "15m": timedelta(minutes=15),
@@ -28,8 +31,6 @@ RANGES: dict[str, timedelta] = {
     "7d": timedelta(days=7),
 }
 DEFAULT_RANGE = "1h"
-# A target is stale when its last success is older than this many poll intervals.
-STALE_INTERVALS = 3
 
 
 def targets_list() -> QuerySet[Target]:
@@ -152,20 +153,6 @@ class Fleet:
     totals: dict[str, float | int]
     generated_at: datetime = field(default_factory=timezone.now)
     polling: PollingHealth | None = None
-
-
-def target_state(target: Target, now: datetime) -> str:
-    """Return up, down, stale, never or disabled."""
-    if not target.enabled:
-        return "disabled"
-    if target.last_status == PollStatus.NEVER or target.last_poll_at is None:
-        return "never"
-    if target.last_status == PollStatus.ERROR:
-        return "down"
-    limit = timedelta(seconds=STALE_INTERVALS * target.poll_interval_s)
-    if target.last_success_at is None or now - target.last_success_at > limit:
-        return "stale"
-    return "up"
 
 
 _TROUBLE = {"down": 0, "stale": 1, "never": 3, "up": 4, "disabled": 5}

@@ -30,7 +30,8 @@ from django.utils import timezone
 
 from core import opsmetrics
 from monitoring import conf, selectors, stores
-from monitoring.alerting import alerts_evaluate, event_payload
+from monitoring.alerts.evaluate import alerts_evaluate, event_payload
+from monitoring.alerts.webhooks import SIGNATURE_HEADER, webhook_signature
 from monitoring.fleet import TICK_STEP_S, fleet_values
 from monitoring.models import AlertEvent, Target
 from monitoring.polling import pool
@@ -41,7 +42,6 @@ from monitoring.scrape.fetch import check_url, guard
 from monitoring.series import TargetRef
 from monitoring.stores.embedded.retention import partitions_run, retention_run, rollup_run
 from monitoring.stores.forget import deleted_target_forget
-from monitoring.webhooks import SIGNATURE_HEADER, webhook_signature
 
 logger = logging.getLogger(__name__)
 

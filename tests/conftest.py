@@ -120,10 +120,10 @@ def _empty_cache():
     """Start every test with an empty cache (Django's, and what a GPU poll keeps per process)."""
     from django.core.cache import cache
 
-    from monitoring import machines
+    from monitoring.machines import overview
 
     cache.clear()
-    machines.forget_cached()
+    overview.forget_cached()
 
 
 @pytest.fixture(autouse=True)

@@ -1,10 +1,12 @@
-"""The house's layering holds: the import-linter contracts in pyproject.toml, and no import cycle.
+"""The house's layering holds: the import-linter contracts in pyproject.toml, no import cycle,
+and no module or function longer than a reader can hold (issue 27).
 
 Both read the import graph that grimp builds from the source, which counts imports inside
 functions and under TYPE_CHECKING, so a cycle hidden behind a late import still fails here.
 Run this file as a script (`python tests/test_architecture.py`) to print today's cycles.
 """
 
+import ast
 import sys
 from pathlib import Path
 
@@ -13,6 +15,65 @@ from importlinter.cli import lint_imports
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("config", "core", "catalog", "inventory", "planner", "monitoring", "benchmarks")
+
+
+MAX_MODULE_LINES = 500
+MAX_FUNCTION_LINES = 120
+# Still to split (issue 27): the list may only shrink. A module or function split below the limit
+# must leave it, and nothing new may join it.
+LONG_MODULES = {
+    "catalog/hf_config.py",
+    "inventory/bulk.py",
+    "monitoring/models.py",
+    "monitoring/scrape/keys.py",
+    "monitoring/scrape/ray.py",
+    "planner/decisions/services.py",
+    "planner/engine/memory.py",
+    "planner/engine/messages.py",
+    "planner/engine/plan.py",
+    "planner/engine/result.py",
+    "planner/engine/spec.py",
+    "planner/forms/wizard.py",
+    "planner/presentation/templates.py",
+}
+LONG_FUNCTIONS = {
+    "catalog/hf_config.py:from_hf_config",
+    "planner/decisions/prefill.py:proposal_from_plan",
+    "planner/engine/serving/simulate.py:simulate",
+    "planner/services/bundles.py:bundle_readme",
+}
+
+
+def _sources() -> list[Path]:
+    return sorted(
+        path
+        for package in PACKAGES
+        for path in (ROOT / package).rglob("*.py")
+        if "migrations" not in path.parts
+    )
+
+
+def long_modules() -> set[str]:
+    """Modules (outside migrations) over MAX_MODULE_LINES lines."""
+    return {
+        str(path.relative_to(ROOT))
+        for path in _sources()
+        if path.read_text().count("\n") > MAX_MODULE_LINES
+    }
+
+
+def long_functions() -> set[str]:
+    """Functions and methods over MAX_FUNCTION_LINES lines, as path:name."""
+    found = set()
+    for path in _sources():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (
+                isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+                and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES
+            ):
+                found.add(f"{path.relative_to(ROOT)}:{node.name}")
+    return found
+
 
 def module_cycles() -> list[frozenset[str]]:
     """Every group of the project's modules that import each other, directly or around a ring."""
@@ -69,9 +130,23 @@ def test_no_import_cycle():
     assert module_cycles() == []
 
 
+def test_no_module_grows_past_the_limit():
+    found = long_modules()
+    assert found - LONG_MODULES == set(), f"split these below {MAX_MODULE_LINES} lines"
+    assert LONG_MODULES - found == set(), "split below the limit: remove from LONG_MODULES"
+
+
+def test_no_function_grows_past_the_limit():
+    found = long_functions()
+    assert found - LONG_FUNCTIONS == set(), f"split these below {MAX_FUNCTION_LINES} lines"
+    assert LONG_FUNCTIONS - found == set(), "split below the limit: remove from LONG_FUNCTIONS"
+
+
 if __name__ == "__main__":
     sys.path.insert(0, str(ROOT))
     found = module_cycles()
     print(f"{len(found)} import cycles")
     for cycle in found:
         print(f"  {len(cycle)} modules: {', '.join(sorted(cycle))}")
+    print(f"modules over {MAX_MODULE_LINES} lines: {sorted(long_modules())}")
+    print(f"functions over {MAX_FUNCTION_LINES} lines: {sorted(long_functions())}")

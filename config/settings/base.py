@@ -164,7 +164,7 @@ MONITORING_CONNECT_TIMEOUT_S = env.float("MONITORING_CONNECT_TIMEOUT_S", default
 MONITORING_TOTAL_TIMEOUT_S = env.float("MONITORING_TOTAL_TIMEOUT_S", default=10.0)
 MONITORING_MAX_RESPONSE_BYTES = env.int("MONITORING_MAX_RESPONSE_BYTES", default=10 * 1024 * 1024)
 # CIDRs and host names reachable besides the inventory's machines and the admin's allowlist
-# (monitoring.reach); cloud metadata addresses are refused whatever is listed.
+# (monitoring.targets.reach); cloud metadata addresses are refused whatever is listed.
 MONITORING_URL_ALLOWLIST = env.list("MONITORING_URL_ALLOWLIST", default=[])
 # Loopback reachable: local and test settings only (the simulator listens there).
 MONITORING_ALLOW_LOOPBACK = False

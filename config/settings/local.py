@@ -26,5 +26,5 @@ def _local_secret_key() -> str:
 SECRET_KEY = env.str("SECRET_KEY", default="") or _local_secret_key()
 
 # The simulator (`make run`) listens on loopback; production reaches only the inventory's
-# machines and the admin's allowlist (monitoring.reach).
+# machines and the admin's allowlist (monitoring.targets.reach).
 MONITORING_ALLOW_LOOPBACK = True

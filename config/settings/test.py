@@ -24,5 +24,5 @@ PLAN_EVALUATION_RATE = ""
 # Per-process and emptied between tests (tests/conftest.py), so no answer leaks across tests.
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
-# Tests' fake servers and the simulator listen on loopback (production: monitoring.reach).
+# Tests' fake servers and the simulator listen on loopback (production: monitoring.targets.reach).
 MONITORING_ALLOW_LOOPBACK = True

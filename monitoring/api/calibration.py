@@ -10,8 +10,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from monitoring import selectors
-from monitoring.calibration import calibration_create
 from monitoring.models import Target
+from monitoring.reality.calibration import calibration_create
 from planner.models import CalibrationProfile
 
 

@@ -17,8 +17,8 @@ from monitoring.models import (
     AlertRule,
     Target,
 )
-from monitoring.plan_link import Quantity, Scope
-from monitoring.sanity import WarningCode
+from monitoring.reality.comparison import Quantity, Scope
+from monitoring.reality.server_checks import WarningCode
 from monitoring.selectors import RANGES
 from planner.decisions.models import DecisionRecord
 from planner.models import Plan

@@ -19,7 +19,7 @@ from rest_framework.views import APIView
 
 from core.permissions import AdminOnly
 from core.roles import is_admin
-from monitoring import kinds, selectors, services, stores
+from monitoring import selectors, services, stores
 from monitoring.api.serializers import (
     AlertEventSerializer,
     AlertRuleSerializer,
@@ -36,9 +36,10 @@ from monitoring.api.serializers import (
 from monitoring.error_text import error_class, error_for
 from monitoring.filters import AlertEventFilter, AlertRuleFilter, TargetFilter
 from monitoring.models import AlertEvent, AlertRule, Target
-from monitoring.plan_link import PlanUnreadable, plan_comparison
+from monitoring.reality.comparison import PlanUnreadable, plan_comparison
 from monitoring.series import Forgotten, StoreUnavailable
 from monitoring.shared_cache import shared
+from monitoring.targets import kinds
 
 
 def _drf_error(exc: DjangoValidationError) -> ValidationError:

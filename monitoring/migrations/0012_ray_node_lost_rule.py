@@ -1,5 +1,5 @@
 """The default "Ray node lost" rule (issue 16) for Ray targets created before it existed;
-new targets get it from monitoring.kinds."""
+new targets get it from monitoring.targets.kinds."""
 
 from django.db import migrations
 

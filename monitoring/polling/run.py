@@ -17,12 +17,12 @@ from django.db import transaction
 
 from core.crypto import SecretUnreadable
 from monitoring import conf, pacing, stores
-from monitoring import kinds as web_kinds
 from monitoring.models import Target, TargetSnapshot
 from monitoring.polling.record import PollOutcome, poll_record_failure, poll_record_success
 from monitoring.scrape import ScrapeResult, kinds, scrape_once
 from monitoring.scrape.series import Sample, make_sample
 from monitoring.series import StoreUnavailable, readonly_kinds
+from monitoring.targets import kinds as web_kinds
 
 # Failures worth retrying within the same slot: quick network ones, not the target's answer. A
 # timeout is not retried: it already spent the poll's whole time budget (monitoring.pacing).

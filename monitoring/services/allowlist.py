@@ -6,7 +6,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from monitoring.models import AllowlistEntry
-from monitoring.reach import validate_entry
+from monitoring.targets.reach import validate_entry
 
 
 def allowlist_entry_create(*, name: str, note: str = "") -> AllowlistEntry:

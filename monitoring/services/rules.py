@@ -8,10 +8,10 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
-from monitoring import kinds
-from monitoring.kinds import RuleContext, RuleSpec
 from monitoring.models import AlertRule, Comparison, Target
 from monitoring.services.url_guard import validate_monitored_url
+from monitoring.targets import kinds
+from monitoring.targets.kinds import RuleContext, RuleSpec
 from planner.decisions.selectors import latency_slo
 
 

@@ -13,9 +13,9 @@ from django.utils.safestring import mark_safe
 from django.utils.translation import gettext_lazy as _
 
 from core.roles import is_admin
-from monitoring import machine_cards
 from monitoring.error_text import CLASS_LABELS, error_for
-from monitoring.labels import STATE_LABELS
+from monitoring.machines import cards
+from monitoring.targets.state import STATE_LABELS, target_state
 
 register = template.Library()
 
@@ -88,8 +88,6 @@ def chart(spec: Any) -> dict[str, Any]:
 @register.filter
 def poll_state(target: Any) -> str:
     """Return up, down, stale (polls stopped coming: starved or no worker), never or disabled."""
-    from monitoring.selectors import target_state
-
     return target_state(target, timezone.now())
 
 
@@ -181,10 +179,10 @@ def gpu_grid(cells: Any) -> str:
     Built in Python, not by including a template per GPU: 200 machines x 8 GPUs would cost
     over a second of template rendering per refresh. Every text from an exporter is escaped.
     """
-    return mark_safe(machine_cards.words().grid(cells))  # noqa: S308 (escaped inside)
+    return mark_safe(cards.words().grid(cells))  # noqa: S308 (escaped inside)
 
 
 @register.simple_tag
 def machine_card(row: Any) -> str:
-    """Render one machine of the Machines view (a monitoring.machines.MachineRow)."""
-    return mark_safe(machine_cards.words().card(row))  # noqa: S308 (escaped inside)
+    """Render one machine of the Machines view (a monitoring.machines.overview.MachineRow)."""
+    return mark_safe(cards.words().card(row))  # noqa: S308 (escaped inside)

@@ -13,9 +13,10 @@ from django.utils.translation import gettext_lazy
 from django.views import View
 
 from core.mixins import AdminRequiredMixin
-from monitoring import reach, services
+from monitoring import services
 from monitoring.forms import apply_errors
 from monitoring.models import AllowlistEntry
+from monitoring.targets import reach
 
 
 class AllowlistEntryForm(forms.Form):

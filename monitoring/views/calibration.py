@@ -16,8 +16,8 @@ from django.views import View
 from core.mixins import PlannerRequiredMixin
 from core.roles import is_planner
 from monitoring import selectors
-from monitoring.calibration import calibration_create, calibration_run
 from monitoring.models import Target, TargetKind
+from monitoring.reality.calibration import calibration_create, calibration_run
 from planner.engine.spec import SpecError
 from planner.models import CalibrationProfile, Plan
 from planner.services.plans import plan_with_calibration

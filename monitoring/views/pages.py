@@ -20,14 +20,23 @@ from django_filters.views import FilterView
 
 from core.mixins import PlannerRequiredMixin
 from core.roles import is_planner
-from monitoring import charts, kinds, machines, observed, selectors, services
-from monitoring.evidence import evidence_fill
+from monitoring import charts, selectors, services
 from monitoring.filters import AlertEventFilter, TargetFilter
 from monitoring.forms import TargetForm
+from monitoring.machines import overview
 from monitoring.models import AlertEvent, AlertRule, Target, TargetKind
-from monitoring.plan_link import PlanComparison, PlanUnreadable, Quantity, Scope, plan_comparison
+from monitoring.reality import observation
+from monitoring.reality.comparison import (
+    PlanComparison,
+    PlanUnreadable,
+    Quantity,
+    Scope,
+    plan_comparison,
+)
+from monitoring.reality.evidence import evidence_fill
 from monitoring.series import Forgotten
 from monitoring.shared_cache import shared
+from monitoring.targets import kinds
 from planner.decisions.services import DecisionError
 
 OVERVIEW_REFRESH_MS = 5000
@@ -70,11 +79,11 @@ class OverviewTilesView(View):
 class MachinesView(TemplateView):
     """Every inventory machine with its GPUs (the GPU exporters' last polls)."""
 
-    template_name = "monitoring/machines.html"
+    template_name = "monitoring/overview.html"
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
-        context["overview"] = machines.machines_overview()
+        context["overview"] = overview.machines_overview()
         context["charts"] = charts.MACHINES
         context["refresh_ms"] = OVERVIEW_REFRESH_MS
         context["ranges"] = selectors.RANGES
@@ -89,7 +98,7 @@ class MachinesGridView(TemplateView):
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
-        context["overview"] = machines.machines_overview()
+        context["overview"] = overview.machines_overview()
         return context
 
 
@@ -262,7 +271,7 @@ def _target_context(request: HttpRequest, target: Target) -> dict[str, Any]:
         "comparison_window": window,
         "cache_config": (target.info or {}).get("cache_config", {}),
         # The server's model and context length (/v1/models, or labels when read-only).
-        "served": observed.served_config(target) if target.kind == TargetKind.VLLM else None,
+        "served": observation.served_config(target) if target.kind == TargetKind.VLLM else None,
     }
 
 

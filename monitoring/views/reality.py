@@ -10,7 +10,7 @@ from django.shortcuts import render
 from django.views import View
 
 from monitoring.models import Target
-from monitoring.reality import linked_targets, summaries
+from monitoring.reality.summaries import linked_targets, summaries
 from planner.decisions.selectors import decision_get
 from planner.selectors import plan_get
 

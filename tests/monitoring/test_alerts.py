@@ -8,11 +8,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.core.exceptions import ValidationError
 
-from monitoring.alerting import alerts_evaluate, event_payload
+from monitoring.alerts.evaluate import alerts_evaluate, event_payload
+from monitoring.alerts.webhooks import SIGNATURE_HEADER, signature_valid
 from monitoring.models import AlertEvent, AlertRule
 from monitoring.services import alert_rule_create, alert_rule_webhook_set
 from monitoring.tasks import deliver_webhook
-from monitoring.webhooks import SIGNATURE_HEADER, signature_valid
 
 pytestmark = pytest.mark.django_db
 

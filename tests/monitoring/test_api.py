@@ -209,7 +209,7 @@ def test_fleet_sums_of_several_keys_cost_the_queries_of_one(viewer_api, make_tar
 
 
 def test_the_gpu_memory_chart_draws_the_targets_own_alert_threshold(viewer_client, make_target):
-    from monitoring.kinds import GPU_MEMORY_FULL_PCT
+    from monitoring.targets.kinds import GPU_MEMORY_FULL_PCT
 
     target = make_target(kind="gpu", base_url="http://127.0.0.1:9/gpu")
     rule = AlertRule.objects.get(target=target, series="gpu.memory_used_pct")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import ValidationError
 
-from monitoring.calibration import calibration_create, calibration_run
+from monitoring.reality.calibration import calibration_create, calibration_run
 from monitoring.selectors import resolve_range
 from planner.models import CalibrationProfile, Plan
 from planner.selectors.plan_values import plan_values

@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from monitoring.evidence import evidence_fill, round_measurement
+from monitoring.reality.evidence import evidence_fill, round_measurement
 from planner.decisions.services import decision_create, record_evidence_measurement
 from tests.monitoring.factories import write_series
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from monitoring import charts, kinds
-from monitoring.kinds import RuleContext
+from monitoring import charts
 from monitoring.polling.run import OVERDUE_SERIES
 from monitoring.scrape.keys import BY_KEY
 from monitoring.scrape.series import parse_series_id
+from monitoring.targets import kinds
+from monitoring.targets.kinds import RuleContext
 
 
 def read_by(kind: kinds.Kind) -> set[str]:

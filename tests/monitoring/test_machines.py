@@ -10,7 +10,8 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from monitoring import allocation, machines
+from monitoring.machines import allocation
+from monitoring.machines import overview as machines
 from monitoring.models import AlertRule, Target
 from monitoring.polling.run import poll
 from monitoring.scrape import from_text
@@ -242,7 +243,7 @@ def test_gpu_targets_get_the_gpu_alerts(make_target):
 def test_a_poll_of_the_simulated_exporter_stores_the_gpus_and_opens_the_stuck_alerts(
     make_target,
 ):
-    from monitoring.alerting import alerts_evaluate
+    from monitoring.alerts.evaluate import alerts_evaluate
     from monitoring.models import AlertEvent
     from monitoring.simulator import Simulator
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from monitoring.models import PlanScope, Target
-from monitoring.observed import observe
-from monitoring.plan_link import Scope, deviation_pct, plan_comparison
+from monitoring.reality.comparison import Scope, deviation_pct, plan_comparison
+from monitoring.reality.observation import observe
 from monitoring.selectors import resolve_range
 from monitoring.simulator.vllm_sim import VllmProfile
 from planner.selectors.plan_values import plan_values, predict_at
@@ -257,7 +257,7 @@ def test_the_target_page_draws_like_for_like_lines(two_replicas, planner, viewer
     ],
 )
 def test_served_model_names_are_matched_without_paths_or_case(s1_plan, served, matches):
-    from monitoring.sanity import model_matches
+    from monitoring.reality.server_checks import model_matches
 
     assert model_matches(served, plan_values(s1_plan)) is matches
 
@@ -278,7 +278,7 @@ def test_a_different_context_length_is_flagged(make_target, s1_plan):
 
 
 def test_a_ray_target_linked_to_a_plan_explains_what_to_link(make_target, s1_plan, viewer_api):
-    from monitoring.plan_link import NotComparable
+    from monitoring.reality.comparison import NotComparable
 
     target = make_target(name="pool", kind="ray", base_url="http://127.0.0.1:9/ray", plan=s1_plan)
     start, end = resolve_range("1h")

@@ -6,8 +6,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from monitoring import cluster_nodes, selectors
-from monitoring.alerting import alerts_evaluate
+from monitoring import selectors
+from monitoring.alerts.evaluate import alerts_evaluate
+from monitoring.machines import cluster_nodes
 from monitoring.models import AlertEvent, Target
 from monitoring.scrape.series import Sample
 from tests.inventory.factories import MachineFactory

@@ -11,10 +11,11 @@ from urllib.parse import parse_qs
 import httpx
 import pytest
 
-from monitoring import observed, selectors, stores, tasks
+from monitoring import selectors, stores, tasks
 from monitoring.models import AlertEvent, PollStatus
 from monitoring.polling import run as polling
-from monitoring.sanity import WarningCode, _target_warnings
+from monitoring.reality import observation
+from monitoring.reality.server_checks import WarningCode, _target_warnings
 from monitoring.series import readonly_ray, readonly_vllm
 from monitoring.stores.readonly import KEY_LABEL, ReadOnlyReader
 from monitoring.stores.routing import RoutingStore
@@ -156,7 +157,7 @@ def test_a_read_only_vllm_target_keeps_its_cache_config_and_models(
     target.refresh_from_db()
 
     assert target.last_status == PollStatus.OK
-    served = observed.served_config(target)
+    served = observation.served_config(target)
     assert served.models == ("meta-llama/Llama-3.1-8B-Instruct",)
     assert (served.kv_blocks, served.block_size_tokens, served.cache_dtype) == (21000, 16, "fp8")
     assert served.gpu_memory_utilization == 0.9
@@ -170,8 +171,8 @@ def test_a_read_only_vllm_target_keeps_its_cache_config_and_models(
     assert "No capacity yet" not in page
 
 
-def _observation(served: observed.ServedConfig) -> observed.TargetObservation:
-    return observed.TargetObservation(
+def _observation(served: observation.ServedConfig) -> observation.TargetObservation:
+    return observation.TargetObservation(
         target_id=1,
         target_name="watched",
         polls=10,
@@ -205,7 +206,7 @@ class _Plan:
             pp = 1
 
 
-def _served(**changes) -> observed.ServedConfig:
+def _served(**changes) -> observation.ServedConfig:
     fields = {
         "models": ("meta-llama/Llama-3.1-8B-Instruct",),
         "max_model_len": None,
@@ -217,7 +218,7 @@ def _served(**changes) -> observed.ServedConfig:
         "pipeline_parallel_size": None,
         "engines": 1,
     }
-    return observed.ServedConfig(**{**fields, **changes})
+    return observation.ServedConfig(**{**fields, **changes})
 
 
 def test_plan_vs_reality_says_max_model_len_is_not_checked_for_a_read_only_target():

@@ -9,10 +9,10 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import ValidationError
 
-from monitoring import reach
 from monitoring.models import AlertRule, AllowlistEntry, Target
 from monitoring.polling.run import poll
 from monitoring.services import alert_rule_create, allowlist_entry_create
+from monitoring.targets import reach
 from tests.inventory.factories import MachineFactory
 
 pytestmark = pytest.mark.django_db

@@ -282,7 +282,7 @@ def test_a_suspect_poll_without_a_slot_is_skipped_not_recorded(make_target):
 def test_a_target_whose_polls_stopped_opens_an_alert_and_its_next_poll_resolves_it(
     make_target, django_capture_on_commit_callbacks
 ):
-    from monitoring.alerting import alerts_evaluate
+    from monitoring.alerts.evaluate import alerts_evaluate
     from monitoring.models import AlertEvent, AlertRule
 
     target = make_target(name="starved", poll_interval_s=15)

@@ -106,7 +106,7 @@ def unreadable_token_alerting(make_target, http_server):
     that has a webhook: exactly when its owners need the alert to get through."""
     from datetime import UTC, datetime
 
-    from monitoring.alerting import alerts_evaluate
+    from monitoring.alerts.evaluate import alerts_evaluate
     from monitoring.services import alert_rule_create, alert_rule_webhook_set
 
     base, script = http_server

@@ -72,7 +72,7 @@ def test_the_profile_page_draws_measured_before_and_after(
     s1_plan,  # noqa: F811
     planner,
 ):
-    from monitoring.calibration import calibration_create
+    from monitoring.reality.calibration import calibration_create
     from monitoring.selectors import resolve_range
 
     page, errors = browser_page

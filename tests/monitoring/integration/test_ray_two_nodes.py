@@ -11,9 +11,10 @@ import time
 
 import pytest
 
-from monitoring import kinds, selectors
+from monitoring import selectors
 from monitoring.models import AlertEvent, Target
 from monitoring.polling.run import poll
+from monitoring.targets import kinds
 from monitoring.tasks import alerts_evaluator
 from tests.inventory.factories import MachineFactory
 from tests.monitoring.integration.ray_head import new_head, require_ray

@@ -11,9 +11,10 @@ from unittest import mock
 import httpx
 import pytest
 
-from monitoring import observed, selectors, services, stores, tasks
-from monitoring.evidence import measure_window
+from monitoring import selectors, services, stores, tasks
 from monitoring.models import AlertEvent, AlertRule, TargetKind
+from monitoring.reality import observation
+from monitoring.reality.evidence import measure_window
 from monitoring.scrape.series import Sample
 from monitoring.series import SeriesMatch, WriteBatch, WriteSample
 from monitoring.series import remote_write as rw
@@ -176,20 +177,20 @@ def test_plan_vs_reality_and_evidence_read_what_the_polls_wrote(backend, make_ta
         del store.write
     start, end = written[0].ts, written[-1].ts
     # What the window must hold: every unlabelled finite sample written, per poll.
-    expected: dict[str, list] = {key: [] for key in observed.OBSERVED_KEYS}
+    expected: dict[str, list] = {key: [] for key in observation.OBSERVED_KEYS}
     for batch in written:
         for sample in batch.samples:
             if not sample.labels and sample.key in expected:
                 expected[sample.key].append((batch.ts, sample.value))
 
     def complete():
-        window = stores.current().window(stores.ref(target), observed.OBSERVED_KEYS, start, end)
+        window = stores.current().window(stores.ref(target), observation.OBSERVED_KEYS, start, end)
         return all(len(window[k]) == len(expected[k]) for k in expected)
 
     backend.eventually(complete)
-    seen = observed.observe(target, start, end)
+    seen = observation.observe(target, start, end)
     # VictoriaMetrics keeps about 12 significant digits of a float: equal up to that.
-    want = asdict(observed.observation(target, expected))
+    want = asdict(observation.observation(target, expected))
     got = asdict(seen)
     for name in ("served", "target_name"):
         assert got.pop(name) == want.pop(name)

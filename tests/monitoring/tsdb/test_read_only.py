@@ -18,10 +18,12 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from monitoring import kinds, observed, tasks
-from monitoring.evidence import measure_window
+from monitoring import tasks
 from monitoring.models import AlertEvent, AlertRule, PollStatus, Sample
+from monitoring.reality import observation
+from monitoring.reality.evidence import measure_window
 from monitoring.simulator import Simulator
+from monitoring.targets import kinds
 from tests.monitoring.tsdb import servers
 from tests.monitoring.tsdb.servers import free_port
 
@@ -135,7 +137,7 @@ def test_a_read_only_target_is_read_from_prometheus_and_polls_nothing(
     # max_model_len is only in /v1/models, which a read-only target does not ask.
     for fact in ("cache_config", "engines", "models"):
         assert target.info[fact] == polled.info[fact], fact
-    served, polled_served = observed.served_config(target), observed.served_config(polled)
+    served, polled_served = observation.served_config(target), observation.served_config(polled)
     assert served.models == tuple(polled.info["models"])
     assert served.kv_blocks == polled_served.kv_blocks
     assert served.max_model_len is None
@@ -171,7 +173,7 @@ def test_its_series_plan_vs_reality_and_evidence_come_from_prometheus(
 
     def observe():
         end = timezone.now()
-        seen = observed.observe(target, end - timedelta(minutes=2), end)
+        seen = observation.observe(target, end - timedelta(minutes=2), end)
         return seen.polls > 1 and seen.ttft_p95_ms is not None and seen
 
     seen = servers.eventually(observe)

@@ -19,8 +19,8 @@ from django.utils.translation import gettext as _
 
 from monitoring import stores
 from monitoring.models import Target, TargetKind
-from monitoring.observed import ITL_P95, REQUESTS, TTFT_P95, served_config
-from monitoring.sanity import model_matches, names_match
+from monitoring.reality.observation import ITL_P95, REQUESTS, TTFT_P95, served_config
+from monitoring.reality.server_checks import model_matches, names_match
 from monitoring.series.percentiles import p95
 from planner.decisions.models import EvidenceSource
 from planner.decisions.selectors import evidence_items

@@ -13,7 +13,7 @@ from django.db.models import Q
 
 from monitoring import selectors
 from monitoring.models import PlanScope, Target, TargetKind
-from monitoring.plan_link import PlanComparison, PlanUnreadable, Scope, plan_comparison
+from monitoring.reality.comparison import PlanComparison, PlanUnreadable, Scope, plan_comparison
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,7 @@ from enum import StrEnum
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from monitoring.observed import TargetObservation
+from monitoring.reality.observation import TargetObservation
 from planner.selectors.plan_values import PlanValues
 
 
@@ -69,6 +69,15 @@ def names_match(served: tuple[str, ...], planned: tuple[str, ...]) -> bool | Non
 def _target_warnings(
     values: PlanValues, obs: TargetObservation, *, whole: bool
 ) -> list[ComparisonWarning]:
+    return [
+        *_model_warnings(values, obs),
+        *_layout_warnings(values, obs),
+        *_window_warnings(obs, whole=whole),
+    ]
+
+
+def _model_warnings(values: PlanValues, obs: TargetObservation) -> list[ComparisonWarning]:
+    """The served model and its context length against the plan's."""
     served = obs.served
     name = obs.target_name
     out: list[ComparisonWarning] = []
@@ -107,6 +116,14 @@ def _target_warnings(
                 % {"target": name, "planned": values.max_model_len},
             )
         )
+    return out
+
+
+def _layout_warnings(values: PlanValues, obs: TargetObservation) -> list[ComparisonWarning]:
+    """The served parallelism, KV blocks, KV dtype and memory share against the plan's."""
+    served = obs.served
+    name = obs.target_name
+    out: list[ComparisonWarning] = []
     layout = values.replica.layout
     for code, label, seen, planned in (
         (WarningCode.TP_MISMATCH, "tensor_parallel_size", served.tensor_parallel_size, layout.tp),
@@ -173,6 +190,14 @@ def _target_warnings(
                 },
             )
         )
+    return out
+
+
+def _window_warnings(obs: TargetObservation, *, whole: bool) -> list[ComparisonWarning]:
+    """What the window cannot compare: data-parallel engines linked as one replica, no data."""
+    served = obs.served
+    name = obs.target_name
+    out: list[ComparisonWarning] = []
     if not whole and served.engines > 1:
         out.append(
             ComparisonWarning(

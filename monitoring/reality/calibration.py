@@ -19,7 +19,7 @@ from django.utils.translation import gettext as _
 
 from monitoring import stores
 from monitoring.models import PlanScope, Target, TargetKind
-from monitoring.observed import OBSERVED_KEYS, RUNNING, observation
+from monitoring.reality.observation import OBSERVED_KEYS, RUNNING, observation
 from monitoring.series import Points
 from planner.engine.calibration import (
     CalibrationFit,

@@ -19,7 +19,7 @@ from django.utils.translation import get_language, gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
 from monitoring.error_text import public_error
-from monitoring.labels import STATE_LABELS
+from monitoring.targets.state import STATE_LABELS
 
 GPU_STATE_LABELS = {
     "busy": _("busy"),
@@ -82,7 +82,7 @@ class Words:
         return f"{value:.{digits}f}".replace(".", self.sep)
 
     def cell(self, cell: Any) -> str:
-        """One GPU: a monitoring.machines.GpuCell, or its as_dict() (the GPU target's page)."""
+        """One GPU: a machines.overview.GpuCell, or its as_dict() (the GPU target's page)."""
         if isinstance(cell, dict):
             get, gid, state = cell.get, cell["id"], cell["state"]
             user, source, throttled = cell.get("user"), cell.get("user_source"), cell["throttled"]
@@ -132,7 +132,7 @@ class Words:
         return escape(pattern.replace(str(_PK), str(int(pk))))
 
     def card(self, row: Any) -> str:
-        """One machine's card (a monitoring.machines.MachineRow)."""
+        """One machine's card (a monitoring.machines.overview.MachineRow)."""
         machine, target, state = row.machine, row.target, escape(row.state)
         head: list[str] = []
         if machine is not None:

@@ -16,8 +16,8 @@ from enum import StrEnum
 from django.utils.translation import gettext as _
 
 from monitoring.models import PlanScope, Target, TargetKind
-from monitoring.observed import TargetObservation, observe
-from monitoring.sanity import ComparisonWarning, sanity_warnings
+from monitoring.reality.observation import TargetObservation, observe
+from monitoring.reality.server_checks import ComparisonWarning, sanity_warnings
 from planner.decisions.selectors import LatencySlo, latency_slo
 from planner.engine.at_concurrency import ServingPoint
 from planner.selectors.plan_values import PlanUnreadable, PlanValues, plan_values, predict_at

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from inventory.models import Machine
-from monitoring.hosts import short_hostname
+from monitoring.machines.hosts import short_hostname
 from monitoring.models import Target
 from monitoring.scrape.series import Sample
 from planner.models import Plan

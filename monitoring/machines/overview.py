@@ -19,13 +19,13 @@ from typing import Any
 from django.utils import timezone
 
 from inventory.models import Machine
-from monitoring import allocation
-from monitoring.hosts import short_hostname
+from monitoring.machines import allocation
+from monitoring.machines.hosts import short_hostname
 from monitoring.models import Target, TargetKind
 from monitoring.scrape import keys
 from monitoring.scrape.gpu import GpuState, classify
 from monitoring.scrape.series import parse_series_id
-from monitoring.selectors import target_state
+from monitoring.targets.state import target_state
 from planner.selectors import plan_result
 
 # The plan allocation is re-read at most this often by the poller (it changes with plan links).

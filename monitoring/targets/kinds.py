@@ -223,7 +223,7 @@ REGISTRY: dict[str, Kind] = {
             panels_template="monitoring/partials/panels/ray.html",
             totals=("gpus_used", "gpus_total"),
             state="monitoring.selectors.ray_state",
-            poll_extras="monitoring.cluster_nodes.poll_extras",
+            poll_extras="monitoring.machines.cluster_nodes.poll_extras",
         ),
         Kind(
             name=TargetKind.GPU,
@@ -233,8 +233,8 @@ REGISTRY: dict[str, Kind] = {
             tile_template="monitoring/partials/tiles/gpu.html",
             panels_template="monitoring/partials/panels/gpu.html",
             totals=("gpus", "gpus_busy", "gpus_idle", "memory_used_mib", "memory_total_mib"),
-            state="monitoring.machines.gpu_state",
-            poll_extras="monitoring.machines.poll_extras",
+            state="monitoring.machines.overview.gpu_state",
+            poll_extras="monitoring.machines.overview.poll_extras",
             busy_key="gpu.machine.gpus_stuck",
         ),
     )
