@@ -455,17 +455,8 @@ def _text_config(config: Mapping[str, Any]) -> tuple[Mapping[str, Any], str, str
     return config, outer, "", ""
 
 
-def from_hf_config(config: Mapping[str, Any]) -> Architecture:
-    """Return the Architecture described by a Hugging Face config.json dict.
-
-    Raises ArchitectureError naming every missing or invalid key (nested keys dotted).
-    """
-    if not isinstance(config, Mapping):
-        raise ArchitectureError(
-            "config.json must be a JSON object", missing=[], errors={"config": "not an object"}
-        )
-    text, model_type, wrapper, prefix = _text_config(config)
-    label = model_type or "unknown architecture"
+def _family(text: Mapping[str, Any], model_type: str, prefix: str) -> Family:
+    """Return the family of `model_type`, or a generic one for an unknown dense gated model."""
     if model_type in _UNSIZED:
         raise ArchitectureError(
             f"model_type {model_type!r} has {_UNSIZED[model_type]}, which this planner cannot "
@@ -474,29 +465,30 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
             errors={prefix + "model_type": f"unsupported value {model_type!r}"},
         )
     family = FAMILIES.get(model_type)
-    if family is None:
-        if any(k in text for k in _MOE_HINT_KEYS):
-            raise ArchitectureError(
-                f"unknown MoE/MLA architecture {model_type!r}; supported: {sorted(FAMILIES)}",
-                missing=[],
-                errors={prefix + "model_type": f"unsupported value {model_type!r}"},
-            )
-        activation = str(text.get("hidden_act") or text.get("activation_function") or "silu")
-        if activation.lower() not in _GATED_ACTIVATIONS:
-            # An unknown family read as Llama-like would count a third MLP matrix it may not have.
-            raise ArchitectureError(
-                f"model_type {model_type!r} is not a family this planner knows, and its "
-                f"activation {activation!r} does not tell a two-matrix MLP from a gated one; "
-                f"supported: {sorted(FAMILIES)}",
-                missing=[],
-                errors={prefix + "model_type": f"unsupported value {model_type!r}"},
-            )
-        family = Family()
-    cfg = _Cfg(text, family, prefix)
-    missing = [prefix + k for k in family.required if not cfg.has(k)]
-    if missing:
-        raise _fail(missing, {}, label)
+    if family is not None:
+        return family
+    if any(k in text for k in _MOE_HINT_KEYS):
+        raise ArchitectureError(
+            f"unknown MoE/MLA architecture {model_type!r}; supported: {sorted(FAMILIES)}",
+            missing=[],
+            errors={prefix + "model_type": f"unsupported value {model_type!r}"},
+        )
+    activation = str(text.get("hidden_act") or text.get("activation_function") or "silu")
+    if activation.lower() not in _GATED_ACTIVATIONS:
+        # An unknown family read as Llama-like would count a third MLP matrix it may not have.
+        raise ArchitectureError(
+            f"model_type {model_type!r} is not a family this planner knows, and its "
+            f"activation {activation!r} does not tell a two-matrix MLP from a gated one; "
+            f"supported: {sorted(FAMILIES)}",
+            missing=[],
+            errors={prefix + "model_type": f"unsupported value {model_type!r}"},
+        )
+    return Family()
 
+
+def _transformer_shape(cfg: _Cfg, model_type: str) -> tuple[int, int, int, int, int]:
+    """Return (hidden, heads, layers, kv_heads, intermediate), noting invalid sizes in cfg."""
+    prefix = cfg.prefix
     hidden = cfg.int("hidden_size")
     heads = cfg.int("num_attention_heads")
     layers = cfg.int("num_hidden_layers")
@@ -527,45 +519,51 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
         cfg.errors[prefix + "num_key_value_heads"] = (
             f"num_attention_heads ({heads}) must be divisible by num_key_value_heads ({kv_heads})"
         )
-    if cfg.errors:
-        raise _fail([], cfg.errors, label)
+    return hidden, heads, layers, kv_heads, inter
 
-    windows, window_kind = _layer_windows(cfg, model_type, layers)
+
+def _checked_moe(cfg: _Cfg, model_type: str) -> dict[str, Any]:
+    """Return the mixture-of-experts fields (empty for a dense model), noting invalid ones."""
     moe = _moe_fields(cfg, model_type)
-    if moe:
-        experts, active = moe["num_experts"], moe["experts_per_token"]
-        if experts <= 0:
-            key = {"deepseek_v2": "n_routed_experts", "deepseek_v3": "n_routed_experts"}.get(
-                model_type, "num_experts" if "qwen" in model_type else "num_local_experts"
-            )
-            cfg.errors[prefix + key] = "must be a positive integer for a mixture-of-experts model"
-        elif not 1 <= active <= experts:
-            cfg.errors[prefix + "num_experts_per_tok"] = f"must be between 1 and {experts}"
-        if moe["moe_intermediate_size"] <= 0:
-            cfg.errors[prefix + "moe_intermediate_size"] = "must be a positive integer"
-    try:
-        scheme = parse_quantization(config, layers)
-    except QuantizationError as exc:
-        cfg.errors[exc.field] = str(exc).split(": ", 1)[1]
-        scheme = None
-    if cfg.errors:
-        raise _fail([], cfg.errors, label)
+    if not moe:
+        return moe
+    prefix = cfg.prefix
+    experts, active = moe["num_experts"], moe["experts_per_token"]
+    if experts <= 0:
+        key = {"deepseek_v2": "n_routed_experts", "deepseek_v3": "n_routed_experts"}.get(
+            model_type, "num_experts" if "qwen" in model_type else "num_local_experts"
+        )
+        cfg.errors[prefix + key] = "must be a positive integer for a mixture-of-experts model"
+    elif not 1 <= active <= experts:
+        cfg.errors[prefix + "num_experts_per_tok"] = f"must be between 1 and {experts}"
+    if moe["moe_intermediate_size"] <= 0:
+        cfg.errors[prefix + "moe_intermediate_size"] = "must be a positive integer"
+    return moe
+
+
+def _vision(config: Mapping[str, Any], cfg: _Cfg, wrapper: str, hidden: int) -> tuple[int, int]:
+    """Return (vision encoder parameters, tokens per image) of a multimodal wrapper, else 0s."""
     vision, mm_tokens = 0, 0
     vc = config.get("vision_config")
-    if wrapper and isinstance(vc, Mapping):
-        vision_cfg = _Cfg(vc, Family(), "vision_config.")
-        for key in _VISION_KEYS:
-            vision_cfg.int(key)
-        mm_cfg = _Cfg(config, Family(), "")
-        per_image = mm_cfg.int("mm_tokens_per_image")
-        cfg.errors.update(vision_cfg.errors | mm_cfg.errors)
-        if not cfg.errors:
-            try:
-                vision, mm_tokens = _vision_params(vc, wrapper, hidden)
-            except (TypeError, ValueError, IndexError):
-                cfg.errors["vision_config"] = "holds a size that is not a number"
-            mm_tokens = per_image or mm_tokens
+    if not (wrapper and isinstance(vc, Mapping)):
+        return vision, mm_tokens
+    vision_cfg = _Cfg(vc, Family(), "vision_config.")
+    for key in _VISION_KEYS:
+        vision_cfg.int(key)
+    mm_cfg = _Cfg(config, Family(), "")
+    per_image = mm_cfg.int("mm_tokens_per_image")
+    cfg.errors.update(vision_cfg.errors | mm_cfg.errors)
+    if not cfg.errors:
+        try:
+            vision, mm_tokens = _vision_params(vc, wrapper, hidden)
+        except (TypeError, ValueError, IndexError):
+            cfg.errors["vision_config"] = "holds a size that is not a number"
+        mm_tokens = per_image or mm_tokens
+    return vision, mm_tokens
 
+
+def _rotary_positions(cfg: _Cfg, model_type: str) -> int:
+    """Return the positions the rotary cache holds (scaled by linear or dynamic RoPE)."""
     positions = cfg.int("max_position_embeddings", 4096)
     rope = cfg.value("rope_scaling") or {}
     rotary_positions = positions
@@ -576,6 +574,55 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
         rotary_positions = int(positions * float(rope.get("factor") or 1))
     if model_type == "gemma3_text":
         rotary_positions += positions  # the local layers' own, unscaled cache
+    return rotary_positions
+
+
+def _mla_fields(cfg: _Cfg) -> dict[str, int]:
+    """Return the multi-head latent attention fields (DeepSeek V2/V3), noting a missing rank."""
+    if cfg.int("kv_lora_rank") <= 0:
+        cfg.errors[cfg.prefix + "kv_lora_rank"] = "must be a positive integer for MLA"
+    return {
+        "kv_lora_rank": cfg.int("kv_lora_rank"),
+        "q_lora_rank": cfg.int("q_lora_rank"),
+        "qk_rope_head_dim": cfg.int("qk_rope_head_dim"),
+        "qk_nope_head_dim": cfg.int("qk_nope_head_dim"),
+        "v_head_dim": cfg.int("v_head_dim"),
+        "num_mtp_layers": cfg.int("num_nextn_predict_layers"),
+    }
+
+
+def from_hf_config(config: Mapping[str, Any]) -> Architecture:
+    """Return the Architecture described by a Hugging Face config.json dict.
+
+    Raises ArchitectureError naming every missing or invalid key (nested keys dotted).
+    """
+    if not isinstance(config, Mapping):
+        raise ArchitectureError(
+            "config.json must be a JSON object", missing=[], errors={"config": "not an object"}
+        )
+    text, model_type, wrapper, prefix = _text_config(config)
+    label = model_type or "unknown architecture"
+    family = _family(text, model_type, prefix)
+    cfg = _Cfg(text, family, prefix)
+    missing = [prefix + k for k in family.required if not cfg.has(k)]
+    if missing:
+        raise _fail(missing, {}, label)
+    hidden, heads, layers, kv_heads, inter = _transformer_shape(cfg, model_type)
+    if cfg.errors:
+        raise _fail([], cfg.errors, label)
+
+    windows, window_kind = _layer_windows(cfg, model_type, layers)
+    moe = _checked_moe(cfg, model_type)
+    try:
+        scheme = parse_quantization(config, layers)
+    except QuantizationError as exc:
+        cfg.errors[exc.field] = str(exc).split(": ", 1)[1]
+        scheme = None
+    if cfg.errors:
+        raise _fail([], cfg.errors, label)
+    vision, mm_tokens = _vision(config, cfg, wrapper, hidden)
+
+    rotary_positions = _rotary_positions(cfg, model_type)
     dtype_raw = config.get("torch_dtype") or config.get("dtype") or text.get("torch_dtype")
     is_mla = model_type in {"deepseek_v2", "deepseek_v3"}
     fields: dict[str, Any] = {
@@ -615,17 +662,8 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
         cfg.errors[prefix + key] = (
             "must be a positive integer (hidden_size // num_attention_heads is 0 without it)"
         )
-    if is_mla and cfg.int("kv_lora_rank") <= 0:
-        cfg.errors[prefix + "kv_lora_rank"] = "must be a positive integer for MLA"
     if is_mla:
-        fields.update(
-            kv_lora_rank=cfg.int("kv_lora_rank"),
-            q_lora_rank=cfg.int("q_lora_rank"),
-            qk_rope_head_dim=cfg.int("qk_rope_head_dim"),
-            qk_nope_head_dim=cfg.int("qk_nope_head_dim"),
-            v_head_dim=cfg.int("v_head_dim"),
-            num_mtp_layers=cfg.int("num_nextn_predict_layers"),
-        )
+        fields.update(_mla_fields(cfg))
     if cfg.errors:
         raise _fail([], cfg.errors, label)
     return Architecture(**fields)

@@ -37,8 +37,8 @@ LONG_MODULES = {
     "planner/presentation/templates.py",
 }
 LONG_FUNCTIONS = {
-    "catalog/hf_config.py:from_hf_config",
     "planner/decisions/prefill.py:proposal_from_plan",
+    "planner/engine/memory.py:plan_memory",
     "planner/engine/serving/simulate.py:simulate",
     "planner/services/bundles.py:bundle_readme",
 }
