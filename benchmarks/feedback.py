@@ -10,8 +10,8 @@ from django.utils.translation import gettext as _
 
 from benchmarks.models import BenchmarkRun, RunStatus
 from benchmarks.services import replicas_behind
-from monitoring.evidence import round_measurement
-from monitoring.sanity import model_matches
+from monitoring.reality.evidence import round_measurement
+from monitoring.reality.server_checks import model_matches
 from planner.decisions.models import DecisionRecord, EvidenceSource
 from planner.decisions.services import record_evidence_measurement
 from planner.engine.calibration import NotEnoughData, Observation, fit_calibration

@@ -48,7 +48,7 @@ def _check_target(target: Target) -> None:
         raise ValidationError(
             {"target": _("Only vLLM (OpenAI-compatible) targets can be benchmarked.")}
         )
-    # The reach policy the poller obeys (monitoring.reach), checked after DNS resolution.
+    # The reach policy the poller obeys (monitoring.targets.reach), checked after DNS resolution.
     validate_monitored_url(target.base_url, field_name="target")
 
 

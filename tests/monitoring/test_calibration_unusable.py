@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import ValidationError
 
-from monitoring import calibration
+from monitoring.reality import calibration
 from monitoring.selectors import resolve_range
 from tests.monitoring.test_plan_comparison import _replica, s1_plan, two_replicas  # noqa: F401
 

@@ -350,7 +350,7 @@ def test_the_gpu_grid_escapes_what_the_exporter_says():
 
 
 def test_gpu_utilisation_is_decision_evidence_for_the_server_on_those_machines(make_target):
-    from monitoring.evidence import measure_window
+    from monitoring.reality.evidence import measure_window
 
     machine = MachineFactory(hostname="a100-node-1", nics=[])
     server = make_target(kind="vllm", machines=[machine])
