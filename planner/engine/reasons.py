@@ -316,8 +316,17 @@ def spanning(
             span_concurrency=_r(best.max_concurrency_per_replica),
         )
     ]
-    tp_cross = [c for c in cands if c.kind == CandidateKind.CROSS_NODE_TP]
-    if best.kind == CandidateKind.CROSS_NODE_PP and tp_cross:
+    # Cross-node TP layouts that start (a layout that does not fit has no step figures).
+    tp_cross = [
+        c
+        for c in cands
+        if c.kind == CandidateKind.CROSS_NODE_TP and c.comm_per_decode_step_ms is not None
+    ]
+    if (
+        best.kind == CandidateKind.CROSS_NODE_PP
+        and tp_cross
+        and best.pp_comm_per_decode_step_ms is not None
+    ):
         out.append(
             message(
                 Code.PP_OVER_CROSS_TP,
