@@ -94,6 +94,9 @@ class Node:
     intra_link: str = "nvlink"
     nics: tuple[Nic, ...] = ()
     free_gpus: int | None = None
+    # GPU peer-to-peer access over PCIe, when the input says (None: the GPU's usual, see
+    # layouts.pcie_p2p); vLLM's custom all-reduce runs on PCIe only with it.
+    p2p: bool | None = None
     address: str = ""  # management address (IP or host name); the host name when empty
     # The kind of the pool the node belongs to, when nodes of several pools are offered; the
     # plan's pool kind is then that of the nodes it uses (plan.with_pool_kind_of).
@@ -376,6 +379,8 @@ def _nodes(r: _Reader, hw: Mapping[str, Any]) -> tuple[Node, ...]:
         }
         if "free_gpus_per_node" in hw:
             template["free_gpus"] = hw["free_gpus_per_node"]
+        if "p2p" in hw:
+            template["p2p"] = hw["p2p"]
         raw_nodes = [dict(template, hostname=f"node-{i + 1}") for i in range(n_nodes)]
     if not isinstance(raw_nodes, list) or not 1 <= len(raw_nodes) <= MAX_NODES:
         r.errors["hardware.nodes"] = f"a list of 1 to {MAX_NODES} nodes is required"
@@ -454,6 +459,9 @@ def _nodes(r: _Reader, hw: Mapping[str, Any]) -> tuple[Node, ...]:
         free = None
         if raw.get("free_gpus") is not None:
             free = r.integer(raw, "free_gpus", f"{path}.free_gpus", 0, GPUS_PER_NODE_MAX, None)
+        p2p = None
+        if raw.get("p2p") is not None:
+            p2p = r.boolean(raw, "p2p", f"{path}.p2p")
         pool_kind = None
         if raw.get("pool_kind") is not None:
             pool_kind = r.choice(raw, "pool_kind", f"{path}.pool_kind", POOL_KINDS, "dedicated")
@@ -467,6 +475,7 @@ def _nodes(r: _Reader, hw: Mapping[str, Any]) -> tuple[Node, ...]:
                 intra_link=link,
                 nics=tuple(nics),
                 free_gpus=free,
+                p2p=p2p,
                 address=address,
                 pool_kind=pool_kind,
             )
