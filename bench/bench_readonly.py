@@ -45,7 +45,7 @@ def main() -> None:
 
     from monitoring import stores
     from monitoring.series.promql import parse_selector
-    from monitoring.series.readonly_kinds import expression, of_kind
+    from monitoring.series.readonly.kinds import expression, of_kind
     from monitoring.services import target_create
     from monitoring.simulator import Simulator
     from monitoring.targets import kinds

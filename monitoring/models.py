@@ -81,7 +81,7 @@ class Target(models.Model):
         blank=True,
     )
     # Read-only mode: the series of a server an existing Prometheus scrapes. ServePlan polls
-    # nothing for such a target; it reads Prometheus (monitoring.stores.readonly).
+    # nothing for such a target; it reads Prometheus (monitoring.series.readonly.reader).
     selector = models.CharField(
         _("Prometheus selector"),
         max_length=500,

@@ -21,7 +21,8 @@ from monitoring.models import Target, TargetSnapshot
 from monitoring.polling.record import PollOutcome, poll_record_failure, poll_record_success
 from monitoring.scrape import ScrapeResult, kinds, scrape_once
 from monitoring.scrape.series import Sample, make_sample
-from monitoring.series import StoreUnavailable, readonly_kinds
+from monitoring.series import StoreUnavailable
+from monitoring.series.readonly import kinds as readonly_kinds
 from monitoring.targets import kinds as web_kinds
 
 # Failures worth retrying within the same slot: quick network ones, not the target's answer. A

@@ -2,7 +2,7 @@
 
 A kind is one entry here; `run.from_text` and `run.scrape_once` look it up instead of branching
 on names. The Django side (monitoring/targets/kinds.py) adds the kind's charts, tiles, template and
-default alert rules on top of this entry, and monitoring.series.readonly_kinds its PromQL for a
+default alert rules on top of this entry, and monitoring.series.readonly.kinds its PromQL for a
 read-only target: this package imports nothing of monitoring.series (which imports its label
 model), so neither can be caught half-imported by the other.
 """

@@ -14,9 +14,9 @@ from django.core.exceptions import ImproperlyConfigured
 
 from monitoring.series import TargetRef
 from monitoring.series.buffer import RetryBuffer
+from monitoring.series.readonly.reader import ReadOnlyReader
 from monitoring.stores.embedded import EmbeddedStore
 from monitoring.stores.prometheus import PrometheusStore
-from monitoring.stores.readonly import ReadOnlyReader
 from monitoring.stores.routing import RoutingStore
 from monitoring.stores.spool import DatabaseSpool
 

@@ -36,7 +36,7 @@ from monitoring.series import (
 )
 from monitoring.series import remote_write as rw
 from monitoring.series.buffer import LeftOut, Refused, RetryBuffer, RetryLater
-from monitoring.stores.promql_range import Grid, Matrix, bucketed, ms, read, result
+from monitoring.series.promql_range import Grid, Matrix, bucketed, ms, read, result
 from monitoring.stores.spool import live_batches
 
 logger = logging.getLogger(__name__)

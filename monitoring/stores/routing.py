@@ -21,7 +21,7 @@ from monitoring.series import (
     WriteBatch,
     WriteReport,
 )
-from monitoring.stores.readonly import ReadOnlyReader
+from monitoring.series.readonly.reader import ReadOnlyReader
 
 
 def _split(targets: Sequence[TargetRef]) -> tuple[list[TargetRef], list[TargetRef]]:

@@ -16,8 +16,9 @@ from monitoring.models import AlertEvent, PollStatus
 from monitoring.polling import run as polling
 from monitoring.reality import observation
 from monitoring.reality.server_checks import WarningCode, _target_warnings
-from monitoring.series import readonly_ray, readonly_vllm
-from monitoring.stores.readonly import KEY_LABEL, ReadOnlyReader
+from monitoring.series.readonly import ray as readonly_ray
+from monitoring.series.readonly import vllm as readonly_vllm
+from monitoring.series.readonly.reader import KEY_LABEL, ReadOnlyReader
 from monitoring.stores.routing import RoutingStore
 from tests.inventory.factories import MachineFactory
 from tests.monitoring.factories import mock_prometheus_store

@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from monitoring.scrape import kinds
 from monitoring.scrape.keys import for_kind
-from monitoring.series import promql, readonly_kinds
+from monitoring.series import promql
+from monitoring.series.readonly import kinds as readonly_kinds
 
 QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"')
 KINDS = list(kinds.REGISTRY)

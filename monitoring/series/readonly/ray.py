@@ -19,9 +19,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from monitoring.scrape import ray
-
-from .promql import Matcher, vector
-from .readonly import Build, Facts, Promql, aggregate, counter_rate, either, histogram_keys, series
+from monitoring.series.promql import Matcher, vector
+from monitoring.series.readonly.builders import (
+    Build,
+    Facts,
+    Promql,
+    aggregate,
+    counter_rate,
+    either,
+    histogram_keys,
+    series,
+)
 
 NODE = {"node": "instance"}
 NODE_GPU = {"node": "instance", "gpu": "GpuIndex"}

@@ -1,5 +1,5 @@
 """Series of read-only targets, computed by PromQL from what an existing Prometheus scrapes
-(monitoring.series.readonly says which keys and how, per kind). Nothing is written: ServePlan
+(the tables beside this module say which keys and how, per kind). Nothing is written: ServePlan
 polls nothing for these targets. Labelled series come back with the labels the poller stores."""
 
 from __future__ import annotations
@@ -22,10 +22,9 @@ from monitoring.series import (
     WriteBatch,
     WriteReport,
     promql,
-    readonly_kinds,
 )
-from monitoring.stores.prometheus import PrometheusStore
-from monitoring.stores.promql_range import Grid, Matrix, bucketed, read, result
+from monitoring.series.promql_range import Grid, Matrix, PromqlServer, bucketed, read, result
+from monitoring.series.readonly import kinds as readonly_kinds
 
 # Rates and quantiles look back at least this many scrape intervals (two would do with no
 # missed scrape; four keep a value through one).
@@ -52,7 +51,7 @@ def _wanted(match: SeriesMatch, labels: Labels) -> bool:
 class ReadOnlyReader:
     name = "read-only"
 
-    def __init__(self, server: PrometheusStore) -> None:
+    def __init__(self, server: PromqlServer) -> None:
         self.server = server
 
     def _expr(self, target: TargetRef, keys: Iterable[str], step_ms: int) -> str | None:

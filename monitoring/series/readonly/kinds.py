@@ -11,15 +11,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from monitoring.scrape import gpu, ray, vllm
-
-from . import readonly_gpu, readonly_ray, readonly_vllm
-from .promql import Matcher
-from .readonly import Promql
+from monitoring.series.promql import Matcher
+from monitoring.series.readonly import gpu as gpu_promql
+from monitoring.series.readonly import ray as ray_promql
+from monitoring.series.readonly import vllm as vllm_promql
+from monitoring.series.readonly.builders import Promql
 
 REGISTRY: Mapping[str, Promql] = {
-    vllm.KIND: readonly_vllm.PROMQL,
-    ray.KIND: readonly_ray.PROMQL,
-    gpu.KIND: readonly_gpu.PROMQL,
+    vllm.KIND: vllm_promql.PROMQL,
+    ray.KIND: ray_promql.PROMQL,
+    gpu.KIND: gpu_promql.PROMQL,
 }
 
 

@@ -15,9 +15,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from monitoring.scrape import gpu
-
-from .promql import Matcher, vector
-from .readonly import Build, Facts, Promql, either, relabel
+from monitoring.series.promql import Matcher, vector
+from monitoring.series.readonly.builders import Build, Facts, Promql, either, relabel
 
 GPU_LABELS = ("gpu", "mig")
 _PER_GPU = " by (gpu, mig) "

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Protocol
 
 from monitoring.scrape.series import Labels
 from monitoring.series import RangeResult, SeriesPoints, Source
@@ -16,6 +17,14 @@ from monitoring.series.gaps import max_gap_ms, with_gaps
 Matrix = list[tuple[dict[str, str], list[tuple[float, float]]]]
 # (expression, first instant ms, last instant ms, step ms) -> matrix
 QueryRange = Callable[[str, int, int, int], Matrix]
+
+
+class PromqlServer(Protocol):
+    """What reads PromQL from a Prometheus-compatible server (stores.prometheus.PrometheusStore)."""
+
+    def query_range(self, expr: str, start_ms: int, end_ms: int, step_ms: int) -> Matrix: ...
+
+    def query(self, expr: str, at: datetime) -> Matrix: ...
 
 
 def ms(when: datetime) -> int:

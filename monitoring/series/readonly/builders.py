@@ -17,8 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from monitoring.scrape.series import Sample
-
-from .promql import Matcher, quote, vector
+from monitoring.series.promql import Matcher, quote, vector
 
 Build = Callable[[Sequence[Matcher], str], str]  # (selector matchers, rate window) -> PromQL
 

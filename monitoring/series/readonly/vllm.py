@@ -5,7 +5,7 @@ included: every family is read as `current or old`, so a panel never goes blank 
 server is older or newer (vllm:gpu_cache_usage_perc -> vllm:kv_cache_usage_perc,
 vllm:time_per_output_token_seconds -> vllm:inter_token_latency_seconds, ...). The KV capacity
 is in `vllm:cache_config_info`'s labels, which PromQL cannot turn into values:
-monitoring.stores.readonly reads that family's label sets (CACHE_CAPACITY) and derives it as
+monitoring.series.readonly.reader reads that family's label sets (CACHE_CAPACITY) and derives it as
 a poll does.
 
 What a poll keeps in `info` from the server's labels (FACTS) is read the same way: the cache
@@ -20,9 +20,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from monitoring.scrape import vllm
-
-from .promql import Matcher, vector
-from .readonly import Build, Facts, FromLabels, Promql, counter_rate, either, histogram_keys, series
+from monitoring.series.promql import Matcher, vector
+from monitoring.series.readonly.builders import (
+    Build,
+    Facts,
+    FromLabels,
+    Promql,
+    counter_rate,
+    either,
+    histogram_keys,
+    series,
+)
 
 CACHE_CAPACITY = FromLabels(
     family=vllm.CACHE_CONFIG,
