@@ -25,7 +25,10 @@ _COMMON_WORDS = (
     "question work government number night point home water room mother area money story fact "
     "month lot right study book eye job word business issue side kind head house service friend"
 )
-WORDS = tuple(_COMMON_WORDS.split())
+# Single letters too: a small tokenizer (the tests' tiny Llama has 512 tokens) may know few
+# whole words, but a letter after a space is one token in most byte-level vocabularies.
+WORDS = (*_COMMON_WORDS.split(), *"abcdefghijklmnopqrstuvwxyz")
+MIN_POOL = 2  # two words already make every prompt distinct past its first few tokens
 ADJUST_ROUNDS = 8
 CHECKED_PROMPTS = 4
 PARALLEL_COUNTS = 8
@@ -58,18 +61,28 @@ async def _single_token_words(count: TokenCounter) -> tuple[int, list[str]]:
     return base, [w for w, ok in zip(WORDS, flags, strict=True) if ok]
 
 
-async def _adjust(count: TokenCounter, target: int, words: list[str], pool: Sequence[str],
-                  rng: random.Random, prefix: list[str]) -> tuple[str, bool]:  # fmt: skip
+async def _adjust(
+    count: TokenCounter,
+    target: int,
+    words: list[str],
+    pool: Sequence[str],
+    rng: random.Random,
+    prefix: list[str],
+    base: int,
+) -> tuple[str, bool]:
     """Add or drop words until the server counts `target` tokens (or the rounds run out)."""
     best = _text(prefix, words)
     for _ in range(ADJUST_ROUNDS):
         got = await count(best)
         if got == target:
             return best, True
+        # Scale the word count by tokens per word, then step by single words when close.
+        per_word = max(1.0, (got - base) / max(len(words), 1))
+        step = max(1, round(abs(target - got) / per_word))
         if got < target:
-            words = words + _words(rng, pool, target - got)
+            words = words + _words(rng, pool, step)
         else:
-            words = words[: max(0, len(words) - (got - target))]
+            words = words[: max(0, len(words) - step)]
         best = _text(prefix, words)
     return best, await count(best) == target
 
@@ -84,7 +97,7 @@ async def build_prompts(
     """Return one prompt per asked input length, distinct but for the shared prefix."""
     rng = random.Random(seed)
     base, pool = (1, list(WORDS)) if count is None else await _single_token_words(count)
-    if len(pool) < 8:
+    if len(pool) < MIN_POOL:
         pool = list(WORDS)
     longest = max(lengths, default=0)
     common = _words(rng, pool, round(shared_prefix_fraction * longest))
@@ -104,7 +117,7 @@ async def build_prompts(
 
     async def fix(n: int, prefix: list[str], body: list[str]) -> tuple[str, bool]:
         async with sem:
-            return await _adjust(count, n, body, pool, rng, prefix)
+            return await _adjust(count, n, body, pool, rng, prefix, base)
 
     fixed = await asyncio.gather(*(fix(*d) for d in drafts))
     return PromptSet(tuple(p for p, _ in fixed), exact=all(ok for _, ok in fixed))

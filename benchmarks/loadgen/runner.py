@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import httpx
 
 from benchmarks.loadgen.client import CompletionRequest, stream_completion
+from benchmarks.loadgen.connections import ClientPool
 from benchmarks.loadgen.metrics import summarize
 from benchmarks.loadgen.results import LevelResult, Outcome, RequestRecord
 from benchmarks.loadgen.workload import Workload, send_times
@@ -105,7 +106,7 @@ async def _watch(
 
 
 async def run_level(
-    client: httpx.AsyncClient,
+    pool: ClientPool,
     workload: Workload,
     requests: Sequence[CompletionRequest],
     *,
@@ -117,8 +118,7 @@ async def run_level(
 ) -> LevelResult:
     """Send `requests` under the workload's arrival shape and return the level's result."""
     state = _State(records=[], recent=deque(maxlen=LIVE_WINDOW), tasks=set())
-    cap = workload.in_flight_cap
-    slots = asyncio.Semaphore(cap) if cap else None
+    pool.set_limit(workload.in_flight_cap)
     times = send_times(workload)
     start = time.perf_counter()
     wake = asyncio.Event()
@@ -128,7 +128,7 @@ async def run_level(
                progress_interval_s, deadline, wake)
     )  # fmt: skip
 
-    async def one(req: CompletionRequest) -> None:
+    async def one(req: CompletionRequest, client: httpx.AsyncClient) -> None:
         try:
             record, server_failed = await stream_completion(client, req, level_start=start)
         except asyncio.CancelledError:
@@ -136,8 +136,7 @@ async def run_level(
             record, server_failed = _stopped(req, state.stop, start), False
         finally:
             state.in_flight -= 1
-            if slots is not None:
-                slots.release()
+            await pool.release(client)
         state.records.append(record)
         state.recent.append(record)
         state.failures_in_a_row = state.failures_in_a_row + 1 if server_failed else 0
@@ -148,14 +147,12 @@ async def run_level(
         delay = start + at - time.perf_counter()
         if delay > 0:
             await asyncio.sleep(delay)
-        if slots is not None:
-            await slots.acquire()
+        client = await pool.acquire()  # waits while the cap is reached
         if state.stop is not None:
-            if slots is not None:
-                slots.release()
+            await pool.release(client)
             break
         state.in_flight += 1
-        task = asyncio.create_task(one(req))
+        task = asyncio.create_task(one(req, client))
         state.tasks.add(task)
         task.add_done_callback(state.tasks.discard)
     while state.tasks:

@@ -28,6 +28,12 @@ def main(argv: list[str] | None = None) -> int:
         "--gpu-offset", type=int, default=0, help="index of the first GPU machine (load tests)"
     )
     parser.add_argument("--day-s", type=float, default=1800.0, help="length of a simulated day")
+    parser.add_argument(
+        "--time-scale",
+        type=float,
+        default=1.0,
+        help="multiply the OpenAI API's token timings (below 1: a faster server, for load tests)",
+    )
     args = parser.parse_args(argv)
     sim = Simulator(
         port=args.port,
@@ -37,6 +43,7 @@ def main(argv: list[str] | None = None) -> int:
         gpu_machines=args.gpu_machines,
         gpu_offset=args.gpu_offset,
         day_s=args.day_s,
+        time_scale=args.time_scale,
     )
     targets = sim.start()
     print(json.dumps([t.as_dict() for t in targets]), flush=True)

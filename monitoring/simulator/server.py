@@ -152,6 +152,7 @@ class Simulator:
         day_s: float = 1800.0,
         faults: bool = True,
         seed: int = 0,
+        time_scale: float = 1.0,
     ) -> None:
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError("the simulator only listens on loopback")
@@ -176,6 +177,12 @@ class Simulator:
                     seed=seed * 1000 + i,
                     hardware=DEMO_PROFILES[i % len(DEMO_PROFILES)].hardware,
                 )
+            if profile.hardware is not None and time_scale != 1.0:
+                # A load test's server answers faster than the modelled one (bench/).
+                hw = profile.hardware
+                profile = replace(profile, hardware=replace(
+                    hw, decode_slowdown=hw.decode_slowdown * time_scale,
+                    prefill_slowdown=hw.prefill_slowdown * time_scale))  # fmt: skip
             self.vllm[profile.name] = SimVllm(profile, day_s=day_s)
         # The demo fleet's machines first, then 8-GPU load-test machines; None: the demo fleet.
         count = len(DEMO_GPU_MACHINES) if gpu_machines is None else gpu_machines

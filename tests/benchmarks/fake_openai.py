@@ -23,6 +23,7 @@ class FakeConfig:
     usage: bool = True
     die_after: int | None = None  # close every connection from the (N+1)-th request on
     stop_after_tokens: int | None = None  # finish early (finish_reason "stop")
+    count: object = None  # a tokenizer (text -> tokens); default: one per word and a BOS
     seen: list[dict] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
 
@@ -99,7 +100,7 @@ class FakeServer:
             await self._send(writer, 200, {"data": [{"id": c.model, "max_model_len": 4096}]})
             return True
         if path == "/tokenize" and c.tokenize:
-            await self._send(writer, 200, {"count": count_tokens(body["prompt"])})
+            await self._send(writer, 200, {"count": self._count(body["prompt"])})
             return True
         if path != "/v1/completions":
             await self._send(writer, 404, {"detail": "Not Found"})
@@ -128,13 +129,16 @@ class FakeServer:
             self._chunk(writer, b"data: " + json.dumps(chunk).encode() + b"\n\n")
             await writer.drain()
         if c.usage:
-            usage = {"prompt_tokens": count_tokens(body["prompt"]), "completion_tokens": tokens}
+            usage = {"prompt_tokens": self._count(body["prompt"]), "completion_tokens": tokens}
             self._chunk(writer, b"data: " + json.dumps({"choices": [], "usage": usage}).encode()
                         + b"\n\n")  # fmt: skip
         self._chunk(writer, b"data: [DONE]\n\n")
         writer.write(b"0\r\n\r\n")
         await writer.drain()
         return True
+
+    def _count(self, text: str) -> int:
+        return (self.config.count or count_tokens)(text)
 
     @staticmethod
     def _chunk(writer, data: bytes) -> None:

@@ -170,3 +170,30 @@ def test_summary_without_slo_has_no_goodput_and_empty_stats_are_zero():
     assert s.goodput_rps is None
     assert s.ttft.mean_ms == 0.0
     assert s.ttft.count == 0
+
+
+def _small_vocabulary(text: str) -> int:
+    """A tokenizer that knows only single letters: every longer word is two tokens."""
+    return sum(1 if len(w) == 1 else 2 for w in text.split())
+
+
+def test_prompts_are_exact_with_a_small_vocabulary():
+    with FakeServer(FakeConfig(count=_small_vocabulary)) as server:
+        result = run(server.url, [Workload(requests=4, input_tokens=50, output_tokens=2)])
+    assert result.prompts_exact
+    assert result.levels[0].summary.total_input_tokens == 4 * 50
+    assert {_small_vocabulary(b["prompt"]) for b in server.config.seen} == {50}
+
+
+def test_in_flight_never_exceeds_the_cap():
+    seen = []
+
+    def hook(progress):
+        seen.append(progress.in_flight)
+        return False
+
+    with FakeServer(FakeConfig(itl_s=0.01)) as server:
+        run(server.url, [Workload(requests=30, input_tokens=8, output_tokens=10, concurrency=3)],
+            hook=hook, progress_interval_s=0.01)  # fmt: skip
+    assert max(seen) <= 3
+    assert 3 in seen
