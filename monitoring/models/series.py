@@ -3,16 +3,9 @@ remote writes, and the rollup cursor (read and written only by monitoring.stores
 
 from __future__ import annotations
 
-from django.core.exceptions import ValidationError
-from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
-from django.db.models import Q
-from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
-from simple_history.models import HistoricalRecords
 
-from core.secrets import EncryptedTextField
-from monitoring import pacing
 from monitoring.models.targets import Target
 
 
