@@ -174,7 +174,12 @@ class PlanViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
         plan = self.get_object()
         candidate = request.query_params.get("candidate", "")
         try:
-            archive, name = plan_archive(plan, candidate, request.query_params.get("variant", ""))
+            archive, name = plan_archive(
+                plan,
+                candidate,
+                request.query_params.get("variant", ""),
+                serveplan_url=request.build_absolute_uri("/"),
+            )
         except BundleUnavailable as exc:
             return Response({exc.field: [str(exc)]}, status=400)
         response = HttpResponse(archive, content_type="application/zip")

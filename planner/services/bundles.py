@@ -11,12 +11,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from django.urls import reverse
 from django.utils.translation import gettext as _
-from django.utils.translation import ngettext, pgettext
+from django.utils.translation import pgettext
 
 from planner.engine.configs.allocate import UnknownHost
 from planner.engine.configs.allocation import BundleClash
 from planner.engine.configs.bundle import build_bundle
+from planner.engine.configs.deploy.files import Registration, deploy_files
 from planner.engine.configs.layout import (
     ALL_VARIANTS,
     BundleLayout,
@@ -28,6 +30,9 @@ from planner.engine.configs.scripts import header_comment
 from planner.engine.result import Candidate, PlanResult
 from planner.engine.spec import SpecError, spec_from_dict
 from planner.selectors import plan_result
+from planner.services.bundle_readme import ReadmeLinks, allocation_rows, bundle_readme
+
+__all__ = ["allocation_rows", "bundle_readme"]  # re-exported: the result page uses them
 
 # Every route-backend pair a bundle can be downloaded as (the choices of the variant select).
 BUNDLE_VARIANT_KEYS = tuple(v.key for v in ALL_VARIANTS)
@@ -64,223 +69,37 @@ def _localize_script(host: str, text: str) -> str:
     return text.replace(english, line, 1) if line.startswith("#") else text
 
 
-def bundle_files(bundle: Mapping[str, Any] | None) -> dict[str, str]:
-    """Return every file of a stored bundle by its name in the archive, README.md first."""
+def bundle_files(
+    bundle: Mapping[str, Any] | None,
+    *,
+    links: ReadmeLinks | None = None,
+    extra: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """Return every file of a stored bundle by its name in the archive, README.md first;
+    `extra` adds the deployment files (the playbook) that depend on the saved plan."""
     if not bundle:
         return {}
-    files: dict[str, str] = {"README.md": bundle_readme(bundle)}
+    extra = extra or {}
+    files: dict[str, str] = {
+        "README.md": bundle_readme(bundle, links=links, extra_files=tuple(extra))
+    }
     hosts = {h["host"] for h in _hosts_of(bundle)}
     for name, text in (bundle.get("files") or {}).items():
         # Scripts are named KIND-HOST.sh; a suffix match would take a-b.example's for b.example's.
         host = name.partition("-")[2].removesuffix(".sh") if name.endswith(".sh") else ""
         files[name] = _localize_script(host, text) if host in hosts else text
+    files.update(extra)
     return files
 
 
-def _cell(value: Any) -> str:
-    text = "" if value is None else str(value)
-    return f"`{text}`" if text else "—"
-
-
-def allocation_rows(bundle: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Return one row per process: the allocation table the result page and README show."""
-    rows = []
-    for h in _hosts_of(bundle):
-        for p in h.get("processes") or []:
-            rows.append(
-                {
-                    "host": h["host"],
-                    "address": h.get("address") or h["host"],
-                    "process": p.get("name"),
-                    "kind": p.get("kind"),
-                    "gpus": p.get("cuda_visible_devices") or "",
-                    "ports": ", ".join(str(x) for x in p.get("ports") or []),
-                    "replica": p.get("replica"),
-                    "rank": (
-                        f"{p['node_rank']}/{p['nnodes']}" if p.get("node_rank") is not None else ""
-                    ),
-                    "peer": p.get("peer") or "",
-                    "container": p.get("container") or "",
-                }
-            )
-    return rows
-
-
-def _step_text(step: Mapping[str, Any]) -> str:
-    script = step["script"]
-    processes = ", ".join(f"`{p}`" for p in step.get("processes") or [])
-    if step["kind"] == "launch":
-        return _(
-            "On `%(host)s`: `./%(script)s` (or `./%(script)s --docker`); starts %(procs)s."
-        ) % {
-            "host": step["host"],
-            "script": script,
-            "procs": processes,
-        }
-    if step["kind"] == "serve":
-        return _(
-            "On `%(host)s`, once `ray status` lists every node's GPUs: `./%(script)s` "
-            "(or with `--docker`); starts %(procs)s."
-        ) % {"host": step["host"], "script": script, "procs": processes}
-    return _("On `%(host)s`: `./%(script)s` (or with `--docker`).") % {
-        "host": step["host"],
-        "script": script,
-    }
-
-
-def bundle_readme(bundle: Mapping[str, Any]) -> str:
-    """Return the operator README: the table, the steps per host, checks, stop, rollback."""
-    route, backend = bundle.get("route", ""), bundle.get("backend", "")
-    models = ", ".join(bundle.get("models") or [])
-    labels = ", ".join(bundle.get("labels") or [])
-    steps = list(bundle.get("steps") or [])
-    out = [
-        "# "
-        + _("Deploying %(models)s — route %(route)s, backend %(backend)s")
-        % {"models": models, "route": route, "backend": backend},
-        "",
-        _("Layout `%(labels)s`; image `%(image)s`: pin the same image on every host.")
-        % {"labels": labels, "image": bundle.get("image", "")},
-        "",
-        "## " + _("Allocation table"),
-        "",
-        _(
-            "Every process, the GPUs it sees (`CUDA_VISIBLE_DEVICES`), its ports, ranks, the "
-            "address it joins and its container name (with `--docker`)."
-        ),
-        "",
-        "| "
-        + " | ".join(
-            (
-                pgettext("allocation table column", "host"),
-                pgettext("allocation table column", "address"),
-                pgettext("allocation table column", "process"),
-                pgettext("allocation table column", "kind"),
-                "`CUDA_VISIBLE_DEVICES`",
-                pgettext("allocation table column", "ports"),
-                pgettext("allocation table column", "replica"),
-                pgettext("allocation table column", "node rank"),
-                pgettext("allocation table column", "joins"),
-                pgettext("allocation table column", "container"),
-            )
-        )
-        + " |",
-        "|" + "---|" * 10,
-    ]
-    for row in allocation_rows(bundle):
-        out.append(
-            "| "
-            + " | ".join(
-                _cell(row[key])
-                for key in (
-                    "host",
-                    "address",
-                    "process",
-                    "kind",
-                    "gpus",
-                    "ports",
-                    "replica",
-                    "rank",
-                    "peer",
-                    "container",
-                )
-            )
-            + " |"
-        )
-    for s in (bundle.get("allocation") or {}).get("serve") or []:
-        out.append("")
-        replicas = ngettext(
-            "Serve application `%(app)s`: %(low)s to %(high)s replica",
-            "Serve application `%(app)s`: %(low)s to %(high)s replicas",
-            s["max_replicas"],
-        ) % {"app": s["application"], "low": s["min_replicas"], "high": s["max_replicas"]}
-        gpus = ngettext(
-            # Starts with the space English puts between the two halves; Chinese puts none.
-            " of %(gpus)s GPU each; every bound fits the cluster's GPUs.",
-            " of %(gpus)s GPUs each; every bound fits the cluster's GPUs.",
-            s["gpus_per_replica"],
-        ) % {"gpus": s["gpus_per_replica"]}
-        out.append(replicas + gpus)
-    out += ["", "## " + _("Steps, in order"), ""]
-    out.append(
-        "1. "
-        + _(
-            "Copy this directory to the same path on every host listed above, and the weights "
-            "to the same local path (NFS can stall loading)."
-        )
+def plan_links(plan: Any, serveplan_url: str) -> ReadmeLinks:
+    """Return the plan's pages, absolute under the site's URL (relative when it is unknown)."""
+    root = serveplan_url.rstrip("/")
+    return ReadmeLinks(
+        plan=root + plan.get_absolute_url(),
+        reality=root + reverse("monitoring:plan-reality", kwargs={"public_id": plan.public_id}),
+        targets=root + reverse("monitoring:target-list"),
     )
-    for path in bundle.get("quantized_paths") or []:
-        out.append("   " + _("Put the quantized checkpoint at `%(path)s`.") % {"path": path})
-    partly = bundle.get("partly_free_hosts") or []
-    if partly:
-        out.append(
-            "   "
-            + _(
-                "Shared pool: on %(hosts)s the plan uses only the free GPUs, numbered from 0 in "
-                "the table. Check `nvidia-smi` and, if other GPUs are the free ones, change "
-                "`CUDA_VISIBLE_DEVICES` and `--gpus` in that host's scripts to them (same count)."
-            )
-            % {"hosts": ", ".join(f"`{h}`" for h in partly)}
-        )
-    n = 2
-    for step in steps:
-        if step["kind"] == "check":
-            continue
-        out.append(f"{n}. " + _step_text(step))
-        n += 1
-    kv = ", ".join(str(k) for k in bundle.get("kv_tokens_per_replica") or [])
-    out.append(
-        f"{n}. "
-        + _(
-            "Wait for `Application startup complete` in each vLLM log (`logs/`), and check that "
-            "`GPU KV cache size` is near the planned %(kv)s tokens per replica."
-        )
-        % {"kv": kv}
-    )
-    n += 1
-    out.append(
-        _(
-            "{n}. Record start-up time, TTFT, inter-token latency and completion rate under load, "
-            "then run a failure drill (stop one worker, time until the next successful request)."
-        ).format(n=n)
-    )
-    out += ["", "## " + _("Health checks"), ""]
-    out.append(
-        _(
-            "Each `check-<host>.sh` runs `nvidia-smi` on the host's GPUs, `curl /health` on its "
-            "vLLM and Nginx ports, `ray status` and `serve status` on a Ray head, and exits "
-            "non-zero when one fails."
-        )
-    )
-    out.append("")
-    out += [f"- {_step_text(step)}" for step in steps if step["kind"] == "check"]
-    out += ["", "## " + pgettext("operator README section: stopping the deployment", "Stop"), ""]
-    out.append(
-        _(
-            "Run `./stop-<host>.sh` (with `--docker` if you started containers) on every host, "
-            "in the reverse order of the steps: the Ray head or node-rank 0 last."
-        )
-    )
-    stops = [f"- `./stop-{h['host']}.sh`" for h in reversed(_hosts_of(bundle))]
-    out += ["", *stops]
-    out += ["", "## " + _("Roll back"), ""]
-    out.append(
-        _(
-            "Keep the previous bundle's directory. To roll back, stop this bundle as above, then "
-            "run the previous bundle's scripts in the order of its README and its checks."
-        )
-    )
-    if route == "C":
-        out.append("")
-        out.append(
-            _(
-                "On an unchanged Ray cluster, `serve deploy` of the previous `serve.yaml` is "
-                "enough: Serve replaces the applications in place."
-            )
-        )
-    out += ["", "## " + _("Files in this archive"), ""]
-    out += [f"- `{name}`" for name in sorted(bundle.get("files") or {})]
-    return "\n".join(out) + "\n"
 
 
 def _candidate_rows(result: PlanResult) -> list[Candidate]:
@@ -329,8 +148,11 @@ def candidate_bundles(result: PlanResult, pool_kind: str) -> list[CandidateBundl
     return out
 
 
-def plan_bundle(plan: Any, candidate_id: str, variant_key: str = "") -> dict[str, str]:
-    """Return the files of the bundle of one candidate of a saved plan, README first.
+def plan_bundle(
+    plan: Any, candidate_id: str, variant_key: str = "", *, serveplan_url: str = ""
+) -> dict[str, str]:
+    """Return the files of the bundle of one candidate of a saved plan, README first, with the
+    playbook that registers the targets at `serveplan_url` (the site's URL) linked to the plan.
 
     Raise BundleUnavailable naming why: unknown candidate, unknown variant, a spec that no
     longer validates (an identifier unsafe for scripts), or a clash in the allocation table.
@@ -373,4 +195,11 @@ def plan_bundle(plan: Any, candidate_id: str, variant_key: str = "") -> dict[str
         raise BundleUnavailable(
             _("No bundle for %(layout)s: %(why)s") % {"layout": layout.label, "why": exc}
         ) from exc
-    return bundle_files(bundle.to_dict())
+    try:
+        registration = Registration(serveplan_url=serveplan_url, plan=str(plan.public_id))
+    except ValueError:  # a site URL that is no plain http(s) URL: the operator sets it
+        registration = Registration(plan=str(plan.public_id))
+    extra = {f.name: f.text for f in deploy_files(bundle, registration)}
+    return bundle_files(
+        bundle.to_dict(), links=plan_links(plan, registration.serveplan_url), extra=extra
+    )

@@ -58,24 +58,28 @@ def config_archive(result: PlanResult, files: Mapping[str, str] | None = None) -
     return buffer.getvalue()
 
 
-def plan_archive(plan: Any, candidate_id: str = "", variant: str = "") -> tuple[bytes, str]:
+def plan_archive(
+    plan: Any, candidate_id: str = "", variant: str = "", *, serveplan_url: str = ""
+) -> tuple[bytes, str]:
     """Return (ZIP, file name) of a plan's bundle: the recommended one, or any candidate's.
 
-    A variant without a candidate applies to the recommended candidate. Raise BundleUnavailable
-    (a message for the user) when there is no bundle to give.
+    A variant without a candidate applies to the recommended candidate. The bundle is rebuilt
+    from the plan's input with its playbook, which registers at `serveplan_url`. Raise
+    BundleUnavailable (a message for the user) when there is no bundle to give.
     """
     result = plan_result(plan)
     if variant and not candidate_id and result.recommendation.fits:
         candidate_id = result.recommendation.candidate_id
     if candidate_id:
-        files = plan_bundle(plan, candidate_id, variant)
+        files = plan_bundle(plan, candidate_id, variant, serveplan_url=serveplan_url)
         tag = re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{candidate_id}-{variant}".strip("-"))
         name = f"serveplan-{plan.public_id}-{tag}.zip"
     else:
         files = config_files(result)
-        if "bundle" not in result.configs and result.recommendation.fits:
-            # Saved by an engine before bundles: rebuild the recommended one from the input.
-            files = plan_bundle(plan, result.recommendation.candidate_id)
+        if result.recommendation.fits:
+            files = plan_bundle(
+                plan, result.recommendation.candidate_id, serveplan_url=serveplan_url
+            )
         name = f"serveplan-{plan.public_id}-configs.zip"
     if not files:
         refused = result.configs.get("refused") or []

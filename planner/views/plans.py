@@ -245,7 +245,10 @@ class PlanExportView(LoginRequiredMixin, View):
         elif fmt == "zip":
             try:
                 archive, name = plan_archive(
-                    plan, request.GET.get("candidate", ""), request.GET.get("variant", "")
+                    plan,
+                    request.GET.get("candidate", ""),
+                    request.GET.get("variant", ""),
+                    serveplan_url=request.build_absolute_uri("/"),
                 )
             except BundleUnavailable as exc:
                 return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")

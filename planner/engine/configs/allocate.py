@@ -25,6 +25,7 @@ RAY_GCS_PORT = 6379
 RAY_DASHBOARD_PORT = 8265  # `serve deploy` talks to it on the head
 SERVE_HTTP_PORT = 8000  # the Serve proxy on every Ray node (proxy_location: EveryNode)
 NGINX_PORT = 80
+GPU_EXPORTER_PORT = 9400  # dcgm-exporter's default listen address (:9400)
 HEAD_OBJECT_STORE_BYTES = 8 * 1024**3  # keep the head light: cap its object store at 8 GiB
 DASHBOARD_URL = f"http://127.0.0.1:{RAY_DASHBOARD_PORT}"
 
@@ -143,17 +144,21 @@ def allocate(
                     env=_cuda_env(gpus),
                 )
             )
-    if len(layout.hosts) > 1:  # one API server per replica: Nginx balances them
-        balancer = layout.hosts[0][0]
-        procs[balancer].append(
-            Process(
-                host=balancer,
-                name="nginx",
-                kind=ProcessKind.NGINX,
-                ports=(NGINX_PORT,),
-                container=container_name("nginx", balancer),
+    if len(layout.hosts) > 1:
+        # One API server per replica: an Nginx beside each of them balances all replicas, so
+        # losing one host loses neither the endpoint nor the other Nginx (README: pick a VIP,
+        # DNS round robin or your own balancer in front of them).
+        for balancer in dict.fromkeys(hosts[0] for hosts in layout.hosts):
+            procs[balancer].append(
+                Process(
+                    host=balancer,
+                    name="nginx",
+                    kind=ProcessKind.NGINX,
+                    ports=(NGINX_PORT,),
+                    container=container_name("nginx", balancer),
+                )
             )
-        )
+    _gpu_exporters(procs)
     return AllocationTable(
         route=variant.route,
         backend=variant.backend,
@@ -183,6 +188,7 @@ def allocate_serve(
         )
     )
     usable = [by_name[h].usable_gpus for h in hosts]
+    _gpu_exporters(procs)
     return AllocationTable(
         route=Route.C,
         backend=Backend.RAY,
@@ -224,6 +230,21 @@ def serve_bounds(
         )
         for a in apps
     )
+
+
+def _gpu_exporters(procs: dict[str, list[Process]]) -> None:
+    """Add a GPU exporter on every host: monitoring reads each machine's GPUs from it."""
+    for host, ps in procs.items():
+        ps.append(
+            Process(
+                host=host,
+                name="gpu-exporter",
+                kind=ProcessKind.GPU_EXPORTER,
+                ports=(GPU_EXPORTER_PORT,),
+                container=container_name("gpu-exporter", host),
+                argv=("dcgm-exporter",),
+            )
+        )
 
 
 def _host_rows(

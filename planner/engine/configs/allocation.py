@@ -23,6 +23,7 @@ class ProcessKind(StrEnum):
     RAY_WORKER = "ray-worker"
     SERVE_DEPLOY = "serve-deploy"  # `serve deploy serve.yaml` against the head's dashboard
     NGINX = "nginx"
+    GPU_EXPORTER = "gpu-exporter"  # dcgm-exporter: the host's GPU metrics for monitoring
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

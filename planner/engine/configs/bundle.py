@@ -29,6 +29,12 @@ from planner.engine.configs.allocation import (
     script_clashes,
     table_clashes,
 )
+from planner.engine.configs.deploy.ops_scripts import (
+    fetch_weights_script,
+    register_script,
+    smoke_test_script,
+)
+from planner.engine.configs.deploy.targets import monitoring_targets, smoke_endpoints
 from planner.engine.configs.env import env_file
 from planner.engine.configs.layout import BundleLayout, Variant
 from planner.engine.configs.nginx import nginx_config
@@ -40,7 +46,7 @@ from planner.engine.configs.scripts import (
 )
 from planner.engine.configs.serve import SERVE_CONFIG_FILE, serve_config, serve_yaml
 from planner.engine.configs.serve_app import SERVE_APP_MODULE, serve_app_module
-from planner.engine.configs.vllm import model_ref
+from planner.engine.configs.weights import ServedModel, served_model
 from planner.engine.result import Backend, Route
 from planner.engine.spec import Node, PlanSpec
 
@@ -75,6 +81,15 @@ class BundleFile:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class HostNetwork:
+    """The data NIC NCCL uses on a host and the speed the plan assumed (preflight checks it)."""
+
+    host: str
+    interface: str
+    speed_gbps: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Bundle:
     route: Route
     backend: Backend
@@ -89,6 +104,9 @@ class Bundle:
     # Hosts of a shared pool where the plan may use only some GPUs: the table numbers them
     # from 0, the operator maps them to the GPUs that are actually free.
     partly_free_hosts: tuple[str, ...] = ()
+    served: tuple[ServedModel, ...] = ()  # every model's weights and the path hosts serve from
+    gpu_memory_utilization: float = 0.9  # the share of each GPU vLLM takes: must be free
+    networks: tuple[HostNetwork, ...] = ()  # multi-host bundles: the NCCL interface per host
 
     def file(self, name: str) -> str:
         return next(f.text for f in self.files if f.name == name)
@@ -112,6 +130,7 @@ class Bundle:
             "kv_tokens_per_replica": list(self.kv_tokens_per_replica),
             "quantized_paths": list(self.quantized_paths),
             "partly_free_hosts": list(self.partly_free_hosts),
+            "served": [m.to_dict() for m in self.served],
         }
 
 
@@ -139,8 +158,9 @@ def build_bundle(
         files,
         nodes,
         specs=[spec],
-        layouts=[layout],
+        served=[served_model(spec, layout)],
         serve_app=False,
+        layouts=[layout],
     )
 
 
@@ -163,8 +183,9 @@ def build_serve_bundle(
         files,
         nodes,
         specs=[a.spec for a in apps],
-        layouts=[a.layout for a in apps],
+        served=[served_model(a.spec, a.layout, route_prefix=a.route_prefix) for a in apps],
         serve_app=True,
+        layouts=[a.layout for a in apps],
     )
 
 
@@ -185,8 +206,9 @@ def _assemble(
     nodes: Sequence[Node],
     *,
     specs: Sequence[PlanSpec],
-    layouts: Sequence[BundleLayout],
+    served: Sequence[ServedModel],
     serve_app: bool,
+    layouts: Sequence[BundleLayout] = (),
 ) -> Bundle:
     clashes = table_clashes(table)
     if clashes:
@@ -201,6 +223,7 @@ def _assemble(
         key=lambda h: min((_LAUNCH_FIRST.get(p.kind, 9) for p in h.processes), default=9),
     )
     serve_steps: list[Step] = []
+    model_paths = tuple(m.path for m in served)
     for h in ordered:
         launch = [p for p in h.processes if _is_launch(p.kind, p.gpus)]
         later = [p for p in h.processes if not _is_launch(p.kind, p.gpus)]
@@ -211,6 +234,7 @@ def _assemble(
             image=image,
             usage=f"Usage: ./{name} [--docker]; step 1 on this host, see README.md.",
             serve_app=serve_app,
+            model_paths=model_paths,
         )
         files.append(BundleFile(name=name, text=text, executable=True))
         scripts[h.host] = text
@@ -224,6 +248,7 @@ def _assemble(
                 usage=f"Usage: ./{name} [--docker]; after every host's launch script.",
                 serve_app=serve_app,
                 extra_first=ray_wait_lines(h),
+                model_paths=model_paths,
             )
             files.append(BundleFile(name=name, text=text, executable=True))
             scripts[h.host] += text
@@ -248,24 +273,42 @@ def _assemble(
     clashes = script_clashes(table, scripts)
     if clashes:
         raise BundleClash(clashes)
-    files.append(BundleFile(name=".env", text=env_file(used, multi_node=len(used) > 1)))
-    files.append(
-        BundleFile(name="allocation.json", text=json.dumps(table.to_dict(), indent=2) + "\n")
-    )
-    models = tuple(s.model_name for s in specs)
-    refs = [model_ref(s, lay.weight_dtype) for s, lay in zip(specs, layouts, strict=True)]
+    files += [
+        BundleFile(name=".env", text=env_file(used, multi_node=len(used) > 1)),
+        BundleFile(name="allocation.json", text=json.dumps(table.to_dict(), indent=2) + "\n"),
+        BundleFile(name="fetch-weights.sh", text=fetch_weights_script(served), executable=True),
+        BundleFile(
+            name="smoke-test.sh",
+            text=smoke_test_script(smoke_endpoints(table, served)),
+            executable=True,
+        ),
+        BundleFile(
+            name="register.sh", text=register_script(monitoring_targets(table)), executable=True
+        ),
+    ]
     return Bundle(
         route=table.route,
         backend=table.backend,
-        models=models,
+        models=tuple(s.model_name for s in specs),
         labels=tuple(lay.label for lay in layouts),
         image=image,
         table=table,
         files=tuple(files),
         steps=tuple(steps),
         kv_tokens_per_replica=tuple(lay.kv_tokens_per_replica for lay in layouts),
-        quantized_paths=tuple(r for r, s in zip(refs, specs, strict=True) if r != s.hf_repo),
+        quantized_paths=tuple(m.path for m in served if not m.fetched),
         partly_free_hosts=tuple(n.hostname for n in used if n.usable_gpus < n.gpu_count),
+        served=tuple(served),
+        gpu_memory_utilization=specs[0].gpu_memory_utilization,
+        networks=_networks(used) if len(used) > 1 else (),
+    )
+
+
+def _networks(nodes: Sequence[Node]) -> tuple[HostNetwork, ...]:
+    return tuple(
+        HostNetwork(host=n.hostname, interface=nic.name, speed_gbps=nic.speed_gbps)
+        for n in nodes
+        if (nic := n.data_nic) is not None
     )
 
 

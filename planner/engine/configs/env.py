@@ -1,10 +1,14 @@
-"""The NCCL/Gloo environment every node needs (DOMAIN.md §6)."""
+"""The .env every node reads: NCCL/Gloo settings (DOMAIN.md §6) and the secrets' empty slots."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from planner.engine.spec import Node
+
+# The secrets a deployment needs. ServePlan writes only their empty slots: the operator fills
+# them in on each host (or the playbook writes them from its vault), and no other file holds them.
+SECRET_NAMES = ("HF_TOKEN", "VLLM_API_KEY")
 
 
 def env_file(nodes: Sequence[Node], *, multi_node: bool) -> str:
@@ -25,5 +29,9 @@ def env_file(nodes: Sequence[Node], *, multi_node: bool) -> str:
         "NCCL_DEBUG=WARN",
         "# NCCL_DEBUG=INFO  # to diagnose interface/transport choice",
         "VLLM_LOGGING_LEVEL=INFO",
+        "# Secrets: fill in on every host, then chmod 600 .env. Never commit this file.",
+        "# HF_TOKEN: a Hugging Face read token (gated models); fetch-weights.sh uses it.",
+        "# VLLM_API_KEY: clients send it as Authorization: Bearer KEY to /v1 (vLLM checks it).",
+        *(f"{name}=" for name in SECRET_NAMES),
     ]
     return "\n".join(lines) + "\n"

@@ -21,6 +21,7 @@ class BundleLayout:
     hosts: tuple[tuple[str, ...], ...]
     max_concurrency_per_replica: float = 1.0
     kv_tokens_per_replica: int = 0
+    weights_gib_total: float = 0.0  # one replica's checkpoint: the disk every host needs
 
     @property
     def gpus_per_replica(self) -> int:
@@ -56,7 +57,14 @@ class BundleLayout:
             hosts=tuple(tuple(h) for h in c.hosts),
             max_concurrency_per_replica=c.max_concurrency_per_replica,
             kv_tokens_per_replica=c.kv_tokens_per_replica,
+            weights_gib_total=_weights_gib_total(c),
         )
+
+
+def _weights_gib_total(c: Candidate) -> float:
+    """Return the weights of one replica: every pipeline stage's share times the TP ranks."""
+    stages = c.memory.stage_weights_gib or (c.memory.weights_gib,) * max(c.pp, 1)
+    return float(sum(stages)) * c.tp
 
 
 @dataclass(frozen=True, slots=True)

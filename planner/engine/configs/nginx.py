@@ -24,7 +24,9 @@ server {{
     listen {int(listen_port)};
     client_max_body_size 16m;
 
-    location / {{
+    # Only the OpenAI API (its key checked by vLLM) and the health check pass: vLLM's other
+    # routes (/pause, /tokenize, ...) take no key (docs.vllm.ai, security guide).
+    location /v1/ {{
         proxy_pass http://vllm_backend;
         proxy_http_version 1.1;
         proxy_set_header Connection "";
@@ -34,6 +36,16 @@ server {{
         proxy_read_timeout 300s;
         proxy_send_timeout 300s;
         proxy_next_upstream error timeout http_502 http_503;
+    }}
+
+    location = /health {{
+        proxy_pass http://vllm_backend;
+        proxy_http_version 1.1;
+        proxy_set_header Connection "";
+    }}
+
+    location / {{
+        return 404;
     }}
 }}
 """

@@ -2,7 +2,8 @@
 
 Every value is a validated identifier or a number, and every word is still quoted with
 shlex.quote: a script's commands get exactly the argv of the table. Each script runs processes
-directly on the host (default) or in containers (`--docker`).
+directly on the host as transient systemd units (default) or in containers (`--docker`); both
+restart a process that fails. Secrets (HF_TOKEN, VLLM_API_KEY) come from .env only.
 """
 
 from __future__ import annotations
@@ -16,10 +17,17 @@ from planner.engine.configs.serve import SERVE_CONFIG_FILE
 
 NGINX_IMAGE = "nginx:1.27"
 NGINX_CONF_NAME = "serveplan-vllm.conf"
+# The tag NVIDIA's own manifest pins (github.com/NVIDIA/dcgm-exporter, dcgm-exporter.yaml).
+GPU_EXPORTER_IMAGE = "nvcr.io/nvidia/k8s/dcgm-exporter:3.3.5-3.4.1-ubuntu22.04"
 BUNDLE_MOUNT = "/serveplan"  # where the bundle directory appears inside containers
-_DOCKER_COMMON = (
-    "--ipc=host --network host --env-file .env "
-    '-v "$HOME/.cache/huggingface:/root/.cache/huggingface"'
+RESTART_POLICY = "unless-stopped"  # docker and podman: back after a crash or a reboot
+_DOCKER_COMMON = f"--restart {RESTART_POLICY} --ipc=host --network host --env-file .env"
+# A host process runs as a transient systemd unit that systemd restarts when it fails; the
+# unit reads .env itself (the secrets never appear on a command line).
+_SYSTEMD_RUN = (
+    "systemd-run --unit={unit} --collect --property=Restart=on-failure "
+    '--property=RestartSec=10 --property=EnvironmentFile=-"$BUNDLE_DIR/.env" '
+    '--working-directory="$BUNDLE_DIR"'
 )
 _RAY_KINDS = (ProcessKind.RAY_HEAD, ProcessKind.RAY_WORKER)
 
@@ -70,6 +78,23 @@ def _prologue(host: str, usage: str, *, strict: bool = True, bundle_dir: bool = 
     return lines
 
 
+def unit_name(p: Process) -> str:
+    """Return the systemd unit a host-mode process runs as (journalctl -u NAME shows its log)."""
+    return f"serveplan-{p.name}"
+
+
+def _host_unit(
+    p: Process, argv: Sequence[str], env: Iterable[tuple[str, str]] = (), *, raw_env: str = ""
+) -> str:
+    """Return the systemd-run line that starts `argv` as this process's unit.
+
+    `raw_env` is a --setenv option the shell expands (the bundle directory), never a value.
+    """
+    setenv = "".join(" " + shlex.quote(f"--setenv={k}={v}") for k, v in env)
+    extra = f" {raw_env}" if raw_env else ""
+    return f"{_SYSTEMD_RUN.format(unit=shlex.quote(unit_name(p)))}{setenv}{extra} -- {_words(argv)}"
+
+
 def _describe(p: Process) -> str:
     parts = [p.name, str(p.kind)]
     if p.replica is not None:
@@ -105,26 +130,29 @@ def _docker_mounts(model: str) -> list[str]:
     return []
 
 
-def _start(p: Process, host: HostAllocation, image: str, *, serve_app: bool) -> list[str]:
+def _start(
+    p: Process, host: HostAllocation, image: str, *, serve_app: bool, model_paths: Sequence[str]
+) -> list[str]:
     """Return the lines that start one process, in both modes."""
     gpus_opt = ["--gpus", '"device=' + ",".join(map(str, p.gpus)) + '"'] if p.gpus else []
-    env_prefix = env_words(p.env)
     if p.kind in _RAY_KINDS:
-        app_env = ""
         app_opts = ""
         if serve_app:
-            app_env = 'PYTHONPATH="$BUNDLE_DIR${PYTHONPATH:+:$PYTHONPATH}" '
             app_opts = f' -v "$BUNDLE_DIR:{BUNDLE_MOUNT}:ro" -e PYTHONPATH={BUNDLE_MOUNT}'
+        # vLLM runs inside this container on a Ray cluster: it loads the weights from here.
+        for path in model_paths:
+            app_opts += " " + _words(_docker_mounts(path))
         docker = (
             f"docker run -d --name {shlex.quote(p.container)} {_words(gpus_opt)} {_DOCKER_COMMON}"
             f"{app_opts} --entrypoint ray {shlex.quote(image)} " + _words([*p.argv[1:], "--block"])
         )
-        bare = f"{env_prefix} {app_env}{_words(p.argv)}"
-        return _either(docker, [bare])
+        # With Route C the unit imports the application module from the bundle directory.
+        app_env = '--setenv=PYTHONPATH="$BUNDLE_DIR"' if serve_app else ""
+        return _either(docker, [_host_unit(p, [*p.argv, "--block"], p.env, raw_env=app_env)])
     if p.kind in (ProcessKind.VLLM, ProcessKind.VLLM_HEADLESS) and not p.gpus:
         # Ray backend: vllm serve runs beside this host's Ray node and gets its GPUs from Ray.
         docker = f"docker exec -d {shlex.quote(_ray_container(host))} {_words(p.argv)}"
-        return _either(docker, _background(p, _words(p.argv)))
+        return _either(docker, [_host_unit(p, p.argv)])
     if p.kind in (ProcessKind.VLLM, ProcessKind.VLLM_HEADLESS):
         mounts = _docker_mounts(p.argv[2])
         docker = (
@@ -132,15 +160,16 @@ def _start(p: Process, host: HostAllocation, image: str, *, serve_app: bool) -> 
             + (_words(mounts) + " " if mounts else "")
             + f"--entrypoint vllm {shlex.quote(image)} {_words(p.argv[1:])}"
         )
-        return _either(docker, _background(p, f"{env_prefix} nohup {_words(p.argv)}"))
+        return _either(docker, [_host_unit(p, p.argv, p.env)])
     if p.kind is ProcessKind.SERVE_DEPLOY:
         inside = [BUNDLE_MOUNT + "/" + a if a == SERVE_CONFIG_FILE else a for a in p.argv]
         docker = f"docker exec {shlex.quote(_ray_container(host))} {_words(inside)}"
         return _either(docker, [_words(p.argv)])
     if p.kind is ProcessKind.NGINX:
         docker = (
-            f"docker run -d --name {shlex.quote(p.container)} --network host "
-            f'-v "$BUNDLE_DIR/nginx.conf:/etc/nginx/conf.d/default.conf:ro" {NGINX_IMAGE}'
+            f"docker run -d --name {shlex.quote(p.container)} --restart {RESTART_POLICY} "
+            f'--network host -v "$BUNDLE_DIR/nginx.conf:/etc/nginx/conf.d/default.conf:ro" '
+            f"{NGINX_IMAGE}"
         )
         bare = [
             'NGINX_CONF_DIR="${NGINX_CONF_DIR:-/etc/nginx/conf.d}"',
@@ -149,14 +178,20 @@ def _start(p: Process, host: HostAllocation, image: str, *, serve_app: bool) -> 
             "nginx -s reload",
         ]
         return _either(docker, bare)
+    if p.kind is ProcessKind.GPU_EXPORTER:
+        docker = (
+            f"docker run -d --name {shlex.quote(p.container)} --restart {RESTART_POLICY} "
+            f"--gpus all --cap-add SYS_ADMIN --network host {GPU_EXPORTER_IMAGE}"
+        )
+        bare = [
+            "if command -v dcgm-exporter >/dev/null 2>&1; then",
+            "  " + _host_unit(p, p.argv),
+            "else",
+            '  echo "dcgm-exporter is not installed: no GPU metrics (or use --docker)" >&2',
+            "fi",
+        ]
+        return _either(docker, bare)
     raise ValueError(f"no start lines for {p.kind}")
-
-
-def _background(p: Process, command: str) -> list[str]:
-    return [
-        f"{command.strip()} >logs/{p.name}.log 2>&1 &",
-        f'echo "$!" >run/{p.name}.pid',
-    ]
 
 
 def _either(docker: str, bare: Sequence[str]) -> list[str]:
@@ -178,19 +213,20 @@ def render_start(
     usage: str,
     serve_app: bool,
     extra_first: Sequence[str] = (),
+    model_paths: Sequence[str] = (),
 ) -> str:
     """Return a script that starts `processes` (all on `host`) in order."""
-    lines = _prologue(host.host, usage, bundle_dir=_needs_bundle_dir(processes, serve_app))
-    lines += ["mkdir -p logs run", *extra_first]
+    # Every process but `serve deploy` runs from the bundle directory (unit, mounts, module).
+    uses_dir = any(p.kind is not ProcessKind.SERVE_DEPLOY for p in processes)
+    lines = _prologue(host.host, usage, bundle_dir=uses_dir)
+    lines += list(extra_first)
     for p in processes:
-        lines += ["", _describe(p), *_start(p, host, image, serve_app=serve_app)]
+        lines += [
+            "",
+            _describe(p),
+            *_start(p, host, image, serve_app=serve_app, model_paths=model_paths),
+        ]
     return "\n".join(lines) + "\n"
-
-
-def _needs_bundle_dir(processes: Sequence[Process], serve_app: bool) -> bool:
-    """Return True when a command mounts or imports from the bundle directory."""
-    kinds = {p.kind for p in processes}
-    return ProcessKind.NGINX in kinds or (serve_app and bool(kinds & set(_RAY_KINDS)))
 
 
 def render_stop(host: HostAllocation) -> str:
@@ -207,24 +243,21 @@ def render_stop(host: HostAllocation) -> str:
             shutdown = f"serve shutdown --address {DASHBOARD_URL} -y"
             docker.append(f"docker exec {shlex.quote(ray)} {shutdown}")
             bare.append(shutdown)
-        elif p.kind in (ProcessKind.VLLM, ProcessKind.VLLM_HEADLESS):
-            bare.append(f"stop_pid {shlex.quote(p.name)}")
-        elif p.kind in _RAY_KINDS:
-            bare.append("ray stop")
         elif p.kind is ProcessKind.NGINX:
             bare += [
                 'NGINX_CONF_DIR="${NGINX_CONF_DIR:-/etc/nginx/conf.d}"',
                 f'rm -f "$NGINX_CONF_DIR/{NGINX_CONF_NAME}"',
                 "nginx -s reload",
             ]
+        else:
+            bare.append(f"stop_unit {shlex.quote(unit_name(p))}")
+            if p.kind in _RAY_KINDS:
+                bare.append("ray stop")
     if containers:
         docker.append("docker rm -f " + " ".join(shlex.quote(c) for c in containers))
     lines += [
-        "stop_pid() {",
-        '  if [ -f "run/$1.pid" ]; then',
-        '    kill "$(cat "run/$1.pid")" 2>/dev/null || true',
-        '    rm -f "run/$1.pid"',
-        "  fi",
+        "stop_unit() {  # a unit that is not running is no failure",
+        '  systemctl stop "$1" 2>/dev/null || true',
         "}",
         "",
         'if [ "$MODE" = --docker ]; then',
@@ -269,6 +302,10 @@ def render_check(host: HostAllocation) -> str:
             lines += _either(
                 f"check docker exec {shlex.quote(ray)} serve status --address {DASHBOARD_URL}",
                 [f"check serve status --address {DASHBOARD_URL}"],
+            )
+        elif p.kind is ProcessKind.GPU_EXPORTER:
+            lines.append(
+                f"check curl -fsS --max-time 5 -o /dev/null http://127.0.0.1:{p.ports[0]}/metrics"
             )
         if p.kind in _RAY_KINDS and SERVE_HTTP_PORT in p.ports:
             lines.append(

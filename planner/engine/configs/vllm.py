@@ -18,11 +18,26 @@ def _repo_name(spec: PlanSpec) -> str:
     return to_name(spec.hf_repo.rstrip("/").split("/")[-1])
 
 
+MODELS_ROOT = "/models"  # where every host keeps the weights it serves (local disk, not NFS)
+
+
+def operator_quantizes(spec: PlanSpec, dtype: str) -> bool:
+    """Return True when the plan serves an int8/int4 checkpoint the operator must provide."""
+    return dtype in ("int8", "int4") and not (spec.pre_quantized and spec.weight_dtype == dtype)
+
+
 def model_ref(spec: PlanSpec, dtype: str) -> str:
-    """Return the checkpoint to serve; a quantized one is expected under /models/ (README)."""
-    if dtype in ("int8", "int4") and not (spec.pre_quantized and spec.weight_dtype == dtype):
-        return f"/models/{_repo_name(spec)}-{dtype}"
-    return spec.hf_repo
+    """Return the local path every host serves from.
+
+    A repository is fetched once per host into /models/<name> (fetch-weights.sh, or the
+    playbook), so no server downloads at start; a quantized checkpoint the operator makes is
+    expected at /models/<name>-<dtype>; a local path in the spec is served as it is.
+    """
+    if operator_quantizes(spec, dtype):
+        return f"{MODELS_ROOT}/{_repo_name(spec)}-{dtype}"
+    if spec.hf_repo.startswith("/"):
+        return spec.hf_repo
+    return f"{MODELS_ROOT}/{_repo_name(spec)}"
 
 
 def served_model_name(spec: PlanSpec) -> str:

@@ -15,7 +15,17 @@ from pathlib import Path
 
 from planner.engine.configs.bundle import Bundle
 
-STUBS = ("vllm", "ray", "serve", "docker", "nvidia-smi", "curl", "nginx")
+STUBS = (
+    "vllm",
+    "ray",
+    "serve",
+    "docker",
+    "nvidia-smi",
+    "curl",
+    "nginx",
+    "systemctl",
+    "dcgm-exporter",
+)
 RECORDED_ENV = ("CUDA_VISIBLE_DEVICES", "PYTHONPATH", "NCCL_SOCKET_IFNAME")
 
 # A bash stub (a Python one costs ~50 ms per call): one file per call, fields NUL-separated:
@@ -31,6 +41,22 @@ out="$DRYRUN_DIR/$EPOCHREALTIME-$$"
 } >"$out.tmp"
 mv "$out.tmp" "$out.call"
 """
+
+# systemd-run records itself like the others, then runs the unit's command as systemd would:
+# with the --setenv variables, in the foreground (the stubs it starts exit at once).
+_SYSTEMD_RUN = (
+    _STUB
+    + r"""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --) shift; break ;;
+    --setenv=*) export "${1#--setenv=}" ;;
+  esac
+  shift
+done
+"$@"
+"""
+)
 
 
 @dataclass(frozen=True)
@@ -54,10 +80,13 @@ class Call:
 def write_stubs(root: Path) -> Path:
     stubs = root / "bin"
     stubs.mkdir(parents=True, exist_ok=True)
-    for name in STUBS:
+    for name, text in ((n, _STUB) for n in STUBS):
         path = stubs / name
-        path.write_text(_STUB.replace("__ENV__", " ".join(RECORDED_ENV)))
+        path.write_text(text.replace("__ENV__", " ".join(RECORDED_ENV)))
         path.chmod(0o755)
+    path = stubs / "systemd-run"
+    path.write_text(_SYSTEMD_RUN.replace("__ENV__", " ".join(RECORDED_ENV)))
+    path.chmod(0o755)
     return stubs
 
 

@@ -205,9 +205,15 @@ def _assert_nginx(launched, vllm, bundle, address, *, replicas: int, docker: boo
     }
     api = {(address[c.host], c.flag("--port")) for c in vllm if c.flag("--port")}
     assert upstream == api
+    # An Nginx beside every replica's API server (issue 29: one balancer was a single point
+    # of failure), each on its own host.
+    balancers = {c.host for c in vllm if c.flag("--port")}
     if docker:
         runs = [c for c in launched if c.cmd == "docker" and "nginx:1.27" in c.argv]
-        assert len(runs) == 1
+        assert sorted(c.host for c in runs) == sorted(balancers)
+        assert all("unless-stopped" in c.argv for c in runs)
     else:
-        nginx = [c.argv for c in launched if c.cmd == "nginx"]
-        assert nginx == [("-t",), ("-s", "reload")]
+        nginx = [(c.host, c.argv) for c in launched if c.cmd == "nginx"]
+        assert sorted(nginx) == sorted(
+            (h, argv) for h in balancers for argv in (("-t",), ("-s", "reload"))
+        )

@@ -1,0 +1,67 @@
+"""Bundles of every route and backend with their deployment files, written out as an archive."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from planner.engine import plan, spec_from_dict
+from planner.engine.configs.bundle import Bundle, build_bundle
+from planner.engine.configs.deploy.files import Registration, deploy_files
+from planner.engine.configs.layout import BundleLayout, Variant, variants
+
+PLAN_ID = "0b3c6a1e-1111-4222-8333-444455556666"
+
+
+def nodes(n: int, gpus: int, *, base: str = "10.0.0.", first: int = 11) -> list[dict]:
+    return [
+        {
+            "hostname": f"h{i + 1}",
+            "address": f"{base}{first + i}",
+            "gpu": "a100-80g-sxm",
+            "gpu_count": gpus,
+            "nics": [{"name": "eth1", "speed_gbps": 25, "role": "data"}],
+        }
+        for i in range(n)
+    ]
+
+
+def every_variant() -> dict[str, Bundle]:
+    """Return one bundle per route and backend: single, A, B with mp, B with Ray, C."""
+    out: dict[str, Bundle] = {}
+    specs = (
+        {"model": "qwen2.5-32b", "hardware": {"nodes": nodes(1, 4)}},
+        {
+            "model": "qwen2.5-32b",
+            "workload": {"concurrency": 32},
+            "hardware": {"nodes": nodes(2, 4)},
+        },
+        {
+            "model": "qwen2.5-72b",
+            "max_model_len": 65536,
+            "rope_scaling_factor": 4,
+            "workload": {"concurrency": 16, "avg_input_tokens": 1200},
+            "hardware": {"nodes": nodes(2, 4)},
+        },
+    )
+    for spec_dict in specs:
+        spec = spec_from_dict(spec_dict)
+        best = plan(spec).best
+        layout = BundleLayout.from_candidate(best)
+        for variant in variants(layout):
+            out.setdefault(variant.key, build_bundle(spec, layout, spec.hardware.nodes, variant))
+    return out
+
+
+def write_archive(bundle: Bundle, root: Path, registration: Registration) -> dict[str, str]:
+    """Write the bundle as the operator unpacks it; return its files."""
+    files = {**bundle.file_map(), **{f.name: f.text for f in deploy_files(bundle, registration)}}
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        if name.endswith(".sh"):
+            path.chmod(0o755)
+    return files
+
+
+__all__ = ["PLAN_ID", "Variant", "every_variant", "nodes", "write_archive"]
