@@ -169,7 +169,39 @@ def site(tmp_path, live_server, planner):
     s.plan = plan
     s.files = files
     yield s
-    s.play("rollback.yml")  # never leave a stub server behind
+    if any((tmp_path / "hosts").glob("*/containers/*.json")):
+        s.play("rollback.yml")  # never leave a stub server behind
+
+
+def test_register_sh_creates_then_relinks_the_targets_with_curl(tmp_path, live_server, planner):
+    """The registration without Ansible: curl and python3, the token on stdin, idempotent."""
+    from core.models import ApiToken
+
+    plan = plan_create(spec=_spec(), actor=planner)
+    files = plan_bundle(
+        plan, plan.result["recommendation"]["candidate_id"], serveplan_url=live_server.url
+    )
+    for name in ("register.sh", "serveplan.env"):
+        (tmp_path / name).write_text(files[name])
+    _, token = ApiToken.issue(user=planner, name="register.sh")
+    env = {"PATH": "/usr/bin:/bin", "NO_PROXY": "*", "SERVEPLAN_API_TOKEN": token}
+
+    def register() -> subprocess.CompletedProcess:
+        return subprocess.run(
+            ["bash", str(tmp_path / "register.sh")], env=env, capture_output=True, text=True
+        )
+
+    first = register()
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.count(": POST") == 4
+    assert Target.objects.filter(plan=plan, enabled=True).count() == 4
+    Target.objects.filter(name="h1/vllm-r0").update(enabled=False, plan=None)
+    again = register()
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.count(": registered") == 3
+    assert again.stdout.count(": PATCH") == 1
+    assert Target.objects.get(name="h1/vllm-r0").plan_id == plan.pk
+    assert token not in first.stdout + first.stderr + again.stdout + again.stderr
 
 
 def test_site_yml_deploys_registers_is_idempotent_and_rolls_back(site, client, planner):

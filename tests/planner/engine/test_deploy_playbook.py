@@ -215,3 +215,20 @@ def test_ansible_itself_reads_hostile_values_as_plain_text(tmp_path):
 
     assert json.loads(out.read_text()) == HOSTILE
     assert not (tmp_path / "PWNED").exists()
+
+
+def test_registration_refuses_a_url_or_plan_id_that_would_need_quoting():
+    with pytest.raises(ValueError, match="URL"):
+        Registration(serveplan_url="http://x/'; touch PWNED #")
+    with pytest.raises(ValueError, match="plan"):
+        Registration(plan="not-a-uuid $(id)")
+
+
+def test_a_long_host_name_still_gives_a_unique_target_name_within_the_limit():
+    from planner.engine.configs.deploy.targets import TARGET_NAME_MAX, target_name
+
+    long_a, long_b = "a" * 95 + ".x", "a" * 95 + ".y"
+    names = {target_name(h, "gpu-exporter") for h in (long_a, long_b)}
+    assert len(names) == 2
+    assert all(len(n) <= TARGET_NAME_MAX and n.endswith("/gpu-exporter") for n in names)
+    assert target_name("h1", "vllm-r0") == "h1/vllm-r0"

@@ -117,7 +117,7 @@ def smoke_test_script(endpoints: Sequence[SmokeEndpoint]) -> str:
 _DECIDE = """import json, os, sys
 name, kind, url, scope = sys.argv[1:]
 body = {"name": name, "kind": kind, "base_url": url, "plan_scope": scope,
-        "plan": os.environ["SERVEPLAN_PLAN"]}
+        "plan": os.environ["SERVEPLAN_PLAN"], "enabled": True}
 rows = [r for r in json.load(sys.stdin)["results"] if r["name"] == name]
 if not rows:
     print("POST", "", json.dumps(body))
