@@ -170,3 +170,43 @@ class CalibrationProfile(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("monitoring:calibration-detail", kwargs={"public_id": self.public_id})
+
+
+class PoolPlan(models.Model):
+    """An immutable snapshot of a pool plan: several models placed on one set of machines."""
+
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    title = models.CharField(_("title"), max_length=200)
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="pool_plans",
+        verbose_name=_("author"),
+    )
+    created_at = models.DateTimeField(_("created"), default=timezone.now, db_index=True)
+    spec = models.JSONField(_("spec"))
+    engine_input = models.JSONField(_("engine input"))
+    result = models.JSONField(_("engine result"))
+    engine_version = models.CharField(_("engine version"), max_length=40)
+    # Denormalised for listing: the route, the models and what they use.
+    route = models.CharField(_("route"), max_length=10, choices=Route.choices, db_index=True)
+    model_names = models.JSONField(_("models"), default=list)
+    gpus_used = models.PositiveIntegerField(_("GPUs used"))
+    unplaced = models.PositiveSmallIntegerField(_("models not placed"), default=0)
+    hostnames = models.JSONField(_("machines"), default=list, blank=True)
+
+    class Meta:
+        verbose_name = _("pool plan")
+        verbose_name_plural = _("pool plans")
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return self.title
+
+    def save(self, *args: object, **kwargs: object) -> None:
+        if self.pk is not None and not kwargs.get("force_insert"):
+            raise PlanIsImmutable(_("A saved plan is a snapshot and cannot be changed."))
+        super().save(*args, **kwargs)  # type: ignore[arg-type]
+
+    def get_absolute_url(self) -> str:
+        return reverse("planner:pool-plan-detail", kwargs={"public_id": self.public_id})

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from planner.views import plans, wizard
+from planner.views import plans, pools, wizard
 
 app_name = "planner"
 
@@ -15,6 +15,12 @@ urlpatterns = [
     ),
     path("plans/compare/", plans.PlanCompareView.as_view(), name="plan-compare"),
     path("plans/rules/", plans.RulesView.as_view(), name="rules"),
+    path("plans/pools/", pools.PoolPlanListView.as_view(), name="pool-plan-list"),
+    path(
+        "plans/pools/<uuid:public_id>/",
+        pools.PoolPlanDetailView.as_view(),
+        name="pool-plan-detail",
+    ),
     path("plans/<uuid:public_id>/", plans.PlanDetailView.as_view(), name="plan-detail"),
     path("plans/<uuid:public_id>/what-if/", plans.PlanWhatIfView.as_view(), name="plan-what-if"),
     path("plans/<uuid:public_id>/rerun/", plans.PlanRerunView.as_view(), name="plan-rerun"),

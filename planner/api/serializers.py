@@ -6,10 +6,12 @@ from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from planner.engine.pool.result import PoolResult
 from planner.engine.spec import KV_DTYPES, TRAFFIC_SHAPES, WEIGHT_DTYPES
 from planner.engine.step_backend import STEP_BACKENDS
-from planner.models import Plan
+from planner.models import Plan, PoolPlan
 from planner.presentation.api import api_result
+from planner.presentation.pool_api import pool_api_result
 from planner.selectors import plan_result
 
 
@@ -186,3 +188,52 @@ class CompareSerializer(serializers.Serializer):
     left = PlanListSerializer()
     right = PlanListSerializer()
     differences = serializers.JSONField()
+
+
+class PoolPlanCreateSerializer(serializers.Serializer):
+    title = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    spec = serializers.JSONField(
+        help_text=_(
+            "A pool spec: models: [{model, weight_dtype, max_model_len, workload, priority, "
+            "pinned_layout, name}, ...] (2 to 16) and one hardware, operations and network."
+        )
+    )
+
+
+class PoolPlanListSerializer(serializers.ModelSerializer):
+    author = serializers.CharField(source="author.username", read_only=True)
+    url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = PoolPlan
+        fields = [
+            "public_id",
+            "url",
+            "title",
+            "author",
+            "created_at",
+            "route",
+            "model_names",
+            "gpus_used",
+            "unplaced",
+            "hostnames",
+            "engine_version",
+        ]
+        read_only_fields = fields
+
+    def get_url(self, plan: PoolPlan) -> str:
+        request = self.context.get("request")
+        url = plan.get_absolute_url()
+        return request.build_absolute_uri(url) if request else url
+
+
+class PoolPlanDetailSerializer(PoolPlanListSerializer):
+    result = serializers.SerializerMethodField()
+
+    class Meta(PoolPlanListSerializer.Meta):
+        fields = [*PoolPlanListSerializer.Meta.fields, "spec", "engine_input", "result"]
+        read_only_fields = fields
+
+    @extend_schema_field(serializers.JSONField())
+    def get_result(self, plan: PoolPlan) -> dict[str, Any]:
+        return pool_api_result(PoolResult.from_dict(plan.result))

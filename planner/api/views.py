@@ -1,6 +1,7 @@
 """The planner API: evaluate a spec, and create/list/retrieve/compare/re-run/export plans."""
 
 import uuid
+from collections.abc import Mapping
 from typing import Any
 
 from django.http import HttpResponse
@@ -22,15 +23,20 @@ from planner.api.serializers import (
     PlanDetailSerializer,
     PlanListSerializer,
     PlanResultSerializer,
+    PoolPlanCreateSerializer,
+    PoolPlanDetailSerializer,
+    PoolPlanListSerializer,
     SpecSerializer,
 )
 from planner.engine.spec import SpecError
 from planner.filters import PlanFilterSet
-from planner.models import Plan
+from planner.models import Plan, PoolPlan
 from planner.presentation.api import api_result
+from planner.presentation.pool_api import pool_api_result
 from planner.services import compare_plans, plan_create, plan_evaluate, plan_rerun
 from planner.services.bundles import BundleUnavailable
 from planner.services.exports import plan_archive, plan_json, plan_markdown
+from planner.services.pools import is_pool_spec, pool_create, pool_evaluate
 from planner.throttles import PlanEvaluationThrottle
 
 
@@ -54,6 +60,12 @@ class EvaluateView(APIView):
         tags=["plans"],
     )
     def post(self, request: Request) -> Response:
+        if is_pool_spec(request.data):  # several models: `models: [...]` and one hardware
+            try:
+                pool = pool_evaluate(spec=request.data)
+            except SpecError as exc:
+                raise _field_errors(exc) from exc
+            return Response(pool_api_result(pool.result))
         serializer = SpecSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         try:
@@ -96,7 +108,14 @@ class PlanViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
         responses={201: PlanDetailSerializer, 400: OpenApiResponse(description="Field errors")},
     )
     def create(self, request: Request) -> Response:
-        """Evaluate a spec with the current engine and save the plan."""
+        """Evaluate a spec with the current engine and save the plan.
+
+        A spec with `models: [...]` (two or more models, one `hardware`) is a pool plan: it is
+        saved as one, and the answer is the pool plan (also at /api/v1/pool-plans/).
+        """
+        spec = request.data.get("spec") if isinstance(request.data, Mapping) else None
+        if is_pool_spec(spec):
+            return self._create_pool(request)
         serializer = PlanCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         try:
@@ -108,6 +127,20 @@ class PlanViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
         except SpecError as exc:
             raise _field_errors(exc, "spec.") from exc
         body = PlanDetailSerializer(plan, context={"request": request}).data
+        return Response(body, status=status.HTTP_201_CREATED)
+
+    def _create_pool(self, request: Request) -> Response:
+        serializer = PoolPlanCreateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            pool = pool_create(
+                spec=serializer.validated_data["spec"],
+                actor=request.user,
+                title=serializer.validated_data.get("title", ""),
+            )
+        except SpecError as exc:
+            raise _field_errors(exc, "spec.") from exc
+        body = PoolPlanDetailSerializer(pool, context={"request": request}).data
         return Response(body, status=status.HTTP_201_CREATED)
 
     @extend_schema(request=None, responses={201: PlanDetailSerializer})
@@ -185,3 +218,21 @@ class PlanViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
         response = HttpResponse(archive, content_type="application/zip")
         response["Content-Disposition"] = attachment(name)
         return response
+
+
+@extend_schema(tags=["plans"])
+class PoolPlanViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """Saved pool plans (several models on one pool). Create them with POST /api/v1/plans/ and
+    a spec holding `models: [...]`."""
+
+    lookup_field = "public_id"
+    permission_classes = [IsAuthenticated]
+
+    def get_queryset(self) -> Any:
+        qs = PoolPlan.objects.select_related("author")
+        if self.action == "list":
+            qs = qs.defer("spec", "engine_input", "result")
+        return qs
+
+    def get_serializer_class(self) -> Any:
+        return PoolPlanListSerializer if self.action == "list" else PoolPlanDetailSerializer

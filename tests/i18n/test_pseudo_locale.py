@@ -122,6 +122,10 @@ def _pages(world: dict[str, Any]) -> dict[str, list[str]]:
             reverse("planner:plan-compare") + f"?a={plan.public_id}&b={plan_b.public_id}"
         ],
         "planner:rules": [reverse("planner:rules")],
+        "planner:pool-plan-list": [reverse("planner:pool-plan-list")],
+        "planner:pool-plan-detail": [
+            reverse("planner:pool-plan-detail", kwargs={"public_id": world["pool_plan"].public_id})
+        ],
         "planner:plan-detail": [
             reverse("planner:plan-detail", kwargs=plan_id),
             reverse("planner:plan-detail", kwargs={"public_id": world["plan_shared"].public_id}),
@@ -241,7 +245,7 @@ def _pages_stub() -> dict[str, list[str]]:
         return _pages(dict.fromkeys(
             ("machine", "gpu_type", "pool", "plan", "plan_b", "decision", "vllm_target",
              "ray_target", "down_target", "modelspec", "plan_shared", "rejected_decision",
-             "calibration", "benchmark"),
+             "calibration", "benchmark", "pool_plan"),
             Any_()))  # fmt: skip
     except Exception:  # pragma: no cover - reverse() of a renamed URL
         raise

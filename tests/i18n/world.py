@@ -127,7 +127,9 @@ def build_world(admin_user: Any) -> dict[str, Any]:
         rms_error_after_pct=1.6,
     )
     benchmark = _benchmark_run(vllm, plan, admin_user, now)
+    pool_plan = _pool_plan(admin_user)
     return {
+        "pool_plan": pool_plan,
         "benchmark": benchmark,
         "calibration": calibration,
         "machine": machines["a100-01"],
@@ -143,6 +145,25 @@ def build_world(admin_user: Any) -> dict[str, Any]:
         "ray_target": ray,
         "down_target": down,
     }
+
+
+def _pool_plan(user: Any) -> Any:
+    """Three models on the A800 pair, one that fits nowhere (a reason and its hints shown)."""
+    from planner.services.pools import pool_create
+
+    return pool_create(
+        spec={
+            "hardware": {"hostnames": ["a800-01", "a800-02"]},
+            "operations": {"models_change_often": True, "self_healing_slo": True},
+            "models": [
+                {"name": "chat", "model": "llama-3.1-70b", "max_model_len": 8192},
+                {"name": "router", "model": "qwen3-8b", "max_model_len": 8192},
+                {"name": "huge", "model": "llama-3.1-405b", "max_model_len": 131072},
+            ],
+        },
+        actor=user,
+        title="pool-a800",
+    )
 
 
 def _benchmark_run(target: Any, plan: Any, user: Any, now: Any) -> Any:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cache
 from typing import Any
 
 from planner.engine.messages import Message
-from planner.engine.result import Route, plain
+from planner.engine.result import ResultFormatError, Route, plain
 from planner.engine.serving.predict import Prediction
 
 
@@ -86,5 +88,27 @@ class PoolResult:
         return next((m for m in self.placed if m.name == name), None)
 
     def to_dict(self) -> dict[str, Any]:
+        """Return the result as JSON-able values (messages as codes and parameters)."""
         out: dict[str, Any] = plain(self)
         return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PoolResult:
+        """Return the result a saved pool plan stored; raise ResultFormatError naming the field."""
+        from pydantic import ValidationError
+
+        try:
+            result: PoolResult = _validator().validate_python(dict(data))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise ResultFormatError(f"{where}: {first['msg']}") from exc
+        return result
+
+
+@cache
+def _validator() -> Any:
+    # Imported late, as for PlanResult, so that the engine's own import stays light.
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(PoolResult)

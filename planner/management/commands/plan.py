@@ -9,7 +9,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from planner.engine.spec import SpecError
 from planner.presentation.api import api_result
+from planner.presentation.pool_api import pool_api_result
 from planner.services import plan_evaluate
+from planner.services.pools import is_pool_spec, pool_evaluate
 
 EXIT_BAD_SPEC = 2
 
@@ -17,7 +19,8 @@ EXIT_BAD_SPEC = 2
 class Command(BaseCommand):
     help = (
         "Evaluate a plan spec (JSON file, or - for stdin) and print the result as JSON. The spec "
-        "may name catalog/inventory model slugs and inventory hostnames, a pool or the fleet."
+        "may name catalog/inventory model slugs and inventory hostnames, a pool or the fleet; "
+        "with models: [...] it plans several models on one pool."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -38,13 +41,14 @@ class Command(BaseCommand):
                 f"column {exc.colno}"
             ) from exc
         try:
-            evaluation = plan_evaluate(spec=spec)
+            if is_pool_spec(spec):  # several models on one pool
+                body = pool_api_result(pool_evaluate(spec=spec).result)
+            else:
+                body = api_result(plan_evaluate(spec=spec).result)
         except SpecError as exc:
             lines = "\n".join(f"  {field}: {message}" for field, message in exc.errors.items())
             raise CommandError(
                 f"invalid spec {source}:\n{lines}", returncode=EXIT_BAD_SPEC
             ) from exc
         indent = options["indent"] or None
-        self.stdout.write(
-            json.dumps(api_result(evaluation.result), indent=indent, ensure_ascii=False)
-        )
+        self.stdout.write(json.dumps(body, indent=indent, ensure_ascii=False))
