@@ -21,9 +21,7 @@ class PoolPlanListView(LoginRequiredMixin, View):
     def get(self, request: HttpRequest) -> HttpResponse:
         qs = PoolPlan.objects.select_related("author").defer("spec", "engine_input", "result")
         page = Paginator(qs, PAGE_SIZE).get_page(request.GET.get("page"))
-        return render(
-            request, "planner/pool_list.html", {"page": page, "plans": page.object_list}
-        )
+        return render(request, "planner/pool_list.html", {"page": page, "plans": page.object_list})
 
 
 class PoolPlanDetailView(LoginRequiredMixin, View):

@@ -58,7 +58,9 @@ def test_page_api_and_markdown_show_the_same_serving_figures(lead_plan, viewer_c
         assert answered["ttft_p95_ms"] == round(p.ttft_p95_ms, 1)
         assert answered["tpot_p50_ms"] == round(p.tpot_p50_ms, 2)
         assert answered["band_pct"]["output_tok_s"] > 0
-    assert api["recommendation"]["prediction"]["output_tok_s"] == round(best.serving.output_tok_s, 1)
+    assert api["recommendation"]["prediction"]["output_tok_s"] == round(
+        best.serving.output_tok_s, 1
+    )
 
     # Every figure carries its band, next to it.
     assert f"{amount(best.serving.output_tok_s)} tok/s (±" in page
