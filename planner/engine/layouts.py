@@ -6,6 +6,7 @@ import math
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from catalog.data import load_gpus, load_models
 from catalog.generations import gpu_generation
@@ -18,7 +19,7 @@ from planner.engine.memory import (
 )
 from planner.engine.messages import Code, message
 from planner.engine.network import Link, inter_node_link, intra_node_link, nic_key
-from planner.engine.result import Candidate, MemoryBreakdown
+from planner.engine.result import Candidate, MemoryBreakdown, ranked
 from planner.engine.serving import build_context
 from planner.engine.serving.backend import BackendChoice, KernelTimes, resolve_kernels
 from planner.engine.spec import Layout, Node, PlanSpec, Workload, valid_tp_sizes
@@ -212,7 +213,7 @@ def evaluate(
     )
 
 
-def _speeds(perf: Perf | None) -> dict[str, float | None]:
+def _speeds(perf: Perf | None) -> dict[str, Any]:
     """Return a candidate's speed figures (all None for a layout whose memory does not fit).
 
     A layout that fits but cannot be placed keeps them: what it would deliver once placed.
@@ -414,21 +415,21 @@ def score_candidates(spec: PlanSpec, cands: list[Candidate]) -> list[Candidate]:
     the layout cannot hold the target concurrency, ×0.9 when a replica spans nodes (shared
     failure domain, network dependence), ×0.6 per missed SLO; 0 when it does not fit.
     """
-    best = max((c.output_throughput_tok_s for c in cands if c.fits), default=0.0)
+    best = max((ranked(c.output_throughput_tok_s) for c in cands if c.fits), default=0.0)
     wl = spec.workload
     scored = []
     for c in cands:
         if not c.fits or best <= 0:
             scored.append(replace(c, score=0.0))
             continue
-        s = 100.0 * c.output_throughput_tok_s / best
+        s = 100.0 * ranked(c.output_throughput_tok_s) / best
         if not c.serves_load:
             s *= 0.5
         if c.spans_nodes:
             s *= 0.9
-        if wl.ttft_slo_ms is not None and c.ttft_ms > wl.ttft_slo_ms:
+        if wl.ttft_slo_ms is not None and ranked(c.ttft_ms) > wl.ttft_slo_ms:
             s *= 0.6
-        if wl.itl_slo_ms is not None and c.itl_ms > wl.itl_slo_ms:
+        if wl.itl_slo_ms is not None and ranked(c.itl_ms) > wl.itl_slo_ms:
             s *= 0.6
         scored.append(replace(c, score=s))
     top = max((c.score for c in scored), default=0.0)

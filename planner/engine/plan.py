@@ -45,6 +45,7 @@ from planner.engine.result import (
     Recommendation,
     Route,
     Signal,
+    ranked,
 )
 from planner.engine.serving import predict
 from planner.engine.serving.bands import band_for, regime
@@ -449,7 +450,7 @@ def plan(spec: PlanSpec, assumptions: Assumptions | None = None) -> PlanResult:
                 used_nodes or list(group.nodes[:1]),
                 route=route,
                 backend=backend,
-                comm_ms=best.comm_per_decode_step_ms,
+                comm_ms=ranked(best.comm_per_decode_step_ms),
                 a=a,
             )
         ),
@@ -601,19 +602,19 @@ def prefer_small_replicas(
         and c.fits
         and c.serves_load
         and not c.spans_nodes
-        and not (wl.ttft_slo_ms is not None and c.ttft_ms > wl.ttft_slo_ms)
-        and not (wl.itl_slo_ms is not None and c.itl_ms > wl.itl_slo_ms)
+        and not (wl.ttft_slo_ms is not None and ranked(c.ttft_ms) > wl.ttft_slo_ms)
+        and not (wl.itl_slo_ms is not None and ranked(c.itl_ms) > wl.itl_slo_ms)
     ]
     if not small:
         return cands, None
-    pick = max(small, key=lambda c: (c.output_throughput_tok_s, c.replicas))
-    share = pick.output_throughput_tok_s / max(best.output_throughput_tok_s, 1e-9)
+    pick = max(small, key=lambda c: (ranked(c.output_throughput_tok_s), c.replicas))
+    share = ranked(pick.output_throughput_tok_s) / max(ranked(best.output_throughput_tok_s), 1e-9)
     params = {
         "tp": pick.tp,
         "larger_tp": best.tp,
         "share_pct": round(100 * share),
-        "throughput_tok_s": _r(pick.output_throughput_tok_s, 0),
-        "larger_tok_s": _r(best.output_throughput_tok_s, 0),
+        "throughput_tok_s": _r(ranked(pick.output_throughput_tok_s), 0),
+        "larger_tok_s": _r(ranked(best.output_throughput_tok_s), 0),
         "concurrency": wl.concurrency,
     }
     if share < a.small_replica_min_share:

@@ -12,7 +12,15 @@ from dataclasses import dataclass
 from planner.engine.assumptions import Assumptions
 from planner.engine.memory import default_batched_tokens
 from planner.engine.messages import Code, Message, Term, message
-from planner.engine.result import Backend, Balancer, Candidate, CandidateKind, Route, Signal
+from planner.engine.result import (
+    Backend,
+    Balancer,
+    Candidate,
+    CandidateKind,
+    Route,
+    Signal,
+    ranked,
+)
 from planner.engine.shown import shown_tok_s, shown_tpot_ms
 from planner.engine.spec import Nic, PlanSpec
 
@@ -223,10 +231,16 @@ def replicas(
                 Code.BALANCER_NGINX if balancer == Balancer.NGINX else Code.BALANCER_SERVE
             ),
             capacity_ratio=_r(
-                best.capacity_output_tok_s / single.capacity_output_tok_s if single else 0, 2
+                ranked(best.capacity_output_tok_s) / ranked(single.capacity_output_tok_s)
+                if single
+                else 0,
+                2,
             ),
             workload_ratio=_r(
-                best.output_throughput_tok_s / single.output_throughput_tok_s if single else 0, 2
+                ranked(best.output_throughput_tok_s) / ranked(single.output_throughput_tok_s)
+                if single
+                else 0,
+                2,
             ),
             concurrency=spec.workload.concurrency,
         )
@@ -242,7 +256,7 @@ def _runner_up_note(spec: PlanSpec, best: Candidate, runner: Candidate) -> Messa
         )
     if runner.spans_nodes and not best.spans_nodes:
         return message(Code.RUNNER_UP_SPANS_NODES)
-    if runner.output_throughput_tok_s < best.output_throughput_tok_s:
+    if ranked(runner.output_throughput_tok_s) < ranked(best.output_throughput_tok_s):
         return message(Code.RUNNER_UP_HBM_BOUND)
     return message(Code.RUNNER_UP_NO_NOTE)
 
@@ -275,16 +289,16 @@ def cross_node_worse(spec: PlanSpec, best: Candidate, cands: Sequence[Candidate]
     cross = [c for c in cands if c.kind == CandidateKind.CROSS_NODE_TP and c.fits]
     if not cross or best.kind == CandidateKind.CROSS_NODE_TP:
         return []
-    worst = max(cross, key=lambda c: c.comm_per_decode_step_ms)
+    worst = max(cross, key=lambda c: ranked(c.comm_per_decode_step_ms))
     link = next(iter(_replica_nics(spec, worst)))
     return [
         message(
             Code.CROSS_NODE_WORSE,
             layout=f"TP{worst.tp}",
-            comm_ms=_r(worst.comm_per_decode_step_ms),
+            comm_ms=_r(ranked(worst.comm_per_decode_step_ms)),
             link_gbps=link.speed_gbps if link else 1,
-            compute_ms=_r(worst.decode_compute_ms, 2),
-            slowdown=_r(worst.decode_step_ms / max(best.decode_step_ms, 1e-9), 1),
+            compute_ms=_r(ranked(worst.decode_compute_ms), 2),
+            slowdown=_r(ranked(worst.decode_step_ms) / max(ranked(best.decode_step_ms), 1e-9), 1),
             best=best.label,
         )
     ]
@@ -333,8 +347,8 @@ def spanning(
                 tp=best.tp,
                 pp=best.pp,
                 cross_tp=tp_cross[0].tp,
-                pp_comm_ms=_r(best.pp_comm_per_decode_step_ms, 2),
-                tp_comm_ms=_r(tp_cross[0].comm_per_decode_step_ms, 1),
+                pp_comm_ms=_r(ranked(best.pp_comm_per_decode_step_ms), 2),
+                tp_comm_ms=_r(ranked(tp_cross[0].comm_per_decode_step_ms), 1),
             )
         )
     nics = [x for x in _replica_nics(spec, best) if x is not None]

@@ -504,6 +504,12 @@ def _upgrade_v5(data: dict[str, Any]) -> dict[str, Any]:
     return _complete(PlanResult, data)
 
 
+def ranked(value: float | None) -> float:
+    """Return a speed figure as ranking and reasons compare it: 0 for a layout that never starts
+    (its figures are None; ranking puts it last and no reason quotes it as a speed)."""
+    return 0.0 if value is None else value
+
+
 # The speed figures of a candidate (Candidate), None when its memory does not fit.
 SPEED_FIELDS = (
     "comm_per_decode_step_ms",
