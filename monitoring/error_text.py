@@ -14,7 +14,10 @@ from django.utils.translation import gettext_lazy as _
 from core.roles import is_admin
 
 POLICY, LIMIT, TOKEN, UNREACHABLE = "policy", "limit", "token", "unreachable"
+STORE, SELECTOR_POLICY = "store", "selector_policy"
 CLASS_OF_KIND = {
+    "store": STORE,  # a read-only target's Prometheus does not answer, or none is set
+    "forbidden_selector": SELECTOR_POLICY,
     "forbidden_address": POLICY,
     "invalid_url": POLICY,
     "limit": LIMIT,
@@ -26,12 +29,22 @@ SUMMARIES = {
     LIMIT: _("The target's answer is over the scrape limits (size, samples or labels)."),
     TOKEN: _("The saved bearer token cannot be read any more: enter it again."),
     UNREACHABLE: _("No metrics could be read from this address (an admin sees the details)."),
+    STORE: _(
+        "The time-series server this read-only target is read from does not answer, or none "
+        "is configured."
+    ),
+    SELECTOR_POLICY: _(
+        "This selector's Prometheus job is not allowed any more: an admin can allow it in the "
+        "monitoring allowlist."
+    ),
 }
 CLASS_LABELS = {
     POLICY: _("address not allowed"),
     LIMIT: _("over the scrape limits"),
     TOKEN: _("token unreadable"),
     UNREACHABLE: _("no metrics"),
+    STORE: _("store unavailable"),
+    SELECTOR_POLICY: _("job not allowed"),
 }
 
 

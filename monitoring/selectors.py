@@ -19,7 +19,7 @@ from monitoring.error_text import public_error
 from monitoring.machines import cluster_nodes
 from monitoring.models import AlertEvent, Target
 from monitoring.scrape.series import parse_series_id, series_id
-from monitoring.series import SeriesMatch
+from monitoring.series import SeriesMatch, StoreUnavailable
 from monitoring.targets import kinds
 from monitoring.targets.state import target_state
 
@@ -282,7 +282,10 @@ PENDING_GROUPS = 'ray.placement_groups{state="PENDING"}'
 
 def ray_state(target: Target) -> dict[str, Any]:
     """Return the Ray page's current state: node x GPU grids, nodes, Serve apps, pending groups."""
-    rows = stores.current().latest(stores.ref(target), (*RAY_NODE_KEYS, *RAY_SERVE_KEYS))
+    try:
+        rows = stores.current().latest(stores.ref(target), (*RAY_NODE_KEYS, *RAY_SERVE_KEYS))
+    except StoreUnavailable:  # a read-only target's Prometheus: its poll's error says so
+        rows = []
     nodes: dict[str, dict[str, Any]] = defaultdict(lambda: {"gpus": {}})
     apps: dict[str, dict[str, Any]] = defaultdict(lambda: {"deployments": {}})
     for row in rows:

@@ -32,6 +32,12 @@ urlpatterns = [
         allowlist.AllowlistEntryDeleteView.as_view(),
         name="allowlist-delete",
     ),
+    path("allowlist/jobs/", allowlist.AllowedJobCreateView.as_view(), name="allowed-job-create"),
+    path(
+        "allowlist/jobs/<int:pk>/delete/",
+        allowlist.AllowedJobDeleteView.as_view(),
+        name="allowed-job-delete",
+    ),
     path("calibration/", calibration.CalibrationListView.as_view(), name="calibration-list"),
     path("calibration/fit/", calibration.CalibrationFitView.as_view(), name="calibration-fit"),
     path(

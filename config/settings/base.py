@@ -205,6 +205,19 @@ MONITORING_SAMPLE_PARTITIONS_AHEAD_H = env.int("MONITORING_SAMPLE_PARTITIONS_AHE
 # polls per series, its rollups 60 rows.
 MONITORING_RAW_QUERY_MAX_H = env.float("MONITORING_RAW_QUERY_MAX_H", default=0.25)
 MONITORING_MAX_POINTS_PER_SERIES = env.int("MONITORING_MAX_POINTS_PER_SERIES", default=1000)
+# One series request may ask for at most this many points in all (series x max_points): a
+# dashboard's 40 series at the default 1,000 points each fit.
+MONITORING_SERIES_MAX_POINTS_PER_REQUEST = env.int(
+    "MONITORING_SERIES_MAX_POINTS_PER_REQUEST", default=40_000
+)
+# Series API requests (a target's series, fleet series) each user may make; "" switches the
+# limit off. An open dashboard asks every 15 s.
+MONITORING_SERIES_RATE = env.str("MONITORING_SERIES_RATE", default="60/min")
+# A read-only target's rates look back at most this far at each step (or four scrape intervals
+# when longer): a 7-day chart must not make Prometheus scan a whole bucket at every step.
+MONITORING_READONLY_RATE_WINDOW_MAX_S = env.int(
+    "MONITORING_READONLY_RATE_WINDOW_MAX_S", default=300
+)
 # Default TTFT p95 threshold of a new alert rule (a linked decision's threshold wins).
 MONITORING_DEFAULT_TTFT_P95_THRESHOLD_S = env.float(
     "MONITORING_DEFAULT_TTFT_P95_THRESHOLD_S", default=2.0

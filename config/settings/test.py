@@ -20,6 +20,8 @@ STATIC_ROOT = VAR_DIR / "test-staticfiles"
 AXES_ENABLED = False
 # So is the plan evaluation rate limit (tests/security/test_plan_cost_limits.py).
 PLAN_EVALUATION_RATE = ""
+# And the series API's (tests/monitoring/test_series_limits.py).
+MONITORING_SERIES_RATE = ""
 
 # Per-process and emptied between tests (tests/conftest.py), so no answer leaks across tests.
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -19,6 +20,8 @@ from monitoring.models import (
 )
 from monitoring.reality.comparison import Quantity, Scope
 from monitoring.reality.server_checks import WarningCode
+from monitoring.scrape.keys import BY_KEY
+from monitoring.scrape.series import parse_series_id
 from monitoring.selectors import RANGES
 from planner.decisions.models import DecisionRecord
 from planner.models import Plan
@@ -195,7 +198,48 @@ class SeriesQuerySerializer(serializers.Serializer):
             raise serializers.ValidationError("Give at least one series key.")
         if len(items) > 40:
             raise serializers.ValidationError("At most 40 series per request.")
+        for item in items:
+            _check_series(item)
         return items
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        """Bound the work of one request: series x points (each point is a step Prometheus
+        evaluates, or a bucket the database sums)."""
+        points = attrs.get("max_points") or settings.MONITORING_MAX_POINTS_PER_SERIES
+        budget = settings.MONITORING_SERIES_MAX_POINTS_PER_REQUEST
+        if len(attrs["series"]) * points > budget:
+            raise serializers.ValidationError(
+                {
+                    "max_points": (
+                        f"{len(attrs['series'])} series x {points} points is more than "
+                        f"{budget} points per request: ask for fewer series or points."
+                    )
+                }
+            )
+        return attrs
+
+
+class FleetSeriesQuerySerializer(SeriesQuerySerializer):
+    def validate_series(self, value: str) -> list[str]:
+        items = super().validate_series(value)
+        for item in items:
+            if "{" in item:
+                raise serializers.ValidationError(
+                    f"{item!r}: fleet series are sums of keys without labels."
+                )
+        return items
+
+
+def _check_series(item: str) -> None:
+    """Refuse an item that is not `key` or `key{label="value",...}` of a known key."""
+    try:
+        key, _labels = parse_series_id(item)
+    except ValueError:
+        raise serializers.ValidationError(
+            f'{item[:80]!r} is not a series: write key or key{{label="value"}}.'
+        ) from None
+    if key not in BY_KEY:
+        raise serializers.ValidationError(f"{key[:80]!r} is not a series key.")
 
 
 def _split_series(value: str) -> list[str]:
@@ -228,8 +272,16 @@ class SeriesResponseSerializer(serializers.Serializer):
     start = serializers.IntegerField(help_text="unix ms")
     end = serializers.IntegerField(help_text="unix ms")
     bucket_s = serializers.FloatField(required=False)
-    source = serializers.ChoiceField(choices=["raw", "rollup"])
+    source = serializers.ChoiceField(choices=["raw", "rollup", "prometheus"])
     series = PointsSerializer(many=True)
+    unavailable = serializers.ListField(
+        child=serializers.IntegerField(),
+        required=False,
+        help_text=(
+            "Present when some targets' time-series server did not answer: their ids (their "
+            "series are missing, the others are here)."
+        ),
+    )
 
 
 class TileSerializer(serializers.Serializer):

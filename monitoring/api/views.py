@@ -12,7 +12,7 @@ from django.db.models import Exists, OuterRef
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import APIException, NotFound, ValidationError
+from rest_framework.exceptions import APIException, NotFound, PermissionDenied, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -25,6 +25,7 @@ from monitoring.api.serializers import (
     AlertRuleSerializer,
     AlertRuleWebhookSecretSerializer,
     AlertRuleWebhookSerializer,
+    FleetSeriesQuerySerializer,
     OverviewSerializer,
     PlanComparisonQuerySerializer,
     PlanComparisonSerializer,
@@ -33,9 +34,10 @@ from monitoring.api.serializers import (
     SeriesResponseSerializer,
     TargetSerializer,
 )
+from monitoring.api.throttles import SeriesThrottle
 from monitoring.error_text import error_class, error_for
 from monitoring.filters import AlertEventFilter, AlertRuleFilter, TargetFilter
-from monitoring.models import AlertEvent, AlertRule, Target
+from monitoring.models import AlertEvent, AlertRule, Target, job_refusal
 from monitoring.reality.comparison import PlanUnreadable, plan_comparison
 from monitoring.series import Forgotten, StoreUnavailable
 from monitoring.shared_cache import shared
@@ -121,12 +123,15 @@ class TargetViewSet(viewsets.ModelViewSet):
         return Response(SeriesKeptSerializer(forgotten).data, status=200)
 
     @extend_schema(parameters=SERIES_PARAMS, responses=SeriesResponseSerializer)
-    @action(detail=True, methods=["get"])
+    @action(detail=True, methods=["get"], throttle_classes=[SeriesThrottle])
     def series(self, request: Request, pk: str | None = None) -> Response:
         """Series of this target, raw or rolled up by range, at most ~1,000 points each."""
         target = self.get_object()
         query = SeriesQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
+        refused = target.read_only and job_refusal(target.selector)
+        if refused:  # an admin withdrew its job from the selector policy since
+            raise PermissionDenied(refused)
         start, end = selectors.resolve_range(query.validated_data["range"])
         with _store_errors():
             data = stores.current().range(
@@ -294,9 +299,11 @@ class OverviewView(APIView):
 class FleetSeriesView(APIView):
     """The sum over all targets of unlabelled series (e.g. fleet tokens/s)."""
 
+    throttle_classes = [SeriesThrottle]
+
     @extend_schema(parameters=SERIES_PARAMS, responses=SeriesResponseSerializer)
     def get(self, request: Request) -> Response:
-        query = SeriesQuerySerializer(data=request.query_params)
+        query = FleetSeriesQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         # Every open overview asks for it every few seconds: computed once for all of them.
         params = query.validated_data

@@ -1,6 +1,7 @@
 """Monitoring's tables, one module per concept (the app label stays `monitoring`):
 
-- targets: targets, their poll state and last snapshot, the allowlist;
+- targets: targets, their poll state and last snapshot, the allowlist and the selector
+  policy (the Prometheus jobs read-only targets may read);
 - series: the embedded series store's tables (samples, rollups, fleet sums, spool, cursor),
   read and written only by monitoring.stores;
 - alerts: alert rules, their state and events.
@@ -15,12 +16,15 @@ from monitoring.models.targets import (
     MIN_POLL_INTERVAL_S,
     TARGET_POLL_STATE_FIELDS,
     TARGET_UNAUDITED_FIELDS,
+    AllowedJob,
     AllowlistEntry,
     PlanScope,
     PollStatus,
     Target,
     TargetKind,
     TargetSnapshot,
+    job_refusal,
+    selector_refusal,
 )
 
 __all__ = [
@@ -33,6 +37,7 @@ __all__ = [
     "AlertEvent",
     "AlertRule",
     "AlertState",
+    "AllowedJob",
     "AllowlistEntry",
     "Comparison",
     "FleetSum",
@@ -45,4 +50,6 @@ __all__ = [
     "Target",
     "TargetKind",
     "TargetSnapshot",
+    "job_refusal",
+    "selector_refusal",
 ]

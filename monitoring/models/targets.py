@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
@@ -12,6 +13,7 @@ from simple_history.models import HistoricalRecords
 
 from core.secrets import EncryptedTextField
 from monitoring import pacing
+from monitoring.series.promql import SelectorError, canonical_selector, parse_selector
 
 MIN_POLL_INTERVAL_S = 5
 # A target's own sample_limit may not exceed this (0, "no limit", is never allowed per target).
@@ -91,7 +93,8 @@ class Target(models.Model):
             "Instead of a URL: the job and instance labels under which your Prometheus already "
             'scrapes this server, e.g. {job="vllm",instance="10.0.0.5:8000"} (a Ray cluster: '
             'its node exporters, e.g. {job="ray"}). ServePlan then polls nothing and reads its '
-            "series from Prometheus (MONITORING_PROMETHEUS_URL)."
+            "series from Prometheus (MONITORING_PROMETHEUS_URL). The job must be one an admin "
+            "allowed (Monitoring, Allowlist)."
         ),
     )
     machines = models.ManyToManyField(
@@ -219,9 +222,9 @@ class Target(models.Model):
         return reverse("monitoring:target-detail", kwargs={"pk": self.pk})
 
     def clean(self) -> None:
-        """A target has a URL to poll or a Prometheus selector to read, never both or none."""
-        from monitoring.series.promql import SelectorError, canonical_selector
-
+        """A target has a URL to poll or a Prometheus selector to read, never both or none; a
+        selector is one Prometheus parses, of a job an admin allowed, and a Prometheus to read
+        it from is configured (the API, the pages and the admin all clean here)."""
         if self.selector:
             if self.base_url:
                 raise ValidationError(
@@ -231,6 +234,9 @@ class Target(models.Model):
                 self.selector = canonical_selector(self.selector)
             except SelectorError as exc:
                 raise ValidationError({"selector": str(exc)}) from None
+            refusal = selector_refusal(self.selector)
+            if refusal:
+                raise ValidationError({"selector": refusal})
         elif not self.base_url:
             raise ValidationError({"base_url": _("Give a base URL or a Prometheus selector.")})
 
@@ -288,3 +294,70 @@ class AllowlistEntry(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class AllowedJob(models.Model):
+    """A Prometheus job whose series read-only targets may read (the selector policy).
+
+    A selector must match one of these jobs exactly (`job="vllm"`): the Prometheus that
+    ServePlan reads may scrape much else, which planners have no business reading. No entry:
+    no read-only target. Only admins edit it; every change is in the audit log."""
+
+    name = models.CharField(
+        _("Prometheus job"),
+        max_length=200,
+        unique=True,
+        help_text=_(
+            "The job label of a scrape job whose series read-only targets may read, e.g. vllm."
+        ),
+    )
+    note = models.CharField(_("note"), max_length=200, blank=True)
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name = _("allowed Prometheus job")
+        verbose_name_plural = _("allowed Prometheus jobs")
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def selector_refusal(selector: str) -> str | None:
+    """Return why a read-only target may not read `selector` (canonical) now, or None.
+
+    Refused when no Prometheus is configured to read it from (it would fail every read), and
+    when it does not match exactly a job an admin allowed (AllowedJob)."""
+    # As monitoring.stores builds its reader of read-only targets (models are below the stores).
+    if not settings.MONITORING_PROMETHEUS_URL.strip():
+        return str(
+            _(
+                "Read-only targets are read from Prometheus, and none is configured: an admin "
+                "sets MONITORING_PROMETHEUS_URL first."
+            )
+        )
+    return job_refusal(selector)
+
+
+def job_refusal(selector: str) -> str | None:
+    """Return why the selector policy refuses `selector` (canonical), or None: it must match
+    exactly jobs an admin allowed (AllowedJob)."""
+    jobs = {m.value for m in parse_selector(selector) if m.name == "job" and m.op == "="}
+    if not jobs:
+        return str(
+            _(
+                'Name the Prometheus job exactly, e.g. {job="vllm",instance="10.0.0.5:8000"}: '
+                "read-only targets read only the jobs an admin allowed (Monitoring, Allowlist)."
+            )
+        )
+    allowed = set(AllowedJob.objects.filter(name__in=jobs).values_list("name", flat=True))
+    if jobs <= allowed:
+        return None
+    return str(
+        _(
+            'The Prometheus job "%(job)s" is not allowed for read-only targets: an admin can '
+            "allow it in the monitoring allowlist."
+        )
+        % {"job": min(jobs - allowed)[:100]}
+    )

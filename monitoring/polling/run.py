@@ -8,20 +8,21 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from typing import Any
 
 import httpx
 from django.db import transaction
 
 from core.crypto import SecretUnreadable
 from monitoring import conf, pacing, stores
-from monitoring.models import Target, TargetSnapshot
+from monitoring.models import Target, TargetSnapshot, job_refusal
 from monitoring.polling.record import PollOutcome, poll_record_failure, poll_record_success
 from monitoring.scrape import ScrapeResult, kinds, scrape_once
 from monitoring.scrape.series import Sample, make_sample
-from monitoring.series import StoreUnavailable
+from monitoring.series import LatestValue, StoreUnavailable
 from monitoring.series.readonly import kinds as readonly_kinds
 from monitoring.targets import kinds as web_kinds
 
@@ -225,16 +226,11 @@ def read_from_prometheus(
     started = time.monotonic()
     ts = to_datetime(time.time())
     wanted = readonly_kinds.of_kind(target.kind)
-    try:
-        reader, ref = stores.read_only(), stores.ref(target)
-        rows, facts = reader.values(ref, wanted.keys), reader.facts(ref)
-    except StoreUnavailable as exc:
-        rows, facts, kind, message = [], {}, "store", str(exc)
+    refused = job_refusal(target.selector)
+    if refused:  # an admin withdrew the job since: nothing of it is read
+        rows, facts, kind, message = [], {}, "forbidden_selector", refused
     else:
-        kind, message = "", ""
-        if not any(r.key == "poll.up" and r.value == 1.0 for r in rows):
-            kind = "scrape"
-            message = "Prometheus has no successful scrape of this selector"
+        rows, facts, kind, message = _read_values(target, wanted.keys)
     duration_ms = (time.monotonic() - started) * 1000.0
     report = _unstored(target, ts, duration_ms, error_kind=kind, error=message)
     if kind:
@@ -245,6 +241,20 @@ def read_from_prometheus(
     samples.extend(web_kinds.get(target.kind).extra_samples(target, samples, info))
     outcome = PollOutcome(samples=samples, info=info, duration_ms=duration_ms)
     return _store_success(target, report, outcome, slot=slot, on_stored=on_stored)
+
+
+def _read_values(
+    target: Target, keys: Sequence[str]
+) -> tuple[list[LatestValue], dict[str, Any], str, str]:
+    """Return a read-only target's current rows and facts, and the error (kind, message)."""
+    try:
+        reader, ref = stores.read_only(), stores.ref(target)
+        rows, facts = reader.values(ref, keys), reader.facts(ref)
+    except StoreUnavailable as exc:
+        return [], {}, "store", str(exc)
+    if not any(r.key == "poll.up" and r.value == 1.0 for r in rows):
+        return rows, facts, "scrape", "Prometheus has no successful scrape of this selector"
+    return rows, facts, "", ""
 
 
 def record_failure(

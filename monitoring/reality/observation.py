@@ -11,7 +11,7 @@ from typing import Any
 
 from monitoring import stores
 from monitoring.models import Target
-from monitoring.series import Points
+from monitoring.series import Points, StoreUnavailable
 from monitoring.series.percentiles import p95
 
 
@@ -116,7 +116,10 @@ def _p95_ms(points: Points) -> float | None:
 
 def observe(target: Target, start: datetime, end: datetime) -> TargetObservation:
     """Return what `target` did between `start` and `end`."""
-    series = stores.current().window(stores.ref(target), OBSERVED_KEYS, start, end)
+    try:
+        series = stores.current().window(stores.ref(target), OBSERVED_KEYS, start, end)
+    except StoreUnavailable:  # a read-only target's Prometheus: observed nothing, as unpolled
+        series = {key: [] for key in OBSERVED_KEYS}
     return observation(target, series)
 
 

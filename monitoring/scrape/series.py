@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,8 +32,15 @@ def series_id(key: str, labels: Mapping[str, str] | Labels | None = None) -> str
     return f"{key}{{{inner}}}"
 
 
+_LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
+
+
 def parse_series_id(text: str) -> tuple[str, dict[str, str]]:
-    """Split a canonical series string back into its key and labels."""
+    """Split a canonical series string back into its key and labels.
+
+    Raise ValueError (never another error) when `text` is not `key` or
+    `key{name="value",...}` with quoted, backslash-escaped values.
+    """
     brace = text.find("{")
     if brace < 0:
         return text, {}
@@ -42,22 +50,33 @@ def parse_series_id(text: str) -> tuple[str, dict[str, str]]:
     labels: dict[str, str] = {}
     i = 0
     while i < len(body):
-        eq = body.index("=", i)
-        name = body[i:eq]
-        if body[eq + 1] != '"':
+        name = _LABEL_NAME.match(body, i)
+        if name is None or body[name.end() : name.end() + 2] != '="':
             raise ValueError(f"not a series id: {text!r}")
-        j = eq + 2
-        chars: list[str] = []
-        while body[j] != '"':
-            if body[j] == "\\":
-                j += 1
-                chars.append("\n" if body[j] == "n" else body[j])
-            else:
-                chars.append(body[j])
-            j += 1
-        labels[name] = "".join(chars)
-        i = j + 2  # skip the closing quote and the comma
+        value, i = _quoted(body, name.end() + 2, text)
+        labels[name.group()] = value
+        if i < len(body) and body[i] != ",":
+            raise ValueError(f"not a series id: {text!r}")
+        i += 1  # the comma
     return key, labels
+
+
+def _quoted(body: str, j: int, text: str) -> tuple[str, int]:
+    """Read a quoted value's characters from `j` (after the opening quote) to its closing
+    quote; return the value and the index after that quote."""
+    chars: list[str] = []
+    while j < len(body) and body[j] != '"':
+        if body[j] == "\\":
+            j += 1
+            if j == len(body):
+                break
+            chars.append("\n" if body[j] == "n" else body[j])
+        else:
+            chars.append(body[j])
+        j += 1
+    if j >= len(body):
+        raise ValueError(f"not a series id: {text!r}")
+    return "".join(chars), j + 1
 
 
 @dataclass(frozen=True, slots=True)

@@ -119,6 +119,8 @@ class RangeResult:
     bucket_s: float
     source: str
     series: tuple[SeriesPoints, ...] = ()
+    # Targets whose store could not answer (their series are missing, the others are here).
+    unavailable: tuple[int, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """The series API's answer (monitoring.api: SeriesResponseSerializer)."""
@@ -128,6 +130,7 @@ class RangeResult:
             "bucket_s": self.bucket_s,
             "source": self.source,
             "series": [s.to_json() for s in self.series],
+            **({"unavailable": list(self.unavailable)} if self.unavailable else {}),
         }
 
     @classmethod
@@ -138,6 +141,7 @@ class RangeResult:
             bucket_s=float(data.get("bucket_s", 1.0)),
             source=data["source"],
             series=tuple(SeriesPoints.from_json(s) for s in data["series"]),
+            unavailable=tuple(data.get("unavailable", ())),
         )
 
 

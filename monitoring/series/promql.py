@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from . import remote_write as rw
+from .promql_regex import regex_error
 
 _NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*\Z")
 _MATCHER = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)\s*"((?:[^"\\\n]|\\.)*)"\s*')
@@ -76,8 +77,14 @@ def parse_selector(text: str) -> tuple[Matcher, ...]:
 
 
 def canonical_selector(text: str) -> str:
-    """Return the selector as ServePlan stores it (parsed and written back)."""
-    return "{" + ",".join(str(m) for m in parse_selector(text)) + "}"
+    """Return the selector as ServePlan stores it (parsed, its regexes checked, written back):
+    a regex Prometheus would not compile is refused here, not at every read."""
+    matchers = parse_selector(text)
+    for m in matchers:
+        why = regex_error(m.value) if m.op in ("=~", "!~") else None
+        if why:
+            raise SelectorError(f"{str(m)[:80]}: {why}")
+    return "{" + ",".join(str(m) for m in matchers) + "}"
 
 
 def vector(metric: str, matchers: Sequence[Matcher | str]) -> str:

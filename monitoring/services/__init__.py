@@ -3,7 +3,7 @@
 - targets: create, change and delete targets; the GPU targets registered from machines.
 - url_guard: the check every target and webhook URL passes before it is saved.
 - rules: a target's default alert rules and the users' rules.
-- allowlist: the addresses pollers and webhooks may reach.
+- allowlist: the addresses pollers and webhooks may reach, the jobs read-only targets read.
 
 Recording a poll lives with the polls (monitoring.polling.record), deleting a deleted target's
 series with the series store (monitoring.stores.forget); both are exported here too.
@@ -17,7 +17,12 @@ from monitoring.polling.record import (
     poll_record_success,
     schedule_due_targets,
 )
-from monitoring.services.allowlist import allowlist_entry_create, allowlist_entry_delete
+from monitoring.services.allowlist import (
+    allowed_job_create,
+    allowed_job_delete,
+    allowlist_entry_create,
+    allowlist_entry_delete,
+)
 from monitoring.services.rules import (
     alert_rule_create,
     alert_rule_update,
@@ -48,6 +53,8 @@ __all__ = [
     "alert_rule_create",
     "alert_rule_update",
     "alert_rule_webhook_set",
+    "allowed_job_create",
+    "allowed_job_delete",
     "allowlist_entry_create",
     "allowlist_entry_delete",
     "decision_ttft_threshold_s",

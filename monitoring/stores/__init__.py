@@ -34,6 +34,7 @@ def _settings_key() -> tuple[Any, ...]:
         settings.MONITORING_REMOTE_WRITE_URL,
         int(settings.MONITORING_REMOTE_WRITE_BUFFER_SAMPLES),
         float(settings.MONITORING_PROMETHEUS_TIMEOUT_S),
+        int(settings.MONITORING_READONLY_RATE_WINDOW_MAX_S),
     )
 
 
@@ -74,7 +75,12 @@ def reset() -> None:
 
 
 def _build(
-    name: str, query_url: str, write_url: str, buffer_samples: int, timeout_s: float
+    name: str,
+    query_url: str,
+    write_url: str,
+    buffer_samples: int,
+    timeout_s: float,
+    rate_window_max_s: int,
 ) -> RoutingStore:
     """Return the configured backend behind the router that sends read-only targets to the
     Prometheus at MONITORING_PROMETHEUS_URL (when one is set)."""
@@ -87,7 +93,7 @@ def _build(
             buffer=RetryBuffer(max_samples=buffer_samples, spool=DatabaseSpool()),
             timeout_s=timeout_s,
         )
-    read_only = ReadOnlyReader(server) if server else None
+    read_only = ReadOnlyReader(server, rate_window_max_s=rate_window_max_s) if server else None
     if name == EMBEDDED:
         return RoutingStore(EmbeddedStore(), read_only)
     if name == PROMETHEUS:

@@ -34,6 +34,24 @@ def make_target(db) -> Callable[..., Target]:
 
 
 @pytest.fixture
+def read_only_allowed(db, settings) -> Callable[..., None]:
+    """Let read-only targets be created: a Prometheus is configured (nothing listens: reads
+    fail as "store unavailable" unless a test installs its own reader) and the jobs given
+    (vllm, ray, gpu by default) are in the selector policy."""
+    from monitoring.models import AllowedJob
+
+    if not settings.MONITORING_PROMETHEUS_URL:
+        settings.MONITORING_PROMETHEUS_URL = "http://127.0.0.1:9"
+
+    def allow(*jobs: str) -> None:
+        for job in jobs:
+            AllowedJob.objects.get_or_create(name=job)
+
+    allow("vllm", "ray", "gpu")
+    return allow
+
+
+@pytest.fixture
 def simulator() -> Iterator[Any]:
     """A simulator on free loopback ports, without random faults (tests add their own).
 

@@ -91,7 +91,7 @@ def test_a_window_that_ends_before_the_newest_poll_is_read_every_time(make_targe
     assert _series_reads(read)[1] == 1
 
 
-def test_targets_never_polled_or_read_only_are_not_kept(make_target):
+def test_targets_never_polled_or_read_only_are_not_kept(make_target, read_only_allowed):
     never = stores.ref(make_target())
     watched = stores.ref(make_target(base_url="", selector='{job="vllm",instance="a:8000"}'))
     end = timezone.now()

@@ -133,8 +133,9 @@ def _prometheus(values: dict[tuple[str, tuple[tuple[str, str], ...]], float], fa
 
 
 @pytest.fixture
-def prometheus(monkeypatch):
-    """Install a mock Prometheus as the reader of read-only targets: call it with the answers."""
+def prometheus(monkeypatch, read_only_allowed):
+    """Install a mock Prometheus as the reader of read-only targets: call it with the answers
+    (the jobs vllm and ray are allowed)."""
 
     def install(values, facts):
         server, asked = _prometheus(values, facts)

@@ -261,3 +261,26 @@ def test_the_django_admin_deletes_targets_as_everywhere_else(
 
     assert sorted(deleted) == sorted([one.pk, two.pk, three.pk])
     assert not Target.objects.filter(pk__in=[one.pk, two.pk, three.pk]).exists()
+
+
+def test_a_polled_target_made_read_only_then_deleted_leaves_no_series(
+    server, make_target, planner_api, django_capture_on_commit_callbacks
+):
+    """Its polls wrote series under its id; as a read-only target it reads Prometheus, but
+    those series are still ServePlan's to delete (issue 33, item 10)."""
+    target = make_target()
+    store: PrometheusStore = stores.current().polled
+    store.buffer.add(_poll_of(target))
+    assert store.flush()
+    # Made read-only (as target_update does once a Prometheus and its job are allowed).
+    Target.objects.filter(pk=target.pk).update(base_url="", selector='{job="vllm"}')
+
+    with (
+        mock.patch.object(tasks.forget_series, "apply_async") as queued,
+        django_capture_on_commit_callbacks(execute=True),
+    ):
+        answer = planner_api.delete(f"/api/v1/monitoring/targets/{target.pk}/")
+
+    assert answer.status_code == 204
+    assert server.log == [("write", [str(target.pk)]), ("delete", _selector(target))]
+    assert queued.called  # and once more after a write under way may have arrived

@@ -29,6 +29,8 @@ from monitoring.series.readonly import kinds as readonly_kinds
 # Rates and quantiles look back at least this many scrape intervals (two would do with no
 # missed scrape; four keep a value through one).
 RATE_WINDOW_INTERVALS = 4
+# The longest look-back of a rate beyond those intervals (MONITORING_READONLY_RATE_WINDOW_MAX_S).
+DEFAULT_RATE_WINDOW_MAX_S = 300
 # The label that tags each key's answer when all keys go in one query.
 KEY_LABEL = "serveplan_key"
 
@@ -51,12 +53,24 @@ def _wanted(match: SeriesMatch, labels: Labels) -> bool:
 class ReadOnlyReader:
     name = "read-only"
 
-    def __init__(self, server: PromqlServer) -> None:
+    def __init__(
+        self, server: PromqlServer, *, rate_window_max_s: int = DEFAULT_RATE_WINDOW_MAX_S
+    ) -> None:
         self.server = server
+        self.rate_window_max_ms = rate_window_max_s * 1000
+
+    def rate_window_ms(self, target: TargetRef, step_ms: int) -> int:
+        """How far rates look back at each step: the step (a bucket's whole change), but at
+        most `rate_window_max_s`, and never under four scrape intervals.
+
+        Prometheus reads every sample of that window at each of the query's steps: the bound
+        keeps a long chart's cost at steps x window, not steps x a whole bucket."""
+        floor_ms = RATE_WINDOW_INTERVALS * target.interval_s * 1000
+        return max(floor_ms, min(step_ms, self.rate_window_max_ms))
 
     def _expr(self, target: TargetRef, keys: Iterable[str], step_ms: int) -> str | None:
         """One query for every key: each key's expression, tagged with the key."""
-        window = max(RATE_WINDOW_INTERVALS * target.interval_s * 1000, step_ms)
+        window = self.rate_window_ms(target, step_ms)
         matchers = promql.parse_selector(target.selector)
         parts = []
         for key in dict.fromkeys(keys):
