@@ -229,6 +229,11 @@ MONITORING_LAG_DEGRADED_S = env.float("MONITORING_LAG_DEGRADED_S", default=60.0)
 # Timeout of one webhook delivery.
 MONITORING_WEBHOOK_TIMEOUT_S = env.float("MONITORING_WEBHOOK_TIMEOUT_S", default=5.0)
 
+# Lists of ids in API bodies (a target's machines) hold at most this many items.
+API_MAX_IDS_PER_LIST = env.int("API_MAX_IDS_PER_LIST", default=1000)
+# A calibration fit takes at most this many targets.
+MONITORING_CALIBRATION_MAX_TARGETS = env.int("MONITORING_CALIBRATION_MAX_TARGETS", default=100)
+
 # Plan evaluations (evaluate, save, re-run) each user may run; "" switches the limit off.
 PLAN_EVALUATION_RATE = env.str("PLAN_EVALUATION_RATE", default="30/min")
 

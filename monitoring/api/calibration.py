@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, status, viewsets
@@ -9,10 +12,12 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from core.id_lists import IdListField
 from monitoring import selectors
 from monitoring.models import Target
 from monitoring.reality.calibration import calibration_create
 from planner.models import CalibrationProfile
+from planner.throttles import PlanEvaluationThrottle
 
 
 class CalibrationProfileSerializer(serializers.ModelSerializer):
@@ -42,10 +47,13 @@ class CalibrationProfileSerializer(serializers.ModelSerializer):
 
 
 class CalibrationFitSerializer(serializers.Serializer):
-    targets = serializers.PrimaryKeyRelatedField(
+    targets = IdListField(
         queryset=Target.objects.defer("token").select_related("plan"),
-        many=True,
-        help_text="Ids of vLLM targets linked to plans of one GPU type × model family × dtype.",
+        max_ids=lambda: settings.MONITORING_CALIBRATION_MAX_TARGETS,
+        help_text=(
+            "Ids of vLLM targets linked to plans of one GPU type × model family × dtype "
+            "(each once; at most MONITORING_CALIBRATION_MAX_TARGETS, 100 by default)."
+        ),
     )
     window = serializers.ChoiceField(
         choices=list(selectors.RANGES), default="1h", help_text="The window to fit, up to now."
@@ -64,6 +72,14 @@ class CalibrationProfileViewSet(
 
     serializer_class = CalibrationProfileSerializer
     lookup_field = "public_id"
+
+    def get_throttles(self) -> list[Any]:
+        # A fit reads every target's window and solves a least-squares problem: it costs CPU
+        # like a plan evaluation, and shares that per-user limit.
+        if self.action == "create":
+            return [PlanEvaluationThrottle()]
+        return super().get_throttles()
+
     queryset = CalibrationProfile.objects.select_related("created_by").order_by("key", "-version")
     filterset_fields = ["key", "gpu", "model_family", "weight_dtype"]
 

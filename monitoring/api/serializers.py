@@ -8,7 +8,9 @@ from django.conf import settings
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from core.id_lists import IdListField
 from core.roles import is_admin
+from inventory.models import Machine
 from monitoring.error_text import error_for
 from monitoring.models import (
     MAX_POLL_INTERVAL_S,
@@ -49,6 +51,11 @@ class TargetSerializer(serializers.ModelSerializer):
         required=False,
         allow_null=True,
         help_text="The linked plan's public_id (the id the plan API shows), or null.",
+    )
+    machines = IdListField(
+        queryset=Machine.objects.all(),
+        required=False,
+        help_text="Ids of the inventory machines it runs on (each once; API_MAX_IDS_PER_LIST).",
     )
     decision = serializers.SlugRelatedField(
         slug_field="number",
