@@ -5,6 +5,26 @@ import simple_history.models
 from django.conf import settings
 from django.db import migrations, models
 
+from monitoring.series.promql import SelectorError, parse_selector
+
+
+def allow_the_jobs_read_today(apps, schema_editor):
+    """The selector policy denies every job by default; the jobs that existing read-only targets
+    match exactly are allowed, so an upgrade stops no read (an admin withdraws them at will)."""
+    target_model = apps.get_model("monitoring", "Target")
+    allowed_job = apps.get_model("monitoring", "AllowedJob")
+    jobs = set()
+    for selector in target_model.objects.exclude(selector="").values_list("selector", flat=True):
+        try:
+            matchers = parse_selector(selector)
+        except SelectorError:
+            continue
+        jobs |= {m.value for m in matchers if m.name == "job" and m.op == "="}
+    for job in sorted(jobs):
+        allowed_job.objects.get_or_create(
+            name=job[:200], defaults={"note": "allowed at the upgrade: a read-only target read it"}
+        )
+
 
 class Migration(migrations.Migration):
     dependencies = [
@@ -125,4 +145,5 @@ class Migration(migrations.Migration):
             },
             bases=(simple_history.models.HistoricalChanges, models.Model),
         ),
+        migrations.RunPython(allow_the_jobs_read_today, migrations.RunPython.noop),
     ]

@@ -129,3 +129,20 @@ def test_only_admins_edit_the_policy(planner_client, admin_client_):
     again = admin_client_.post("/monitoring/allowlist/jobs/", {"name": "vllm"})
     assert again.status_code == 400
     assert AllowedJob.history.count() == 1
+
+
+def test_the_upgrade_allows_the_jobs_existing_targets_read():
+    """Default deny stops no read at the upgrade: the jobs existing read-only targets match
+    exactly are allowed by migration 0021 (an admin withdraws them at will)."""
+    from importlib import import_module
+
+    from django.apps import apps
+
+    migration = import_module("monitoring.migrations.0021_allowed_prometheus_jobs")
+    Target.objects.create(name="a", kind="vllm", selector='{job="vllm",instance="a:8000"}')
+    Target.objects.create(name="b", kind="ray", selector='{instance="b:8080"}')
+    Target.objects.create(name="c", kind="gpu", base_url="http://10.0.0.5:9400")
+
+    migration.allow_the_jobs_read_today(apps, None)
+
+    assert list(AllowedJob.objects.values_list("name", flat=True)) == ["vllm"]
