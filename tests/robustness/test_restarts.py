@@ -3,24 +3,30 @@
 A real stack, as production runs it: a `celery worker` and a separate `celery beat` (the
 DatabaseScheduler) polling simulated vLLM servers every 5 s through Redis into a PostgreSQL
 database of our own (the worker is another process: it cannot see pytest's transaction). Then
-the service is killed and started again, and the stored samples must show that
+the service is killed and started again, and the stored samples must show what a user relies
+on:
 
-- polling resumed: every target has a successful poll within about one interval after the service
-  is back (the slack covers the worker's reconnect back-off and the 5 s beat tick),
-- nothing was written twice: no duplicate (target, series, labels, ts) row, and no two stored
-  polls of a target closer than half an interval (a redelivered poll of a stored slot is skipped),
-- and polling then keeps its cadence.
+- nothing lost: every sample stored before the restart is still there, and the polls that
+  could not run meanwhile are counted as missed (the poll.missed series), not silently gone;
+- nothing twice: no duplicate (target, series, labels, ts) row, and no more polls stored than
+  the target's schedule has slots (a redelivered poll of a stored slot is skipped);
+- polling resumed: every target has a successful poll within N poll intervals of the service's
+  return, N taken from the poll schedule (the scheduler's tick, the slot grid and the expiry of
+  a queued poll) plus, for Redis, the worker's next reconnection attempt (kombu's back-off).
+  No check counts fixed seconds of a loaded machine: a late poll is only a failure when the
+  schedule itself could not have made it that late.
 
 These tests stop the machine's shared Redis and PostgreSQL; `finally` blocks always start them
 again (CI and everyone else on the machine depend on them). They run only when
-SERVEPLAN_ALLOW_SERVICE_RESTARTS=1 (CI sets it): elsewhere they skip (marker `destructive`), and
-with it set a skip is a failure (tests/conftest.py).
+SERVEPLAN_ALLOW_SERVICE_RESTARTS=1 (.ci/run sets it): elsewhere they skip (marker
+`destructive`), and with it set a skip is a failure (tests/conftest.py).
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import signal
 import subprocess
@@ -41,12 +47,40 @@ REDIS_URL = os.environ.get("REDIS_URL", "")
 REDIS_DB = 12  # a database index of our own on REDIS_URL's server
 TARGETS = 8
 INTERVAL_S = 5
-# The first poll after the service is back may wait for the worker's reconnect back-off (kombu
-# retries after 2, 4, 6 ... s) and the next 5 s beat tick, on top of one interval.
-RECOVERY_SLACK_S = 10.0
 BASELINE_S = 20.0
 REDIS_DOWN_S = 8.0
-AFTER_S = 35.0
+# How long the stack may take to come up (migrate, two Celery processes) on a loaded machine:
+# setup, not a measured bound.
+STARTUP_S = 300.0
+# kombu's reconnection back-off (Connection.ensure_connection's defaults, which Celery's
+# consumer uses): tries after 2, 4, 6 ... s, at most 30 s apart.
+RECONNECT_START_S, RECONNECT_STEP_S, RECONNECT_MAX_S = 2.0, 2.0, 30.0
+
+
+def recovery_intervals() -> int:
+    """N: the poll intervals within which every target is polled again once the service (and
+    the worker's connection) is back, from the poll schedule (monitoring.tasks):
+
+    - the scheduler's next tick, which may itself be one tick late: 2 ticks;
+    - the target's next slot on its grid, which the tick queues: 1 interval;
+    - the queued poll may wait in the queue until its expiry, less than 1 interval.
+    """
+    from monitoring.tasks import SCHEDULER_INTERVAL_S, poll_expiry_s
+
+    ticks = 2 * math.ceil(SCHEDULER_INTERVAL_S / INTERVAL_S)
+    return ticks + 1 + math.ceil(poll_expiry_s(INTERVAL_S) / INTERVAL_S)
+
+
+def reconnect_wait_s(outage_s: float) -> float:
+    """The longest the worker waits after an outage of `outage_s` before it tries the broker
+    again: the time from the outage's end to kombu's next try."""
+    tried_at, step = 0.0, RECONNECT_START_S
+    while tried_at < outage_s:
+        tried_at += step
+        step = min(step + RECONNECT_STEP_S, RECONNECT_MAX_S)
+    return tried_at - outage_s + step  # a try that fails just as the service returns
+
+
 REDIS_START = [
     "redis-server", "--daemonize", "yes", "--bind", "127.0.0.1", "-::1", "--port", "6379",
     "--save", "", "--appendonly", "no", "--dir", "/var/lib/redis",
@@ -166,6 +200,18 @@ class Stack:
             "SELECT COUNT(*) FROM monitoring_sample WHERE series = 'poll.up' AND value = 0"
         )[0][0]
 
+    def rows_before(self, when: datetime) -> int:
+        return self.query("SELECT COUNT(*) FROM monitoring_sample WHERE ts < %s", when)[0][0]
+
+    def missed_after(self, when: datetime) -> dict[int, float]:
+        """The missed polls each target's first polls after `when` recorded."""
+        rows = self.query(
+            "SELECT target_id, SUM(value) FROM monitoring_sample "
+            "WHERE series = 'poll.missed' AND ts >= %s GROUP BY target_id",
+            when,
+        )
+        return {target_id: float(total) for target_id, total in rows}
+
     def log_count(self, name: str, text: str) -> int:
         return (self.logs / f"{name}.log").read_text(errors="replace").count(text)
 
@@ -271,7 +317,7 @@ def stack(tmp_path_factory) -> Iterator[Stack]:
         # Every target polled at least twice: the stack is up.
         wait_for(
             lambda: sum(len(v) >= 2 for v in stack.successful_polls().values()) == TARGETS,
-            90,
+            STARTUP_S,
             f"two successful polls of each target\n{stack.log_tail()}",
         )
         yield stack
@@ -290,31 +336,70 @@ def stack(tmp_path_factory) -> Iterator[Stack]:
 # --- the checks ----------------------------------------------------------------------------
 
 
-def assert_recovered(stack: Stack, *, back_at: datetime, until: datetime) -> dict[str, float]:
-    """Check resumption, no double write and the cadence after `back_at`; return figures."""
+@dataclass
+class Outage:
+    """What a test did to a service: when it went down and came back, and what was stored."""
+
+    down_at: datetime
+    back_at: datetime
+    rows_before: int
+    reconnect_wait_s: float = 0.0  # the worker's broker back-off (Redis only)
+
+    @property
+    def bound_s(self) -> float:
+        return self.reconnect_wait_s + recovery_intervals() * INTERVAL_S
+
+
+def wait_for_recovery(stack: Stack, outage: Outage) -> None:
+    """Wait until every target has two polls after the return, or well past the bound (the
+    assertions then say which target is late and by how much)."""
+
+    def resumed() -> bool:
+        polls = stack.successful_polls().values()
+        return sum(sum(t >= outage.back_at for t in times) >= 2 for times in polls) == TARGETS
+
+    with contextlib.suppress(AssertionError):
+        wait_for(resumed, outage.bound_s + 2 * INTERVAL_S + 60, "")
+
+
+def assert_recovered(stack: Stack, outage: Outage) -> dict[str, float]:
+    """Check nothing lost, nothing twice and the resumption; return figures."""
     stack.alive()
     assert stack.duplicates() == [], "a sample was written twice"
+    # A poll under way at the outage may still add rows stamped before it: never fewer.
+    assert stack.rows_before(outage.down_at) >= outage.rows_before, "stored samples were lost"
     polls = stack.successful_polls()
     assert len(polls) == TARGETS, polls.keys()
     first_after: dict[int, float] = {}
     for target_id, times in polls.items():
-        gaps = [(b - a).total_seconds() for a, b in zip(times, times[1:], strict=False)]
-        # Two stored polls of one slot would be (much) closer than an interval.
-        assert min(gaps) >= INTERVAL_S / 2, (target_id, min(gaps), times)
-        after = [t for t in times if t >= back_at]
+        after = [t for t in times if t >= outage.back_at]
         assert after, f"target {target_id} never polled after the restart\n{stack.log_tail()}"
-        first_after[target_id] = (after[0] - back_at).total_seconds()
-        steady = [t for t in after if t <= until]
-        steady_gaps = [(b - a).total_seconds() for a, b in zip(steady, steady[1:], strict=False)]
-        assert steady_gaps, (target_id, steady)
-        assert max(steady_gaps) <= INTERVAL_S * 1.6, (target_id, steady_gaps)
+        first_after[target_id] = (after[0] - outage.back_at).total_seconds()
+        # One slot per grid cell of the target's schedule: a poll stored twice is one too many.
+        span_s = (times[-1] - times[0]).total_seconds()
+        assert len(times) <= span_s / INTERVAL_S + 2, (target_id, len(times), span_s)
     worst = max(first_after.values())
-    assert worst <= INTERVAL_S + RECOVERY_SLACK_S, (first_after, stack.log_tail())
-    # The simulated servers never failed: a restart must not record them as down.
-    assert stack.failed_polls() == 0, stack.log_tail()
+    assert worst <= outage.bound_s, (
+        f"a target waited {worst:.1f} s after the service's return, more than "
+        f"{recovery_intervals()} intervals of {INTERVAL_S} s"
+        f" + {outage.reconnect_wait_s:.1f} s of reconnect back-off",
+        first_after,
+        stack.log_tail(),
+    )
+    # The outage's gap is accounted: a target that waited over two intervals counted misses.
+    missed = stack.missed_after(outage.back_at)
+    for target_id, times in polls.items():
+        before = [t for t in times if t < outage.down_at]
+        after = [t for t in times if t >= outage.back_at]
+        gap_s = (after[0] - before[-1]).total_seconds()
+        if gap_s > 3 * INTERVAL_S:
+            assert missed.get(target_id, 0) >= 1, (target_id, gap_s, missed)
     return {
         "first_poll_after_back_s_max": round(worst, 1),
+        "bound_s": round(outage.bound_s, 1),
         "polls_stored": sum(len(t) for t in polls.values()),
+        "failed_polls": stack.failed_polls(),
+        "missed_counted": sum(missed.values()),
         "broker_lost_logged": stack.log_count("worker", "Connection to broker lost"),
         "db_errors_logged": stack.log_count("worker", "OperationalError"),
     }
@@ -323,6 +408,8 @@ def assert_recovered(stack: Stack, *, back_at: datetime, until: datetime) -> dic
 def test_polling_survives_a_redis_restart(stack: Stack):
     time.sleep(BASELINE_S)
     stack.alive()
+    down_at = datetime.now(UTC)
+    rows_before = stack.rows_before(down_at)
     try:
         subprocess.run(["redis-cli", "-p", "6379", "shutdown", "nosave"], check=False)
         wait_for(lambda: not redis_up(), 30, "Redis stopping")
@@ -330,14 +417,22 @@ def test_polling_survives_a_redis_restart(stack: Stack):
     finally:
         redis_start()
     back_at = datetime.now(UTC)
-    time.sleep(AFTER_S)
-    figures = assert_recovered(stack, back_at=back_at, until=datetime.now(UTC))
+    outage = Outage(
+        down_at=down_at,
+        back_at=back_at,
+        rows_before=rows_before,
+        reconnect_wait_s=reconnect_wait_s((back_at - down_at).total_seconds()),
+    )
+    wait_for_recovery(stack, outage)
+    figures = assert_recovered(stack, outage)
     print(f"redis restart: {figures}")
 
 
 def test_polling_survives_a_postgresql_restart(stack: Stack):
     time.sleep(BASELINE_S)
     stack.alive()
+    down_at = datetime.now(UTC)
+    rows_before = stack.rows_before(down_at)
     try:
         pg_ctl("restart")
     finally:
@@ -347,7 +442,7 @@ def test_polling_survives_a_postgresql_restart(stack: Stack):
 
         for conn in connections.all(initialized_only=True):
             conn.close()
-    back_at = datetime.now(UTC)
-    time.sleep(AFTER_S)
-    figures = assert_recovered(stack, back_at=back_at, until=datetime.now(UTC))
+    outage = Outage(down_at=down_at, back_at=datetime.now(UTC), rows_before=rows_before)
+    wait_for_recovery(stack, outage)
+    figures = assert_recovered(stack, outage)
     print(f"postgresql restart: {figures}")
