@@ -17,7 +17,7 @@ from django.utils import timezone
 from core.models import ApiToken
 from core.tasks import heartbeat
 from inventory.models import MachineImportBatch
-from monitoring.models import AlertEvent, AlertRule, AllowlistEntry
+from monitoring.models import AlertEvent, AlertRule, AllowedJob, AllowlistEntry
 from monitoring.services import target_create
 from planner.decisions.services import decision_create
 from planner.models import CalibrationProfile
@@ -180,6 +180,9 @@ RULES: dict[str, Rule] = {
     # where pollers and webhooks may connect: admins only (issue 15)
     "monitoring:allowlist": page("A", "A"),
     "monitoring:allowlist-delete": page("A", "A"),
+    # which Prometheus jobs read-only targets may read: admins only (issue 33)
+    "monitoring:allowed-job-create": page("A", "A"),
+    "monitoring:allowed-job-delete": page("A", "A"),
     # API
     "api-root": api(),
     "api-schema": api(),
@@ -321,6 +324,7 @@ SAMPLE_KWARGS = {
     "monitoring-api:alert-rule-detail": lambda w: {"pk": w["alert_rule"].pk},
     "monitoring-api:alert-rule-webhook": lambda w: {"pk": w["alert_rule"].pk},
     "monitoring:allowlist-delete": lambda w: {"pk": w["allowlist_entry"].pk},
+    "monitoring:allowed-job-delete": lambda w: {"pk": w["allowed_job"].pk},
     "monitoring-api:target-plan-comparison": lambda w: {"pk": w["linked_target"].pk},
     "monitoring:calibration-detail": lambda w: {"public_id": w["calibration"].public_id},
     "monitoring:plan-reality": lambda w: {"public_id": w["plan"].public_id},
@@ -379,7 +383,8 @@ class _Anything:
 
 _PLACEHOLDER_WORLD = {key: _Anything() for key in (
     "token", "gpu_type", "pool", "machine", "import_batch", "model_spec", "plan", "decision",
-    "target", "nic", "alert_rule", "event", "allowlist_entry", "person", "linked_target",
+    "target", "nic", "alert_rule", "event", "allowlist_entry", "allowed_job", "person",
+    "linked_target",
     "calibration",
 )}  # fmt: skip
 
@@ -441,6 +446,7 @@ def world(db) -> dict[str, Any]:
         "calibration": calibration,
         "alert_rule": rule,
         "allowlist_entry": AllowlistEntry.objects.create(name="10.9.0.0/24"),
+        "allowed_job": AllowedJob.objects.create(name="matrix-job"),
         "event": AlertEvent.objects.create(
             rule=rule, target=target, opened_at=now, value=1.0, last_value=1.0, message="m"
         ),
