@@ -41,6 +41,8 @@ NOT_PAGES = {
     "login": "anonymous page: checked by test_login_page_is_marked",
     "monitoring:overview-tiles": "fragment of the overview (rendered inside it)",
     "monitoring:allowlist-delete": "POST-only, redirects to the allowlist",
+    "monitoring:allowed-job-create": "POST-only, redirects to the allowlist (errors: its page)",
+    "monitoring:allowed-job-delete": "POST-only, redirects to the allowlist",
     "monitoring:machines-register": "POST-only, redirects to the Machines page",
     "monitoring:calibration-fit": "POST-only: its preview is checked in test_calibration_profiles",
     "monitoring:calibration-replan": "POST-only, redirects to the new plan",
