@@ -38,7 +38,6 @@ LONG_MODULES = {
 LONG_FUNCTIONS = {
     "planner/decisions/prefill.py:proposal_from_plan",
     "planner/engine/memory.py:plan_memory",
-    "planner/engine/serving/simulate.py:simulate",
     "planner/services/bundles.py:bundle_readme",
 }
 

@@ -146,48 +146,98 @@ def simulate(
     the scheduler one request overhead later. The run stops after `max_steps` engine steps
     (simulation_bound); requests not finished by then are left out of the result.
     """
-    # Requests on their way to the scheduler, in arrival order (ms, input, output, cached).
-    inbound: deque[tuple[float, int, int, int]] = deque()
-    unsent: deque[tuple[float, int, int, int]] = deque()  # a closed loop's prompts not sent yet
-    if closed_concurrency is None:
-        inbound.extend(sorted(arrivals, key=lambda x: x[0]))
-    else:
-        unsent.extend(arrivals)
-    waiting: deque[Request] = deque()
-    running: list[Request] = []
-    done: list[Finished] = []
-    free_blocks = ctx.kv_blocks
-    now = 0.0
-    in_flight = 0
-    steps = preemptions = peak = 0
-    prefilling = 0  # running requests whose prompt is not fully computed yet
+    return _Scheduler(ctx, arrivals, closed_concurrency).run(max_steps)
 
-    def release(n: int, delay_ms: float) -> None:
-        nonlocal in_flight
+
+class _Batch:
+    """What one engine step schedules: (request, tokens) and the work the step times."""
+
+    __slots__ = ("budget", "decode", "decode_kv", "kv_read", "pairs", "plan", "prefill")
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.decode = 0
+        self.prefill = 0
+        self.kv_read = 0.0
+        self.decode_kv = 0.0
+        self.pairs = 0.0
+        self.plan: list[tuple[Request, int]] = []
+
+
+class _Scheduler:
+    """One replica's scheduler and its clients: the state of the simulation and its steps."""
+
+    def __init__(
+        self,
+        ctx: ServingContext,
+        arrivals: list[tuple[float, int, int, int]],
+        closed_concurrency: int | None,
+    ) -> None:
+        self.ctx = ctx
+        self.closed_concurrency = closed_concurrency
+        # Requests on their way to the scheduler, in arrival order (ms, input, output, cached).
+        self.inbound: deque[tuple[float, int, int, int]] = deque()
+        # A closed loop's prompts not sent yet.
+        self.unsent: deque[tuple[float, int, int, int]] = deque()
         if closed_concurrency is None:
+            self.inbound.extend(sorted(arrivals, key=lambda x: x[0]))
+        else:
+            self.unsent.extend(arrivals)
+        self.waiting: deque[Request] = deque()
+        self.running: list[Request] = []
+        self.done: list[Finished] = []
+        self.free_blocks = ctx.kv_blocks
+        self.now = 0.0
+        self.in_flight = 0
+        self.steps = self.preemptions = self.peak = 0
+        self.prefilling = 0  # running requests whose prompt is not fully computed yet
+        self.round_trip = ctx.request_overhead_ms
+        if closed_concurrency is not None:
+            self.release(closed_concurrency, 0.0)
+
+    def run(self, max_steps: int) -> SimResult:
+        total = len(self.inbound) + len(self.unsent)
+        while len(self.done) < total and self.steps < max_steps:
+            self.admit_arrivals()
+            if not self.running and not self.waiting:
+                if not self.inbound:
+                    break
+                self.now = max(self.now, self.inbound[0][0])
+                continue
+            if self.decode_jump():
+                continue
+            self.step()
+        return SimResult(
+            finished=tuple(self.done),
+            duration_ms=max((self.now, 1e-9)),
+            steps=self.steps,
+            preemptions=self.preemptions,
+            peak_running=self.peak,
+        )
+
+    def release(self, n: int, delay_ms: float) -> None:
+        """Send a closed loop's next `n` prompts, arriving `delay_ms` from now."""
+        if self.closed_concurrency is None:
             return
         for _ in range(n):
-            if not unsent or in_flight >= closed_concurrency:
+            if not self.unsent or self.in_flight >= self.closed_concurrency:
                 return
-            _, i, o, c = unsent.popleft()
-            inbound.append((now + delay_ms, i, o, c))
-            in_flight += 1
+            _, i, o, c = self.unsent.popleft()
+            self.inbound.append((self.now + delay_ms, i, o, c))
+            self.in_flight += 1
 
-    if closed_concurrency is not None:
-        release(closed_concurrency, 0.0)
-    round_trip = ctx.request_overhead_ms
-
-    def finish(r: Request) -> None:
-        nonlocal free_blocks, in_flight
-        r.finish_ms = now
-        free_blocks += r.blocks
+    def finish(self, r: Request) -> None:
+        """Record a finished request's timeline and free its KV blocks."""
+        ctx = self.ctx
+        r.finish_ms = self.now
+        self.free_blocks += r.blocks
         r.blocks = 0
-        in_flight -= 1
+        self.in_flight -= 1
         ttft = r.first_token_ms - r.arrival_ms + ctx.request_overhead_ms
         e2e = r.finish_ms - r.arrival_ms + ctx.request_overhead_ms
         decode_ms = r.finish_ms - r.first_token_ms
         tpot = decode_ms / (r.output_tokens - 1) if r.output_tokens > 1 else 0.0
-        done.append(
+        self.done.append(
             Finished(
                 ttft_ms=ttft,
                 tpot_ms=tpot,
@@ -197,64 +247,91 @@ def simulate(
             )
         )
 
-    total = len(inbound) + len(unsent)
-    while len(done) < total and steps < max_steps:
-        while inbound and inbound[0][0] <= now:
+    def admit_arrivals(self) -> None:
+        """Move the requests that have reached the scheduler to the waiting queue."""
+        inbound = self.inbound
+        while inbound and inbound[0][0] <= self.now:
             a, i, o, c = inbound.popleft()
-            waiting.append(Request(a, i, o, c))
-        if not running and not waiting:
-            if not inbound:
-                break
-            now = max(now, inbound[0][0])
-            continue
-        # Jump through pure-decode stretches nothing can interrupt.
+            self.waiting.append(Request(a, i, o, c))
+
+    def decode_jump(self) -> bool:
+        """Jump through a pure-decode stretch nothing can interrupt; False if there is none."""
+        ctx, running, waiting = self.ctx, self.running, self.waiting
         can_admit = (
             bool(waiting)
             and len(running) < ctx.max_num_seqs
-            and _admissible(ctx, waiting[0], free_blocks)
+            and _admissible(ctx, waiting[0], self.free_blocks)
         )
-        if running and not prefilling and not can_admit:
-            k = _jump(ctx, running, free_blocks, now, inbound)
-            if k > 1:
-                n = len(running)
-                ctx_sum = sum(visible_context(ctx, r.prompt + r.generated) for r in running)
-                mid = ctx_sum + n * (k - 1) / 2
-                dt = step_ms(
-                    ctx,
-                    decode_seqs=n,
-                    prefill_tokens=0,
-                    kv_read_tokens=mid,
-                    attn_pairs=mid,
-                    running_seqs=n,
-                )
-                now += k * dt
-                steps += k
-                for r in running:
-                    r.generated += k
-                    new_blocks = _blocks(ctx, r.prompt + r.generated)
-                    free_blocks -= new_blocks - r.blocks
-                    r.blocks = new_blocks
-                still = []
-                for r in running:
-                    if r.generated >= r.output_tokens:
-                        finish(r)
-                    else:
-                        still.append(r)
-                ended = len(running) - len(still)
-                running = still
-                release(ended, round_trip)
-                continue
-        # One ordinary step (the hot loop: block counts and windows inlined).
+        if not running or self.prefilling or can_admit:
+            return False
+        k = _jump(ctx, running, self.free_blocks, self.now, self.inbound)
+        if k <= 1:
+            return False
+        n = len(running)
+        ctx_sum = sum(visible_context(ctx, r.prompt + r.generated) for r in running)
+        mid = ctx_sum + n * (k - 1) / 2
+        dt = step_ms(
+            ctx,
+            decode_seqs=n,
+            prefill_tokens=0,
+            kv_read_tokens=mid,
+            attn_pairs=mid,
+            running_seqs=n,
+        )
+        self.now += k * dt
+        self.steps += k
+        for r in running:
+            r.generated += k
+            new_blocks = _blocks(ctx, r.prompt + r.generated)
+            self.free_blocks -= new_blocks - r.blocks
+            r.blocks = new_blocks
+        still = []
+        for r in running:
+            if r.generated >= r.output_tokens:
+                self.finish(r)
+            else:
+                still.append(r)
+        ended = len(running) - len(still)
+        self.running = still
+        self.release(ended, self.round_trip)
+        return True
+
+    def step(self) -> None:
+        """One ordinary engine step: running requests first, then waiting ones, then time it."""
+        batch = _Batch(self.ctx.max_num_batched_tokens)
+        self.schedule_running(batch)
+        self.schedule_waiting(batch)
+        if not batch.plan:
+            self.drop_unfittable()
+            return
+        self.peak = max(self.peak, len(self.running))
+        self.now += step_ms(
+            self.ctx,
+            decode_seqs=batch.decode,
+            prefill_tokens=batch.prefill,
+            kv_read_tokens=batch.kv_read,
+            attn_pairs=batch.pairs,
+            running_seqs=len(self.running),
+            decode_kv_tokens=batch.decode_kv,
+        )
+        self.steps += 1
+        self.advance(batch.plan)
+
+    def schedule_running(self, batch: _Batch) -> None:
+        """Give each running request its decode token or next prompt chunk, preempting the
+        newest ones when KV blocks run out (the hot loop: block counts and windows inlined)."""
+        ctx = self.ctx
+        running, waiting = self.running, self.waiting
+        free_blocks = self.free_blocks
         bs = ctx.block_size
         window = ctx.sliding_window
-        budget = ctx.max_num_batched_tokens
+        budget = batch.budget
         decode = 0
         prefill = 0
         kv_read = 0.0
         decode_kv = 0.0
         pairs = 0.0
-        plan: list[tuple[Request, int]] = []
-        schedule = plan.append
+        schedule = batch.plan.append
         i = 0
         n_run = len(running)
         while i < n_run and budget > 0:
@@ -283,13 +360,13 @@ def simulate(
             while want - r.blocks > free_blocks and running[-1] is not r:
                 victim = running.pop()
                 if victim.computed < victim.prompt:
-                    prefilling -= 1
+                    self.prefilling -= 1
                 free_blocks += victim.blocks
                 victim.blocks = 0
                 victim.prompt = victim.input_tokens + victim.generated
                 victim.computed = 0
                 waiting.appendleft(victim)
-                preemptions += 1
+                self.preemptions += 1
                 n_run -= 1
             grow = want - r.blocks
             if grow > free_blocks:
@@ -312,75 +389,74 @@ def simulate(
             schedule((r, need))
             budget -= need
             i += 1
+        self.free_blocks = free_blocks
+        batch.budget = budget
+        batch.decode = decode
+        batch.prefill = prefill
+        batch.kv_read = kv_read
+        batch.decode_kv = decode_kv
+        batch.pairs = pairs
+
+    def schedule_waiting(self, batch: _Batch) -> None:
+        """Admit waiting requests FCFS while the budget, the sequence limit and KV allow, and
+        only when every running request was scheduled."""
+        ctx, running, waiting, plan = self.ctx, self.running, self.waiting, batch.plan
         while (
-            waiting and budget > 0 and len(running) < ctx.max_num_seqs and len(plan) == len(running)
+            waiting
+            and batch.budget > 0
+            and len(running) < ctx.max_num_seqs
+            and len(plan) == len(running)
         ):
             r = waiting[0]
             if r.computed == 0 and r.cached:
                 r.computed = r.cached
-            need = min(r.prompt - r.computed, budget)
+            need = min(r.prompt - r.computed, batch.budget)
             want = _blocks(ctx, r.computed + need)
-            if want - r.blocks > free_blocks:
+            if want - r.blocks > self.free_blocks:
                 break
             waiting.popleft()
-            free_blocks -= want - r.blocks
+            self.free_blocks -= want - r.blocks
             r.blocks = want
             running.append(r)
-            prefilling += 1
-            prefill += need
-            pairs += attention_pairs(ctx, r.computed, need)
-            kv_read += visible_context(ctx, r.computed)
+            self.prefilling += 1
+            batch.prefill += need
+            batch.pairs += attention_pairs(ctx, r.computed, need)
+            batch.kv_read += visible_context(ctx, r.computed)
             plan.append((r, need))
-            budget -= need
-        if not plan:
-            # Nothing fits (a prompt larger than the whole cache): drop it, as vLLM rejects it.
-            if waiting:
-                r = waiting.popleft()
-            else:
-                r = running.pop()
-                if r.computed < r.prompt:
-                    prefilling -= 1
-            free_blocks += r.blocks
-            r.blocks = 0
-            r.first_token_ms = now
-            finish(r)
-            release(1, round_trip)
-            continue
-        peak = max(peak, len(running))
-        now += step_ms(
-            ctx,
-            decode_seqs=decode,
-            prefill_tokens=prefill,
-            kv_read_tokens=kv_read,
-            attn_pairs=pairs,
-            running_seqs=len(running),
-            decode_kv_tokens=decode_kv,
-        )
-        steps += 1
+            batch.budget -= need
+
+    def drop_unfittable(self) -> None:
+        """Nothing fits (a prompt larger than the whole cache): drop it, as vLLM rejects it."""
+        if self.waiting:
+            r = self.waiting.popleft()
+        else:
+            r = self.running.pop()
+            if r.computed < r.prompt:
+                self.prefilling -= 1
+        self.free_blocks += r.blocks
+        r.blocks = 0
+        r.first_token_ms = self.now
+        self.finish(r)
+        self.release(1, self.round_trip)
+
+    def advance(self, plan: list[tuple[Request, int]]) -> None:
+        """Apply a timed step: prompts computed, tokens generated, finished requests out."""
         ended = 0
         for r, need in plan:
             if r.computed < r.prompt:
                 r.computed += need
                 if r.computed >= r.prompt:
-                    prefilling -= 1
+                    self.prefilling -= 1
                     if r.first_token_ms < 0:
-                        r.first_token_ms = now
+                        r.first_token_ms = self.now
                     r.generated += 1
             else:
                 r.generated += 1
             if r.computed >= r.prompt and r.generated >= r.output_tokens:
-                running.remove(r)
-                finish(r)
+                self.running.remove(r)
+                self.finish(r)
                 ended += 1
-        release(ended, round_trip)
-    duration = max((now, 1e-9))
-    return SimResult(
-        finished=tuple(done),
-        duration_ms=duration,
-        steps=steps,
-        preemptions=preemptions,
-        peak_running=peak,
-    )
+        self.release(ended, self.round_trip)
 
 
 def _admissible(ctx: ServingContext, r: Request, free_blocks: int) -> bool:
