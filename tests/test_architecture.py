@@ -36,9 +36,10 @@ LONG_MODULES = {
     "planner/presentation/templates.py",
 }
 LONG_FUNCTIONS = {
+    "planner/engine/configs/deploy/playbooks.py:site_playbook",
+    "planner/engine/configs/deploy/preflight.py:preflight_tasks",
     "planner/decisions/prefill.py:proposal_from_plan",
     "planner/engine/memory.py:plan_memory",
-    "planner/services/bundles.py:bundle_readme",
 }
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from planner.engine.configs.allocation import ProcessKind
-from planner.engine.configs.bundle import Bundle, BundleFile
+from planner.engine.configs.bundle_types import Bundle, BundleFile
 from planner.engine.configs.deploy import ansible_filters
 from planner.engine.configs.deploy.ansible_yaml import dump
 from planner.engine.configs.deploy.inventory import allocation_vars, inventory_ini, settings_vars

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from planner.engine.configs.allocation import ProcessKind
-from planner.engine.configs.bundle import Bundle
+from planner.engine.configs.bundle_types import Bundle
 from planner.engine.configs.deploy.ansible_yaml import Unsafe, dump, unsafe_tree
 from planner.engine.configs.deploy.containers import deploy_process
 from planner.engine.configs.deploy.ops_scripts import SMOKE_MAX_TOKENS, SMOKE_PROMPT
