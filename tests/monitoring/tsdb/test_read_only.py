@@ -99,9 +99,11 @@ def watched(tmp_path_factory, old_server):
 
 
 @pytest.fixture
-def reading(watched, settings):
+def reading(watched, settings, read_only_allowed):
     prometheus, sim_address, old_address, _ = watched
     settings.MONITORING_PROMETHEUS_URL = prometheus.url  # polled targets stay embedded
+    # The jobs the simulator's Prometheus scrapes, allowed by the selector policy.
+    read_only_allowed("vllm-sim", "vllm-old", "dcgm-sim", "ray-sim", "nothing-scrapes-this")
     return sim_address, old_address
 
 
