@@ -21,6 +21,11 @@ urlpatterns = [
         pools.PoolPlanDetailView.as_view(),
         name="pool-plan-detail",
     ),
+    path(
+        "plans/pools/<uuid:public_id>/bundle.zip",
+        pools.PoolPlanBundleView.as_view(),
+        name="pool-plan-bundle",
+    ),
     path("plans/<uuid:public_id>/", plans.PlanDetailView.as_view(), name="plan-detail"),
     path("plans/<uuid:public_id>/what-if/", plans.PlanWhatIfView.as_view(), name="plan-what-if"),
     path("plans/<uuid:public_id>/rerun/", plans.PlanRerunView.as_view(), name="plan-rerun"),

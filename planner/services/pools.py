@@ -8,21 +8,38 @@ then the engine places every model (compute).
 
 from __future__ import annotations
 
+import io
+import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from core.json_input import nul_paths
+from planner.engine.configs.allocate import UnknownHost
+from planner.engine.configs.allocation import BundleClash
+from planner.engine.configs.bundle import build_serve_bundle
+from planner.engine.configs.deploy.files import Registration, deploy_files
+from planner.engine.configs.layout import BundleLayout, ServeApp
 from planner.engine.pool import PoolResult, plan_pool, pool_spec_from_dict
-from planner.engine.pool.spec import MAX_POOL_MODELS, is_pool_spec
+from planner.engine.pool.result import PlacedModel
+from planner.engine.pool.spec import MAX_POOL_MODELS, PoolModel, is_pool_spec
 from planner.engine.spec import SpecError
 from planner.models import PoolPlan
+from planner.services.bundles import BundleUnavailable, bundle_files
 from planner.services.plans import engine_version
 from planner.services.resolve import resolve_hardware, resolve_model
 
-__all__ = ["PoolEvaluation", "is_pool_spec", "pool_create", "pool_evaluate"]
+__all__ = [
+    "PoolEvaluation",
+    "is_pool_spec",
+    "pool_archive",
+    "pool_bundle",
+    "pool_create",
+    "pool_evaluate",
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -100,3 +117,60 @@ def pool_create(*, spec: Mapping[str, Any], actor: Any, title: str = "") -> Pool
     plan.full_clean()
     plan.save()
     return plan
+
+
+def _serve_app(m: PoolModel, placed: PlacedModel) -> ServeApp:
+    """Return one model's Ray Serve application as the pool plan placed it."""
+    layout = BundleLayout(
+        candidate_id=f"{placed.gpu}:tp{placed.tp}-pp1-r{placed.replicas}:{placed.weight_dtype}",
+        tp=placed.tp,
+        pp=1,
+        replicas=placed.replicas,
+        nodes_per_replica=1,
+        weight_dtype=placed.weight_dtype,
+        hosts=tuple((inst.host,) for inst in placed.instances),
+        max_concurrency_per_replica=placed.max_concurrency_total / placed.replicas,
+        kv_tokens_per_replica=placed.kv_tokens_per_replica,
+        weights_gib_total=placed.weights_gib_per_gpu * placed.tp,
+    )
+    return ServeApp(spec=m.spec, layout=layout, name=m.name, route_prefix=f"/{m.name}")
+
+
+def pool_bundle(plan: PoolPlan, *, serveplan_url: str = "") -> dict[str, str]:
+    """Return the files of a pool plan's Route C bundle: one Ray cluster, one serve config with
+    an application per placed model, and the playbook that deploys it; README first.
+
+    Raise BundleUnavailable when no model is placed or the allocation clashes. Route A's
+    bundle (one vLLM per model behind a router) is not generated yet: the page says so.
+    """
+    result = PoolResult.from_dict(plan.result)
+    if not result.placed:
+        raise BundleUnavailable(_("No model of this pool is placed: there is nothing to deploy."))
+    try:
+        pool = pool_spec_from_dict(plan.engine_input)
+    except SpecError as exc:
+        raise BundleUnavailable(
+            _("The plan's input does not validate any more: %(errors)s") % {"errors": exc}
+        ) from exc
+    models = {m.name: m for m in pool.models}
+    apps = [_serve_app(models[p.name], p) for p in result.placed]
+    try:
+        bundle = build_serve_bundle(apps, pool.hardware.nodes)
+    except (BundleClash, UnknownHost, ValueError) as exc:
+        raise BundleUnavailable(_("No bundle for this pool: %(why)s") % {"why": exc}) from exc
+    try:
+        registration = Registration(serveplan_url=serveplan_url)
+    except ValueError:  # a site URL that is no plain http(s) URL: the operator sets it
+        registration = Registration()
+    extra = {f.name: f.text for f in deploy_files(bundle, registration)}
+    return bundle_files(bundle.to_dict(), extra=extra)
+
+
+def pool_archive(plan: PoolPlan, *, serveplan_url: str = "") -> tuple[bytes, str]:
+    """Return (ZIP, file name) of a pool plan's Route C bundle."""
+    files = pool_bundle(plan, serveplan_url=serveplan_url)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, text in files.items():
+            archive.writestr(name, text)
+    return buffer.getvalue(), f"serveplan-pool-{plan.public_id}-route-c.zip"

@@ -133,3 +133,28 @@ def test_the_pool_page_shows_the_gpu_map_and_each_model(demo_fleet, planner, pla
     assert "Route A" in html
     assert listing.status_code == 200
     assert "Chat pool" in listing.content.decode()
+
+
+def test_the_pool_bundle_serves_every_placed_model_from_one_serve_config(
+    demo_fleet, planner, planner_client
+):
+    import io
+    import zipfile
+
+    import yaml
+
+    from planner.services.pools import pool_create
+
+    plan = pool_create(spec=_pool_spec(), actor=planner, title="Chat pool")
+
+    response = planner_client.get(f"{plan.get_absolute_url()}bundle.zip")
+
+    assert response.status_code == 200
+    names = zipfile.ZipFile(io.BytesIO(response.content)).namelist()
+    assert names[0] == "README.md"
+    serve = next(n for n in names if n.endswith(".yaml") and "serve" in n)
+    config = yaml.safe_load(zipfile.ZipFile(io.BytesIO(response.content)).read(serve))
+    apps = {a["name"]: a for a in config["applications"]}
+    assert set(apps) == {"chat", "router", "code"}
+    assert {a["route_prefix"] for a in apps.values()} == {"/chat", "/router", "/code"}
+    assert "site.yml" in names
