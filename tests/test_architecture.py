@@ -25,7 +25,6 @@ LONG_MODULES = {
     "catalog/hf_config.py",
     "inventory/bulk.py",
     "monitoring/scrape/keys.py",
-    "monitoring/scrape/ray.py",
     "planner/decisions/services.py",
     "planner/engine/memory.py",
     "planner/engine/messages.py",

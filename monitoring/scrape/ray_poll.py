@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 
-from . import ray
+from . import ray, ray_dashboard
 from .errors import LimitError, ScrapeError
 from .fetch import FetchPolicy, check_url, fetch, is_metrics_endpoint
 from .result import PollError, ScrapeResult, poll_samples, previous_snapshot, unique
@@ -151,11 +151,11 @@ def _discover(
     """
     targets: list[str] = []
     try:
-        targets = ray.exporters_from_sd(dashboard.read(SD_PATH))
+        targets = ray_dashboard.exporters_from_sd(dashboard.read(SD_PATH))
     except ScrapeError as exc:
         errors.append(PollError(exc.kind, str(exc), dashboard.url(SD_PATH)))
     try:
-        nodes = ray.nodes_from_summary(dashboard.read(NODES_PATH))
+        nodes = ray_dashboard.nodes_from_summary(dashboard.read(NODES_PATH))
     except ScrapeError as exc:
         if not targets:
             errors.append(PollError(exc.kind, str(exc), dashboard.url(NODES_PATH)))
@@ -185,9 +185,9 @@ def _dashboard_state(
     dashboard: _Dashboard, errors: list[PollError], info: dict[str, Any]
 ) -> list[Sample]:
     """Read pending placement groups (with reasons) and reservations; failures are recorded."""
-    groups: list[ray.PlacementGroupInfo] = []
+    groups: list[ray_dashboard.PlacementGroupInfo] = []
     try:
-        groups = ray.placement_groups(dashboard.read(PLACEMENT_GROUPS_PATH))
+        groups = ray_dashboard.placement_groups(dashboard.read(PLACEMENT_GROUPS_PATH))
         info["placement_groups_pending"] = [g.as_dict() for g in groups if g.state == "PENDING"]
     except ScrapeError as exc:
         errors.append(PollError(exc.kind, str(exc), dashboard.url(PLACEMENT_GROUPS_PATH)))
@@ -195,10 +195,10 @@ def _dashboard_state(
     try:
         body = dashboard.read(CLUSTER_STATUS_PATH)
         if info.get("placement_groups_pending"):
-            info["placement_groups_pending"] = ray.with_strategies(
-                info["placement_groups_pending"], ray.pending_strategies(body)
+            info["placement_groups_pending"] = ray_dashboard.with_strategies(
+                info["placement_groups_pending"], ray_dashboard.pending_strategies(body)
             )
-        return ray.reservations(body, groups)
+        return ray_dashboard.reservations(body, groups)
     except ScrapeError as exc:
         errors.append(PollError(exc.kind, str(exc), where))
     return []

@@ -160,12 +160,14 @@ def test_discovered_exporters_pass_the_same_allowlist(fake_server):
 
 
 def test_gpu_and_ray_messages_never_quote_the_page():
-    from monitoring.scrape import gpu, ray
+    from monitoring.scrape import gpu, ray_dashboard
 
     page = fixture_text("gpu", "dcgm_t4_datadog.txt") + "SECRET_KEY=hunter2\n"
     extracted = gpu.extract(page, 0.0)
     assert "hunter2" not in " ".join(extracted.warnings)
 
     with pytest.raises(ScrapeError) as info:
-        ray.nodes_from_summary(json.dumps({"result": False, "msg": "hunter2", "data": {}}))
+        ray_dashboard.nodes_from_summary(
+            json.dumps({"result": False, "msg": "hunter2", "data": {}})
+        )
     assert "hunter2" not in str(info.value)

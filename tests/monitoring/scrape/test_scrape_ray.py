@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from monitoring.scrape import from_text, ray
+from monitoring.scrape import from_text, ray, ray_dashboard
 from monitoring.scrape.errors import SourceError
 
 from .conftest import fixture_text
@@ -139,11 +139,15 @@ def test_merge_sums_cluster_resources_across_nodes():
 def test_dashboard_sd_lists_every_exporter():
     body = fixture_text("ray", "dashboard_prometheus_sd.json")
 
-    assert ray.exporters_from_sd(body) == ["127.0.0.1:48080", "127.0.0.1:44217", "127.0.0.1:44227"]
+    assert ray_dashboard.exporters_from_sd(body) == [
+        "127.0.0.1:48080",
+        "127.0.0.1:44217",
+        "127.0.0.1:44227",
+    ]
 
 
 def test_dashboard_nodes_summary_gives_each_metrics_export_port():
-    (node,) = ray.nodes_from_summary(fixture_text("ray", "dashboard_nodes_summary.json"))
+    (node,) = ray_dashboard.nodes_from_summary(fixture_text("ray", "dashboard_nodes_summary.json"))
 
     assert node.exporter == "127.0.0.1:48080"
     assert node.is_head
@@ -151,7 +155,7 @@ def test_dashboard_nodes_summary_gives_each_metrics_export_port():
 
 
 def test_dashboard_placement_groups_give_the_pending_reason():
-    groups = ray.placement_groups(fixture_text("ray", "dashboard_placement_groups.json"))
+    groups = ray_dashboard.placement_groups(fixture_text("ray", "dashboard_placement_groups.json"))
     pending = [g for g in groups if g.state == "PENDING"]
 
     assert [(g.name, g.scheduling_state, g.bundles) for g in pending] == [
@@ -160,9 +164,11 @@ def test_dashboard_placement_groups_give_the_pending_reason():
 
 
 def test_cluster_status_separates_reserved_from_actually_used():
-    groups = ray.placement_groups(fixture_text("ray", "dashboard_placement_groups.json"))
+    groups = ray_dashboard.placement_groups(fixture_text("ray", "dashboard_placement_groups.json"))
 
-    samples = ray.reservations(fixture_text("ray", "dashboard_cluster_status.json"), groups)
+    samples = ray_dashboard.reservations(
+        fixture_text("ray", "dashboard_cluster_status.json"), groups
+    )
     got = {s.series_id: s.value for s in samples}
 
     assert got['ray.cluster.resources_reserved{resource="GPU"}'] == 2
@@ -179,26 +185,28 @@ def test_cluster_status_separates_reserved_from_actually_used():
 )
 def test_bad_dashboard_json_is_a_source_error(body):
     with pytest.raises(SourceError):
-        ray.nodes_from_summary(body)
+        ray_dashboard.nodes_from_summary(body)
 
 
 @pytest.mark.parametrize(
     ("reader", "data"),
     [
-        pytest.param(ray.nodes_from_summary, {"summary": ["hunter2"]}, id="node-not-an-object"),
-        pytest.param(ray.nodes_from_summary, {"summary": 5}, id="summary-not-a-list"),
         pytest.param(
-            ray.nodes_from_summary,
+            ray_dashboard.nodes_from_summary, {"summary": ["hunter2"]}, id="node-not-an-object"
+        ),
+        pytest.param(ray_dashboard.nodes_from_summary, {"summary": 5}, id="summary-not-a-list"),
+        pytest.param(
+            ray_dashboard.nodes_from_summary,
             {"summary": [{"raylet": {"metricsExportPort": "hunter2"}}]},
             id="port-not-a-number",
         ),
         pytest.param(
-            ray.placement_groups,
+            ray_dashboard.placement_groups,
             {"result": {"result": [{"bundles": [{"unit_resources": {"GPU": "hunter2"}}]}]}},
             id="resources-not-numbers",
         ),
         pytest.param(
-            ray.pending_strategies,
+            ray_dashboard.pending_strategies,
             {"clusterStatus": {"loadMetricsReport": {"pgDemand": [[{"bundles": [[{}, "x"]]}]]}}},
             id="bundle-count-not-a-number",
         ),
@@ -221,17 +229,19 @@ def test_tasks_by_state_add_owner_and_executor_counts():
 
 
 def test_pending_group_strategy_comes_from_the_cluster_status_demand():
-    from monitoring.scrape import ray
 
     groups = [
         g.as_dict()
-        for g in ray.placement_groups(fixture_text("ray", "dashboard_placement_groups.json"))
+        for g in ray_dashboard.placement_groups(
+            fixture_text("ray", "dashboard_placement_groups.json")
+        )
         if g.state == "PENDING"
     ]
     assert groups[0]["strategy"] == ""  # Ray 2.60's placement-group API leaves it blank
 
-    filled = ray.with_strategies(
-        groups, ray.pending_strategies(fixture_text("ray", "dashboard_cluster_status.json"))
+    filled = ray_dashboard.with_strategies(
+        groups,
+        ray_dashboard.pending_strategies(fixture_text("ray", "dashboard_cluster_status.json")),
     )
 
     assert filled[0]["strategy"] == "STRICT_PACK"
@@ -247,7 +257,9 @@ def test_identical_pending_groups_each_get_the_strategy_of_their_demand():
     groups = [{"bundles": [{"GPU": 4.0}, {"GPU": 4.0}], "strategy": ""} for _ in range(3)]
     demand = {"bundles": [[{"GPU": 4.0}, 2]], "strategy": "PACK"}
 
-    filled = ray.with_strategies(groups, ray.pending_strategies(cluster_status([[demand, 2]])))
+    filled = ray_dashboard.with_strategies(
+        groups, ray_dashboard.pending_strategies(cluster_status([[demand, 2]]))
+    )
 
     assert [g["strategy"] for g in filled] == ["PACK", "PACK", ""]  # the demand counts two
 
@@ -255,7 +267,7 @@ def test_identical_pending_groups_each_get_the_strategy_of_their_demand():
 def test_a_huge_bundle_count_from_the_dashboard_is_counted_not_expanded():
     demand = {"bundles": [[{"GPU": 1.0}, 10**15]], "strategy": "SPREAD"}
 
-    (pending,) = ray.pending_strategies(cluster_status([[demand, 10**15]]))
+    (pending,) = ray_dashboard.pending_strategies(cluster_status([[demand, 10**15]]))
 
     assert pending.shape == (((("GPU", 1.0),), 10**15),)
     assert pending.groups == 10**15
