@@ -296,6 +296,15 @@ def _scripts(bundle: Mapping[str, Any]) -> list[str]:
             "`--docker`, as containers with `--restart unless-stopped`."
         )
     )
+    if bundle.get("route") == "B" and bundle.get("backend") == "ray":
+        out.append(
+            "   "
+            + _(
+                "With containers, vLLM runs inside the Ray head's container (`docker exec`): "
+                "nothing restarts it alone. Watch its target, and rerun the serve step (or "
+                "`site.yml`) when it stops; the host-mode unit restarts it."
+            )
+        )
     return out
 
 

@@ -267,6 +267,19 @@ def test_site_yml_deploys_registers_is_idempotent_and_rolls_back(site, client, p
     assert {h: c for h, (c, _) in _recap(second).items()} == {"h1": 0, "h2": 0, "localhost": 0}
     assert len(site.docker_runs()) == len(runs)
 
+    # --- smoke-test.sh, the same test without Ansible: the key from the environment (or .env)
+    for key, code in ((API_KEY, 0), ("wrong-key", 1)):
+        smoke = subprocess.run(
+            ["bash", str(site.bundle / "smoke-test.sh")],
+            env={"PATH": "/usr/bin:/bin", "NO_PROXY": "*", "VLLM_API_KEY": key},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert smoke.returncode == code, smoke.stdout + smoke.stderr
+        assert smoke.stdout.count("ok ") == (4 if code == 0 else 0)
+        assert API_KEY not in smoke.stdout + smoke.stderr
+
     # --- rollback leaves nothing running
     back = site.play("rollback.yml")
     assert back.returncode == 0, back.stdout[-3000:]

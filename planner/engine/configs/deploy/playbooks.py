@@ -68,15 +68,14 @@ def _phase_tasks(phase: int, kinds: set[ProcessKind]) -> list[dict[str, Any]]:
     exec_kinds = [ProcessKind.VLLM] if phase == PHASES[ProcessKind.VLLM] else []
     if phase == PHASES[ProcessKind.SERVE_DEPLOY]:
         exec_kinds = [ProcessKind.SERVE_DEPLOY]
-    if exec_kinds and kinds & {ProcessKind.RAY_HEAD}:
-        detach = ["-d"] if exec_kinds == [ProcessKind.VLLM] else []
+    if exec_kinds == [ProcessKind.VLLM] and ProcessKind.RAY_HEAD in kinds:
+        tasks += _ray_servers_tasks(phase)
+    elif exec_kinds and ProcessKind.RAY_HEAD in kinds:
         tasks.append(
             {
                 "name": f"Run phase {phase} commands on the Ray cluster",
                 "ansible.builtin.command": {
-                    "argv": "{{ [serveplan_engine, 'exec'"
-                    + (", '-d'" if detach else "")
-                    + ", item.exec_in] + item.command }}"
+                    "argv": "{{ [serveplan_engine, 'exec', item.exec_in] + item.command }}"
                 },
                 "loop": "{{ " + mine + " | selectattr('exec_in') | list }}",
                 "loop_control": {"label": "{{ item.name }}"},
@@ -84,6 +83,36 @@ def _phase_tasks(phase: int, kinds: set[ProcessKind]) -> list[dict[str, Any]]:
             }
         )
     return tasks
+
+
+def _ray_servers_tasks(phase: int) -> list[dict[str, Any]]:
+    """Return the tasks that (re)start vLLM inside the Ray container: it has no restart policy
+    of its own, so every run starts the servers that do not answer."""
+    return [
+        {
+            "name": "Probe the vLLM servers that run on the Ray cluster",
+            "ansible.builtin.uri": {"url": "{{ item.health_urls[0] }}", "timeout": 5},
+            "loop": "{{ serveplan_processes | selectattr('exec_in') "
+            "| selectattr('kind', 'equalto', 'vllm') | list }}",
+            "loop_control": {"label": "{{ item.name }}"},
+            "register": "serveplan_ray_servers",
+            "failed_when": False,
+            "when": "not ansible_check_mode",
+        },
+        {
+            "name": f"Start phase {phase} vLLM servers on the Ray cluster that do not answer",
+            "ansible.builtin.command": {
+                "argv": "{{ [serveplan_engine, 'exec', '-d', item.exec_in] + item.command }}"
+            },
+            "loop": "{{ serveplan_ray_servers.results | default([]) "
+            "| rejectattr('status', 'defined') | map(attribute='item') | list "
+            "+ serveplan_ray_servers.results | default([]) "
+            "| selectattr('status', 'defined') | rejectattr('status', 'equalto', 200) "
+            "| map(attribute='item') | list }}",
+            "loop_control": {"label": "{{ item.name }}"},
+            "changed_when": True,
+        },
+    ]
 
 
 def _ray_wait_task() -> dict[str, Any]:
