@@ -232,3 +232,44 @@ def test_a_long_host_name_still_gives_a_unique_target_name_within_the_limit():
     assert len(names) == 2
     assert all(len(n) <= TARGET_NAME_MAX and n.endswith("/gpu-exporter") for n in names)
     assert target_name("h1", "vllm-r0") == "h1/vllm-r0"
+
+
+_CURL_STUB = """#!/bin/bash
+# Records curl's argv (one NUL-separated file per call) and what it read on stdin.
+out="$STUB_DIR/$EPOCHREALTIME-$$"
+printf '%s\\0' "$@" >"$out.argv"
+cat >"$out.stdin"
+"""
+
+
+@settings(max_examples=25, deadline=None)
+@given(model=VALUES.filter(lambda v: v), label=VALUES.filter(lambda v: v))
+def test_smoke_test_sends_every_model_name_and_label_unchanged(model, label):
+    """Whatever the served name holds, curl gets exactly its JSON body; the key only on stdin."""
+    import json
+    import tempfile
+    from pathlib import Path
+
+    from planner.engine.configs.deploy.ops_scripts import smoke_test_script
+    from planner.engine.configs.deploy.targets import SmokeEndpoint
+
+    script = smoke_test_script([SmokeEndpoint(label=label, base_url="http://h:8000", model=model)])
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        (root / "bin").mkdir()
+        (root / "bin" / "curl").write_text(_CURL_STUB)
+        (root / "bin" / "curl").chmod(0o755)
+        (root / "smoke-test.sh").write_text(script)
+        env = {"PATH": f"{root / 'bin'}:/usr/bin:/bin", "STUB_DIR": tmp, "VLLM_API_KEY": "k-1"}
+        proc = subprocess.run(
+            ["bash", str(root / "smoke-test.sh")], env=env, capture_output=True, timeout=30
+        )
+        assert proc.returncode == 0, proc.stderr
+        (call,) = root.glob("*.argv")
+        argv = call.read_bytes().decode().split("\0")[:-1]
+        stdin = call.with_suffix(".stdin").read_text()
+    assert json.loads(argv[argv.index("-d") + 1])["model"] == model
+    assert argv[-1] == "http://h:8000/v1/completions"
+    assert "k-1" not in " ".join(argv)
+    assert stdin == "Authorization: Bearer k-1\n"
+    assert proc.stdout.decode() == f"ok      {label}\n"
