@@ -7,7 +7,8 @@ from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from core.api_fields import BulkSlugListField, CompleteRowsMixin
+from core.api_fields import CompleteRowsMixin
+from core.id_lists import SlugListField
 from planner.decisions.guidance import EvidenceKind, PoolKind, ResponsibilityKind
 from planner.decisions.models import (
     DecisionRecord,
@@ -183,10 +184,10 @@ class DecisionWriteSerializer(serializers.Serializer):
         allow_null=True,
         help_text=_("Public id of the saved plan (on create only)."),
     )
-    authors = BulkSlugListField(
+    authors = SlugListField(
         slug_field="username",
         queryset=get_user_model().objects.all(),
-        max_items=MAX_AUTHORS,
+        max_items=lambda: MAX_AUTHORS,
         required=False,
         help_text=_("User names; duplicates count once."),
     )
