@@ -24,7 +24,7 @@ from monitoring.machines.hosts import short_hostname
 from monitoring.models import Target, TargetKind
 from monitoring.scrape import keys
 from monitoring.scrape.gpu import GpuState, classify
-from monitoring.scrape.series import parse_series_id
+from monitoring.scrape.series import Sample, parse_series_id
 from monitoring.targets.state import target_state
 from planner.selectors import plan_result
 
@@ -440,8 +440,6 @@ def poll_extras(target: Target, samples: list[Any], info: Mapping[str, Any]) -> 
     nothing when the machine is unknown. The machine is the explicitly linked one, else the
     host name the exporter reports (by its short name, as the view links them).
     """
-    from monitoring.scrape.series import Sample
-
     cells = _cells(info.get("readings", {}), info.get("gpus", {}))
     if not cells:
         return []

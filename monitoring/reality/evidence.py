@@ -24,6 +24,7 @@ from monitoring.reality.server_checks import model_matches, names_match
 from monitoring.series.percentiles import p95
 from planner.decisions.models import EvidenceSource
 from planner.decisions.selectors import evidence_items
+from planner.decisions.services import record_evidence_measurement
 from planner.selectors.plan_values import PlanUnreadable, plan_values
 
 COMPLETION_RATIO = "vllm.completion_ratio"
@@ -204,8 +205,6 @@ def evidence_fill(
     `overwrite` (the user confirmed); everything else is written with the window and the source.
     `kinds` limits the fill to some evidence kinds (a confirmation only touches those it showed).
     """
-    from planner.decisions.services import record_evidence_measurement
-
     decision = target.decision
     if decision is None:
         return EvidenceFill(filled=(), held=())

@@ -21,6 +21,7 @@ from .series import (
     Sample,
     make_sample,
     merge_histograms,
+    parse_series_id,
     series_id,
 )
 
@@ -337,6 +338,4 @@ def derive(previous: RawSnapshot | None, current: RawSnapshot) -> list[Sample]:
 
 
 def _split(sid: str) -> tuple[str, dict[str, str]]:
-    from .series import parse_series_id
-
     return parse_series_id(sid)

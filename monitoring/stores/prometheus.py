@@ -18,7 +18,7 @@ from django.db import transaction
 
 from core import opsmetrics
 from monitoring import fleet
-from monitoring.scrape.series import freeze_labels
+from monitoring.scrape.series import freeze_labels, parse_series_id
 from monitoring.series import (
     ForgetReport,
     Forgotten,
@@ -350,6 +350,4 @@ class PrometheusStore:
 
 
 def _parse_labels(canonical: str) -> dict[str, str]:
-    from monitoring.scrape.series import parse_series_id
-
     return parse_series_id("x" + canonical)[1] if canonical else {}

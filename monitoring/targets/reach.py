@@ -17,6 +17,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext as _
 
+from inventory.validators import validate_hostname
 from monitoring.scrape.addresses import forbidden_range
 from monitoring.scrape.fetch import Allowlist
 
@@ -85,8 +86,6 @@ def validate_entry(value: str) -> str:
     merely contains such an address (`100.64.0.0/10`, Tailscale's, holds Alibaba's metadata
     address) is accepted: those addresses stay unreachable at connect time whatever is listed.
     """
-    from inventory.validators import validate_hostname
-
     text = (value or "").strip().lower()
     try:
         network = ipaddress.ip_network(text, strict=False)
