@@ -20,7 +20,7 @@ from django.utils.translation import gettext as _
 from monitoring import stores
 from monitoring.models import PlanScope, Target, TargetKind
 from monitoring.reality.observation import OBSERVED_KEYS, RUNNING, observation
-from monitoring.series import Points
+from monitoring.series import Points, StoreUnavailable
 from planner.engine.calibration import (
     CalibrationFit,
     NotEnoughData,
@@ -148,6 +148,13 @@ def calibration_run(*, targets: Sequence[Target], start: datetime, end: datetime
             found = _observations(target, values, plan_spec(target.plan), start, end)
         except PlanUnreadable as exc:
             raise ValidationError({"targets": str(exc)}) from exc
+        except StoreUnavailable:  # a read-only target's Prometheus: unset or not answering
+            raise ValidationError(
+                {
+                    "targets": _("%(name)s: its time-series server does not answer.")
+                    % {"name": target.name}
+                }
+            ) from None
         layout = values.replica.layout
         keys.setdefault((layout.gpu, values.model_family, layout.weight_dtype), []).append(
             target.name

@@ -34,7 +34,7 @@ from monitoring.reality.comparison import (
     plan_comparison,
 )
 from monitoring.reality.evidence import evidence_fill
-from monitoring.series import Forgotten
+from monitoring.series import Forgotten, StoreUnavailable
 from monitoring.shared_cache import shared
 from monitoring.targets import kinds
 from planner.decisions.services import DecisionError
@@ -339,6 +339,11 @@ class TargetEvidenceView(PlannerRequiredMixin, View):
                 kinds=request.POST.getlist("kind") if "confirmed" in request.POST else None,
                 accept_other_model=request.POST.get("accept_other_model") == "1",
             )
+        except StoreUnavailable:  # a read-only target's Prometheus: unset or not answering
+            messages.error(
+                request, _("This target's time-series server does not answer: nothing was filled.")
+            )
+            return HttpResponseRedirect(target.get_absolute_url())
         except (ValidationError, DecisionError) as exc:
             messages.error(request, _("The decision record refused the values: %s") % exc)
             return HttpResponseRedirect(target.get_absolute_url())

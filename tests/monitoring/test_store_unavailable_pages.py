@@ -111,3 +111,24 @@ def test_a_poll_of_it_records_store_unavailable_for_everyone_to_read(stranded, v
     state = viewer_api.get(f"/api/v1/monitoring/targets/{read_only[0].pk}/state/").json()
     assert state["last_error_kind"] == "store"
     assert read_only[0].last_poll_at <= timezone.now()
+
+
+def test_evidence_and_calibration_from_it_say_so(stranded, planner_client, planner_api, planner):
+    """Filling a decision's evidence and fitting a calibration read the target's window: its
+    store not answering is a message and a 400 naming targets, never a 500."""
+    from planner.decisions.services import decision_create
+
+    _polled, read_only, _machine = stranded
+    vllm = read_only[0]
+    vllm.decision = decision_create(actor=planner, title="Serve it on the A800 pair")
+    vllm.save(update_fields=["decision"])
+
+    filled = planner_client.post(f"/monitoring/targets/{vllm.pk}/evidence/", follow=True)
+    fitted = planner_api.post(
+        "/api/v1/monitoring/calibration-profiles/", {"targets": [vllm.pk]}, format="json"
+    )
+
+    assert filled.status_code == 200
+    assert "time-series server does not answer" in filled.content.decode()
+    assert fitted.status_code == 400
+    assert "time-series server does not answer" in fitted.json()["targets"][0]
