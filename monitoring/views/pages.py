@@ -292,11 +292,15 @@ def _kv_plan_pct(comparison: PlanComparison) -> float | None:
 
     Like for like: one replica's planned blocks against this server's blocks (100 % when the
     server has exactly the planned capacity); a whole-plan target against all planned replicas.
+    A plan that planned more capacity than the server has sits above 100 % of a usage axis that
+    ends at 100 %: no line is drawn (it flattened the real series; the comparison table shows the
+    deviation).
     """
     row = comparison.row(Quantity.KV_BLOCKS) or comparison.row(Quantity.KV_CAPACITY_TOKENS)
     if row is None or not row.planned or not row.observed or len(comparison.targets) != 1:
         return None
-    return round(100.0 * row.planned / row.observed, 1)
+    pct = round(100.0 * row.planned / row.observed, 1)
+    return pct if pct <= 100.0 else None
 
 
 class TargetPanelsView(View):

@@ -52,8 +52,31 @@ def _open(browser, live_server, planner, url: str, width: int, height: int):
     page = context.new_page()
     page.goto(live_server.url + url)
     page.wait_for_selector("[data-testid=verdict]")
-    page.wait_for_selector(".chart[data-rendered=true]")
     return context, page
+
+
+def test_the_first_screen_answers_ray_and_shows_the_layout_numbers(
+    browser, live_server, planner, plan_url
+):
+    # A team lead at 1400 × 900 reads "Do we need Ray?" and the recommended layout's copies,
+    # speed with its band and capacity without scrolling; the page is short before unfolding.
+    context, page = _open(browser, live_server, planner, plan_url, 1400, 900)
+    try:
+        for testid in ("ray-answer", "fact-copies", "fact-machines", "fact-tok-s", "fact-capacity"):
+            box = page.locator(f"[data-testid={testid}]").bounding_box()
+            assert box is not None, testid
+            assert box["y"] + box["height"] <= 900, f"{testid} is below the first screen"
+        answer = page.locator("[data-testid=ray-answer] .ray-line").inner_text()
+        assert answer.startswith(("No:", "Yes:"))
+        assert "(±" in page.locator("[data-testid=fact-tok-s]").inner_text()
+        height = page.evaluate("document.documentElement.scrollHeight")
+        assert height < 6000, f"the plan page is {height} px tall before unfolding"
+        # Charts are folded; opening them draws them at full width.
+        page.locator("[data-testid=charts] > summary").click()
+        page.wait_for_selector(".chart[data-rendered=true]")
+        assert page.locator(".chart[data-rendered=true]").first.bounding_box()["width"] > 300
+    finally:
+        context.close()
 
 
 @pytest.mark.parametrize(("width", "height"), [(1440, 900), (390, 844)])
@@ -62,6 +85,8 @@ def test_result_page_has_no_horizontal_overflow(
 ):
     context, page = _open(browser, live_server, planner, plan_url, width, height)
     try:
+        for fold in page.locator("details > summary").all():
+            fold.click()  # unfolded, every table must still fit or scroll in its box
         overflow = page.evaluate(OVERFLOW)
         assert overflow["page"] <= 0, f"the page scrolls sideways by {overflow['page']} px"
         if width >= 1440:
