@@ -78,7 +78,9 @@ def test_record_a_decision_from_a_plan_and_accept_it(page, live_server, planner_
     # The plan page links to the decision form, which arrives prefilled.
     page.get_by_role("link", name="Record this decision").click()
     page.wait_for_url(f"**/decisions/new/from-plan/{plan.public_id}/")
-    assert page.input_value("#id_resp_allocation_owner") == "Existing platform"
+    # The plan knows no platform: nobody is named, and what to confirm is marked.
+    assert page.input_value("#id_resp_allocation_owner") == ""
+    assert "To confirm:" in page.input_value("#id_resp_allocation_mechanism")
     assert "Keep mp" in page.input_value("#id_verifiable_sentence")
     dedicated = page.locator('[data-kind=allocation] .dr-guidance[data-pool="dedicated"]')
     shared = page.locator('[data-kind=allocation] .dr-guidance[data-pool="shared"]')
@@ -96,6 +98,8 @@ def test_record_a_decision_from_a_plan_and_accept_it(page, live_server, planner_
     assert page.input_value("#id_resp_proof_owner") == ""
     page.fill("#id_resp_ray_benefit_owner", "pat-planner")
     page.fill("#id_resp_proof_owner", "Platform team")
+    for kind in ("allocation", "workers", "recovery"):  # what the team confirmed
+        page.fill(f"#id_resp_{kind}_owner", "Platform team")
 
     for kind, threshold in THRESHOLDS.items():
         page.fill(f"#id_ev_{kind}_threshold", str(threshold))

@@ -91,7 +91,7 @@ def _next(page, expect: str) -> None:
 
 
 def _check_result_page(page) -> None:
-    page.wait_for_selector("[data-testid=recommendation]")
+    page.wait_for_selector("[data-testid=recommendation]", state="attached")
     # Plan vs reality arrives after the page: the placeholder is replaced by the section.
     page.wait_for_selector("section.plan-reality:not([data-reality-url])")
     _wait_charts(page)
@@ -104,6 +104,8 @@ def _check_result_page(page) -> None:
 def _wait_charts(page) -> None:
     from playwright.sync_api import expect
 
+    # The plan page folds its details; a chart is drawn when its fold opens (toggle event).
+    page.evaluate("document.querySelectorAll('details').forEach(d => { d.open = true; })")
     page.wait_for_selector(".chart[data-rendered=true]")
     expect(page.locator(".chart[data-figure]:not([data-rendered=true])")).to_have_count(0)
 
@@ -161,7 +163,7 @@ def test_wizard_s1_from_an_empty_browser(page, live_server, planner):
 
     # Then: Route A, a replica inside each node, behind Nginx; every chart rendered
     _check_result_page(page)
-    recommendation = page.inner_text("[data-testid=recommendation]")
+    recommendation = page.text_content("[data-testid=recommendation]")
     assert "Route A" in recommendation
     assert "TP8" in recommendation or "TP4" in recommendation
     assert "nginx" in recommendation
@@ -229,7 +231,7 @@ def test_wizard_s2b_72b_at_64k_context(page, live_server, planner):
 
     # Then: one instance over both nodes, TP4 × PP2, with the network warning
     _check_result_page(page)
-    recommendation = page.inner_text("[data-testid=recommendation]")
+    recommendation = page.text_content("[data-testid=recommendation]")
     assert "Route B" in recommendation
     assert "TP4×PP2" in recommendation
     reasons = page.inner_text(".reasons")
@@ -273,6 +275,6 @@ def test_wizard_works_without_javascript(browser, live_server, planner, fleet):
         _next(page, "operations")
         page.click("button.primary[name=action][value=finish]")
         page.wait_for_url("**/plans/*-*-*-*-*/")
-        assert "Route A" in page.inner_text("[data-testid=recommendation]")
+        assert "Route A" in page.text_content("[data-testid=recommendation]")
     finally:
         context.close()
