@@ -5,7 +5,12 @@ Groups: GPU, dense/MoE, weight dtype, TP×PP, load shape (burst, closed loop, Po
 kernel tables instead of the roofline; runs those tables do not cover fall back to the roofline
 and are counted apart. `--both` prints the two backends side by side on the runs both cover.
 
+`--table` prints the held-out and calibration errors by load level, GPU generation and arrival
+over both fixture files (serving_runs.json and serving_load_runs.json), the table of
+docs/benchmarks.md that tests/planner/engine/test_serving_validation.py holds.
+
 Repeat: `.venv/bin/python bench/eval_serving.py [--runs] [--backend aiconfigurator | --both]`
+or `.venv/bin/python bench/eval_serving.py --table`
 """
 
 from __future__ import annotations
@@ -118,7 +123,22 @@ def side_by_side(a: dict, b: dict) -> None:
         print(f"  {k:<6} roofline {_mae(pa)} %   aiconfigurator {_mae(pb)} %   (n={len(pa)})")
 
 
+def print_tables() -> None:
+    """Print the Markdown error tables of the held-out and the calibration runs."""
+    from planner.engine.serving.validation import load_runs, markdown, run_error, validation_table
+
+    fixtures = ROOT / "tests/planner/engine/fixtures"
+    runs = load_runs([fixtures / "serving_runs.json", fixtures / "serving_load_runs.json"])
+    errors = [run_error(r) for r in runs]
+    for split in ("validation", "calibration"):
+        print(f"\n{split} runs (mean absolute % error, runs in brackets)\n")
+        print(markdown(validation_table(errors, split)))
+
+
 def main() -> None:
+    if "--table" in sys.argv:
+        print_tables()
+        return
     show = "--runs" in sys.argv
     if "--both" in sys.argv:
         roof = evaluate(StepBackend.ROOFLINE, show)

@@ -91,6 +91,12 @@ class Assumptions:
     # Fixed kernel time per MLA layer (latent up-projections): an estimate, not calibrated.
     mla_layer_fixed_us: float = 20.0
     request_overhead_ms: float = 24.0  # API server, tokenizer, detokenizer per request (fitted)
+    # The API server's serial work under load (serving/frontend.py): per request admitted, per
+    # prompt token tokenised, per output token streamed. Fitted on the server-bound calibration
+    # runs of tests/planner/engine/fixtures/serving_load_runs.json (bench/fit_frontend.py).
+    frontend_request_ms: float = 8.0
+    frontend_prompt_token_us: float = 2.0
+    frontend_token_us: float = 5.0
     # Uncertainty bands come from the calibration residuals per regime: serving/bands.json,
     # written by bench/fit_bands.py.
 

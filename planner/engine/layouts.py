@@ -171,6 +171,7 @@ def evaluate(
         overlap=a.overlap_factor,
         kernels=kernels,
         backend=backend,
+        vllm_version=spec.vllm_version,
     )
     wl = spec.workload
     # A layout whose memory does not fit never starts: it has no speeds to rank or show (its

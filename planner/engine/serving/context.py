@@ -15,6 +15,8 @@ from planner.engine.assumptions import Assumptions
 from planner.engine.memory import MemoryResult
 from planner.engine.network import Link
 from planner.engine.serving.backend import ROOFLINE_CHOICE, BackendChoice, KernelTimes
+from planner.engine.serving.efficiency import kernel_efficiency
+from planner.engine.serving.host import async_scheduling, mixed_steps_replay_full_graphs
 from planner.engine.serving.kernels import gpu_generation, kernel_speed
 from planner.engine.spec import GpuSpec
 
@@ -48,7 +50,12 @@ class ServingContext:
     launch_mixed_ms: float
     step_overhead_ms: float
     per_seq_overhead_ms: float
+    async_scheduling: bool  # the engine's CPU work overlaps the GPU's (serving/host.py)
     request_overhead_ms: float
+    # the API server's serial work (serving/frontend.py)
+    frontend_request_ms: float
+    frontend_prompt_token_us: float
+    frontend_token_us: float
     # communication
     tp_link: Link
     pp_link: Link
@@ -111,25 +118,35 @@ def build_context(
     label: str = "",
     kernels: KernelTimes | None = None,
     backend: BackendChoice = ROOFLINE_CHOICE,
+    vllm_version: str | None = None,
 ) -> ServingContext:
     """Return the serving context of one replica of TP×PP on `gpu` with `dtype` weights.
 
     With `kernels`, steps are timed by those measured forward passes instead of the roofline.
+    `vllm_version` (default: the assumptions') decides whether scheduling is asynchronous.
     """
     stage = max(mem.stages, key=lambda s: s.weights_bytes)
     b = parameter_breakdown(arch)
     expert_share = 0.0
     if arch.is_moe:
         expert_share = (b.experts_per_layer * b.num_moe_layers) / max(b.total, 1)
-    speed = kernel_speed(dtype, gpu_generation(gpu.slug, gpu.fp8_support))
-    hbm = gpu.hbm_bandwidth_gbs * 1e9 / 1e3 * a.hbm_efficiency * speed.memory
-    tflops = gpu.bf16_dense_tflops * 1e12 / 1e3 * speed.compute
+    generation = gpu_generation(gpu.slug, gpu.fp8_support)
+    speed = kernel_speed(dtype, generation)
+    eff = kernel_efficiency(gpu.slug, generation)
+    hbm = gpu.hbm_bandwidth_gbs * 1e9 / 1e3 * a.hbm_efficiency * speed.memory * eff.memory
+    tflops = gpu.bf16_dense_tflops * 1e12 / 1e3 * speed.compute * eff.compute
     layers = stage.layers
     # MoE and MLA layers run extra small kernels every step; count the stage's share of them.
     moe_layers = arch.num_moe_layers * layers / max(arch.num_layers, 1)
     fixed_ms = (
         moe_layers * a.moe_layer_fixed_us + (layers * a.mla_layer_fixed_us if arch.is_mla else 0.0)
     ) / 1e3
+    version = vllm_version or a.vllm_version
+    mixed_launch_us = (
+        a.launch_per_layer_decode_us
+        if mixed_steps_replay_full_graphs(version)
+        else a.launch_per_layer_mixed_us
+    )
     return ServingContext(
         label=label,
         tp=tp,
@@ -150,10 +167,14 @@ def build_context(
         decode_flops_per_ms=tflops * a.decode_mfu,
         sliding_window=_sliding_window(arch),
         launch_decode_ms=layers * a.launch_per_layer_decode_us / 1e3 + fixed_ms,
-        launch_mixed_ms=layers * a.launch_per_layer_mixed_us / 1e3 + fixed_ms,
+        launch_mixed_ms=layers * mixed_launch_us / 1e3 + fixed_ms,
         step_overhead_ms=a.decode_step_overhead_ms,
         per_seq_overhead_ms=a.decode_per_seq_overhead_ms,
+        async_scheduling=async_scheduling(version, pp),
         request_overhead_ms=a.request_overhead_ms,
+        frontend_request_ms=a.frontend_request_ms,
+        frontend_prompt_token_us=a.frontend_prompt_token_us,
+        frontend_token_us=a.frontend_token_us,
         tp_link=tp_link,
         pp_link=pp_link,
         all_reduces_per_layer=a.all_reduces_per_layer,

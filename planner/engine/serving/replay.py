@@ -12,6 +12,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+from catalog.architecture import from_hf_config
 from catalog.data import load_models
 from planner.engine.assumptions import Assumptions
 from planner.engine.memory import plan_memory
@@ -38,6 +39,8 @@ def workload_of(run: Mapping[str, Any]) -> Workload:
         request_rate_per_s=load.get("request_rate_per_s"),
         num_requests=int(load.get("num_prompts") or n),
         cached_requests=int(load.get("cached_prompts") or 0),
+        input_tokens_sd=float(load.get("input_tokens_sd") or 0.0),
+        output_tokens_sd=float(load.get("output_tokens_sd") or 0.0),
     )
 
 
@@ -50,6 +53,11 @@ def replay(
     return predict(replay_context(run, a, backend), workload_of(run), scan=False)
 
 
+def model_config(run: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Return the run's model config.json: inline (`hf_config`) or the catalog's."""
+    return run.get("hf_config") or load_models()[run["model_slug"]].config
+
+
 def replay_context(
     run: Mapping[str, Any],
     a: Assumptions | None = None,
@@ -57,8 +65,8 @@ def replay_context(
 ) -> ServingContext:
     """Return the replica a published run served from, as the serving model sees it."""
     a = a or Assumptions()
-    model = load_models()[run["model_slug"]]
-    arch = model.architecture
+    config = model_config(run)
+    arch = from_hf_config(config)
     gpu = catalog_gpu(run["gpu"])
     tp, pp = int(run["tp"]), int(run.get("pp", 1))
     mem = plan_memory(
@@ -76,8 +84,10 @@ def replay_context(
         a=a,
         vendor=gpu.vendor,
     )
-    blocks = int(run["kv_tokens"]) // a.block_size_tokens
-    mem = dataclasses.replace(mem, blocks=blocks, kv_tokens=blocks * a.block_size_tokens)
+    if run.get("kv_tokens"):
+        # The KV cache the server logged, not our memory model's (which is validated apart).
+        blocks = int(run["kv_tokens"]) // a.block_size_tokens
+        mem = dataclasses.replace(mem, blocks=blocks, kv_tokens=blocks * a.block_size_tokens)
     node = Node(
         hostname="run",
         gpu=gpu,
@@ -94,7 +104,7 @@ def replay_context(
     )
     kernels, choice = resolve_kernels(
         backend,
-        hf_config=model.config,
+        hf_config=config,
         gpu_slug=gpu.slug,
         tp=tp,
         dtype=run["weight_dtype"],
@@ -117,4 +127,5 @@ def replay_context(
         label=run["id"],
         kernels=kernels,
         backend=choice,
+        vllm_version=run.get("vllm_version") or a.vllm_version,
     )

@@ -24,6 +24,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from planner.engine.serving.context import ServingContext
+from planner.engine.serving.frontend import ApiServer
 from planner.engine.serving.step import attention_pairs, step_ms, visible_context
 
 MAX_STEPS = 200_000
@@ -188,6 +189,7 @@ class _Scheduler:
         self.running: list[Request] = []
         self.done: list[Finished] = []
         self.free_blocks = ctx.kv_blocks
+        self.server = ApiServer(ctx)  # the API server in front (serving/frontend.py)
         self.now = 0.0
         self.in_flight = 0
         self.steps = self.preemptions = self.peak = 0
@@ -203,7 +205,7 @@ class _Scheduler:
             if not self.running and not self.waiting:
                 if not self.inbound:
                     break
-                self.now = max(self.now, self.inbound[0][0])
+                self.now = max(self.now, self.server.next_admission_ms(self.inbound[0][0]))
                 continue
             if self.decode_jump():
                 continue
@@ -250,9 +252,10 @@ class _Scheduler:
 
     def admit_arrivals(self) -> None:
         """Move the requests that have reached the scheduler to the waiting queue."""
-        inbound = self.inbound
-        while inbound and inbound[0][0] <= self.now:
+        inbound, server = self.inbound, self.server
+        while inbound and server.next_admission_ms(inbound[0][0]) <= self.now:
             a, i, o, c = inbound.popleft()
+            server.admit(a, i)
             self.waiting.append(Request(a, i, o, c))
 
     def decode_jump(self) -> bool:
@@ -279,7 +282,7 @@ class _Scheduler:
             attn_pairs=mid,
             running_seqs=n,
         )
-        self.now += k * dt
+        self.now = self.server.stream(self.now, k * dt, k * n)
         self.steps += k
         for r in running:
             r.generated += k
@@ -306,7 +309,7 @@ class _Scheduler:
             self.drop_unfittable()
             return
         self.peak = max(self.peak, len(self.running))
-        self.now += step_ms(
+        dt = step_ms(
             self.ctx,
             decode_seqs=batch.decode,
             prefill_tokens=batch.prefill,
@@ -315,6 +318,8 @@ class _Scheduler:
             running_seqs=len(self.running),
             decode_kv_tokens=batch.decode_kv,
         )
+        firsts = sum(1 for r, need in batch.plan if r.computed < r.prompt <= r.computed + need)
+        self.now = self.server.stream(self.now, dt, batch.decode + firsts)
         self.steps += 1
         self.advance(batch.plan)
 

@@ -1,10 +1,13 @@
 """The time of one vLLM V1 engine step: a batch of decode tokens plus prefill chunks.
 
-stage time = max(HBM time, tensor time) + kernel launches + TP all-reduces × (1 − overlap)
-  HBM time    = (dense weights + touched experts + KV read) / reachable HBM bandwidth
-  tensor time = (2 × active params × tokens + attention pairs × FLOPs per pair) / (TFLOPS × MFU)
+stage time = GEMM time + attention time + kernel launches + TP all-reduces × (1 − overlap)
+  GEMM time      = max((dense weights + touched experts) / reachable HBM bandwidth,
+                       2 × active params × tokens / (TFLOPS × MFU))
+  attention time = max(KV read / reachable HBM bandwidth,
+                       attention pairs × FLOPs per pair / (TFLOPS × MFU))
 step time  = pp × stage time(tokens / pp) + (pp − 1) hops, over the PP efficiency (bubbles),
-             + scheduler/sampler overhead per step and per running sequence.
+             + scheduler/sampler overhead per step and per running sequence (or the longer of
+             the two where vLLM schedules asynchronously: serving/host.py).
 
 Decode-only steps replay CUDA graphs (a small launch cost per layer); steps that carry a
 prefill chunk run piecewise graphs with a larger per-layer cost.
@@ -16,6 +19,7 @@ of the roofline; the pipeline, the host overheads and, off NVLink, the all-reduc
 from __future__ import annotations
 
 from planner.engine.serving.context import ServingContext, expert_fraction, pp_hop_ms, tp_comm_ms
+from planner.engine.serving.host import step_wall_ms
 from planner.engine.serving.kernel_times import KernelTableMiss, StepShape
 
 
@@ -32,15 +36,21 @@ def stage_ms(
     if tokens <= 0:
         return 0.0, 0.0
     expert_bytes = ctx.expert_weight_bytes * expert_fraction(ctx, tokens)
-    t_mem = (ctx.dense_weight_bytes + kv_read_tokens * ctx.kv_bytes_per_token) / (
-        ctx.hbm_bytes_per_ms
-    ) + expert_bytes / ctx.expert_hbm_bytes_per_ms
-    flops = tokens * ctx.flops_per_token + attn_pairs * ctx.attn_flops_per_pair
     rate = ctx.prefill_flops_per_ms if prefill_tokens > 0 else ctx.decode_flops_per_ms
-    t_flops = flops / rate
+    # The GEMMs (weights) and the attention (KV cache) are separate kernels that run one after
+    # the other, each bound by its own roofline: at hundreds of sequences the GEMMs turn
+    # compute-bound while attention stays bound by its KV reads, and the two add up.
+    t_gemm = max(
+        ctx.dense_weight_bytes / ctx.hbm_bytes_per_ms + expert_bytes / ctx.expert_hbm_bytes_per_ms,
+        tokens * ctx.flops_per_token / rate,
+    )
+    t_attn = max(
+        kv_read_tokens * ctx.kv_bytes_per_token / ctx.hbm_bytes_per_ms,
+        attn_pairs * ctx.attn_flops_per_pair / rate,
+    )
     launch = ctx.launch_mixed_ms if prefill_tokens > 0 else ctx.launch_decode_ms
     comm = tp_comm_ms(ctx, tokens)
-    return max(t_mem, t_flops) + launch + comm * (1 - ctx.overlap), comm
+    return t_gemm + t_attn + launch + comm * (1 - ctx.overlap), comm
 
 
 def kernel_stage_ms(
@@ -112,7 +122,8 @@ def step_ms(
         )
     hops = (pp - 1) * pp_hop_ms(ctx, (decode_seqs + prefill_tokens) / pp)
     gpu = (pp * stage + hops) / ctx.pp_efficiency
-    return gpu + ctx.step_overhead_ms + running_seqs * ctx.per_seq_overhead_ms
+    cpu = ctx.step_overhead_ms + running_seqs * ctx.per_seq_overhead_ms
+    return step_wall_ms(gpu, cpu, overlapped=ctx.async_scheduling)
 
 
 def decode_step_ms(ctx: ServingContext, seqs: float, context_tokens: float) -> float:

@@ -52,7 +52,10 @@ def _simulate(spec, factors, *, noise, seed=7, levels=(1, 2, 4, 8, 16, 32, 64), 
 
 @pytest.fixture
 def spec(s1_spec):
-    return spec_from_dict(s1_spec)
+    # A vLLM that runs the engine's CPU work between forward passes (before 0.12's asynchronous
+    # scheduler): there the per-request overhead adds to every step and a fit can see it; with
+    # the asynchronous scheduler it hides behind the GPU at these loads (serving/host.py).
+    return spec_from_dict({**s1_spec, "vllm_version": "0.11.0"})
 
 
 def test_known_factors_are_recovered_within_their_uncertainty(spec):

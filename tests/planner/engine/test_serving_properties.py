@@ -152,9 +152,10 @@ def test_the_decode_breakdown_of_a_sliding_window_model_reads_the_window_only():
     )
     best = plan(spec).best
 
-    # One GPU: no communication, so the compute part of a decode step is below the whole step.
+    # One GPU: no communication, so the compute part of a decode step is at most the whole step
+    # (equal when vLLM's asynchronous scheduler hides the engine's CPU work behind the GPU's).
     assert best.comm_per_decode_step_ms == 0.0
-    assert 0 < best.decode_compute_ms < best.decode_step_ms
+    assert 0 < best.decode_compute_ms <= best.decode_step_ms
 
 
 def test_a_closed_loop_client_sends_its_next_request_after_the_round_trip():

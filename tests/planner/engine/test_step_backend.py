@@ -38,9 +38,13 @@ def _fixed(*, owns_all_reduce: bool) -> tuple[KernelTimes, list[StepShape]]:
 
 
 def _with(kernels, **ctx_args):
+    # A synchronous engine (vLLM before 0.12): its CPU work adds to the GPU's every step.
     ctx = _ctx(**ctx_args)
     return dataclasses.replace(
-        ctx, kernels=kernels, backend=BackendChoice(used=StepBackend.AICONFIGURATOR)
+        ctx,
+        kernels=kernels,
+        backend=BackendChoice(used=StepBackend.AICONFIGURATOR),
+        async_scheduling=False,
     )
 
 
@@ -62,6 +66,12 @@ def test_measured_kernels_replace_the_roofline_and_keep_host_overheads():
     shape = seen[-1]
     assert shape.decode_context == pytest.approx(1000)
     assert shape.prefill_pairs == pytest.approx(5000)
+
+
+def test_with_asynchronous_scheduling_the_host_work_hides_behind_the_measured_pass():
+    ctx = dataclasses.replace(_with(_fixed(owns_all_reduce=True)[0]), async_scheduling=True)
+    host = ctx.step_overhead_ms + 4 * ctx.per_seq_overhead_ms
+    assert _step(ctx) == pytest.approx(max(4 + 0.5, host))
 
 
 def test_off_nvlink_the_link_model_times_the_all_reduce():

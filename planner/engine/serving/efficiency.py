@@ -1,0 +1,52 @@
+"""How close each GPU's kernels come to its datasheet, relative to the A100 the constants fit.
+
+The roofline's efficiencies (hbm_efficiency, decode_mfu, prefill_mfu) were fitted on A100 serving
+runs. Newer GPUs do not reach the same share of their datasheet. NVIDIA's measured vLLM GEMM
+tables (aiconfigurator-core 0.12 wheel, aiconfigurator_core/systems/data/<gpu>/gemm/vllm/
+<version>/gemm_perf.parquet: vLLM 0.24.0 on H100/H200/B200, 0.14.0 on A100; bf16 GEMMs of
+Llama-8B's layer shapes, averaged over m = 1, 8, 64 and m = 1024, 2048, 4096) give:
+
+| GPU  | weight streaming (share of HBM) | large GEMMs (share of dense bf16) |
+|------|------|------|
+| A100 | 0.68 | 0.83 |
+| H100 | 0.79 | 0.82 |
+| H200 | 0.74 | 0.82 |
+| B200 | 0.66 | 0.72 |
+
+so a B200 streams weights at 0.97× the A100's share and multiplies at 0.86×, while an H100
+streams at 1.17×. The factors below are those ratios; GPUs without tables take their
+generation's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KernelEfficiency:
+    """Multipliers of the fitted HBM efficiency (memory) and MFU (compute)."""
+
+    memory: float
+    compute: float
+
+
+_A100 = KernelEfficiency(memory=1.0, compute=1.0)
+_BY_GPU: dict[str, KernelEfficiency] = {
+    "h100": KernelEfficiency(memory=1.17, compute=0.98),
+    "h800": KernelEfficiency(memory=1.17, compute=0.98),
+    "h200": KernelEfficiency(memory=1.09, compute=0.98),
+    "b200": KernelEfficiency(memory=0.97, compute=0.86),
+}
+_BY_GENERATION: dict[str, KernelEfficiency] = {
+    "hopper": _BY_GPU["h100"],
+    "blackwell": _BY_GPU["b200"],
+}
+
+
+def kernel_efficiency(slug: str, generation: str) -> KernelEfficiency:
+    """Return the measured kernel efficiency of GPU `slug` relative to the A100's."""
+    for prefix, eff in _BY_GPU.items():
+        if slug.lower().startswith(prefix):
+            return eff
+    return _BY_GENERATION.get(generation, _A100)

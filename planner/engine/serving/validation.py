@@ -1,0 +1,154 @@
+"""The serving model's error on published runs, by load level and GPU generation.
+
+Reads the run fixtures (tests/planner/engine/fixtures/serving_runs.json and
+serving_load_runs.json), replays each run (replay.py) and reports the mean absolute % error of
+TPOT, TTFT and output tok/s per group. Used by bench/eval_serving.py and by the test that holds
+the held-out error to its thresholds (tests/planner/engine/test_serving_validation.py).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from catalog.data import load_gpus
+from planner.engine.serving.kernels import gpu_generation
+from planner.engine.serving.replay import replay
+
+# (upper bound of requests in flight, label): the issue's load levels.
+LOAD_LEVELS = ((8, "<= 8"), (64, "9-64"), (256, "65-256"), (math.inf, "> 256"))
+METRICS = ("tpot", "ttft", "tok_s")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunError:
+    """One run's relative errors (None: not measured or not comparable)."""
+
+    run_id: str
+    split: str
+    in_flight: float
+    generation: str
+    arrival: str
+    tpot: float | None
+    ttft: float | None
+    tok_s: float | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GroupError:
+    """Mean absolute % error of one group of runs, per metric, with how many runs each has."""
+
+    group: str
+    runs: int
+    tpot_pct: float | None
+    tpot_runs: int
+    ttft_pct: float | None
+    ttft_runs: int
+    tok_s_pct: float | None
+    tok_s_runs: int
+
+
+def load_runs(paths: Iterable[Path]) -> list[dict[str, Any]]:
+    """Return the runs of the fixture files, each with its inline model config when it has one."""
+    runs = []
+    for path in paths:
+        doc = json.loads(path.read_text())
+        configs = {slug: entry["config"] for slug, entry in doc.get("hf_configs", {}).items()}
+        for run in doc["runs"]:
+            if run["model_slug"] in configs:
+                run = {**run, "hf_config": configs[run["model_slug"]]}
+            runs.append(run)
+    return runs
+
+
+def in_flight(run: Mapping[str, Any]) -> float:
+    """Return the requests in flight of a run's load: the loop's, the burst's, or rate × E2E."""
+    load, m = run["load"], run["measured"]
+    if load["arrival"] == "closed":
+        return float(load["concurrency"])
+    if load["arrival"] == "burst":
+        return float(load.get("burst_size") or load["num_prompts"])
+    out = load.get("output_tokens", 1)
+    e2e_s = (m.get("ttft_mean_ms", 0.0) + m.get("tpot_mean_ms", 0.0) * max(out - 1, 0)) / 1e3
+    return float(load["request_rate_per_s"]) * e2e_s
+
+
+def load_level(flight: float) -> str:
+    """Return the label of the load level `flight` requests in flight fall in."""
+    return next(label for bound, label in LOAD_LEVELS if flight <= bound)
+
+
+def run_error(run: Mapping[str, Any]) -> RunError:
+    """Replay `run` and return its relative errors."""
+    pred = replay(run)
+    m = run["measured"]
+    gpu = load_gpus()[run["gpu"]]
+
+    def rel(pred_value: float, key: str) -> float | None:
+        measured = m.get(key)
+        return pred_value / measured - 1 if measured else None
+
+    ttft = rel(pred.ttft_mean_ms, "ttft_mean_ms") if run.get("ttft_comparable", True) else None
+    return RunError(
+        run_id=run["id"],
+        split=run["split"],
+        in_flight=in_flight(run),
+        generation=gpu_generation(gpu.slug, gpu.fp8_support),
+        arrival=run["load"]["arrival"],
+        tpot=rel(pred.tpot_mean_ms, "tpot_mean_ms"),
+        ttft=ttft,
+        tok_s=rel(pred.output_tok_s, "output_tok_s"),
+    )
+
+
+def _mae(values: list[float]) -> float | None:
+    return 100 * sum(abs(v) for v in values) / len(values) if values else None
+
+
+def group_error(name: str, errors: list[RunError]) -> GroupError:
+    """Return the mean absolute % errors of `errors`."""
+    per = {k: [v for e in errors if (v := getattr(e, k)) is not None] for k in METRICS}
+    return GroupError(
+        group=name,
+        runs=len(errors),
+        tpot_pct=_mae(per["tpot"]),
+        tpot_runs=len(per["tpot"]),
+        ttft_pct=_mae(per["ttft"]),
+        ttft_runs=len(per["ttft"]),
+        tok_s_pct=_mae(per["tok_s"]),
+        tok_s_runs=len(per["tok_s"]),
+    )
+
+
+def validation_table(errors: list[RunError], split: str = "validation") -> list[GroupError]:
+    """Return the errors of `split`'s runs: all, by load level, by GPU generation, by arrival."""
+    mine = [e for e in errors if e.split == split]
+    rows = [group_error(f"all {split}", mine)]
+    for _, label in LOAD_LEVELS:
+        group = [e for e in mine if load_level(e.in_flight) == label]
+        if group:
+            rows.append(group_error(f"in flight {label}", group))
+    for generation in sorted({e.generation for e in mine}):
+        rows.append(group_error(generation, [e for e in mine if e.generation == generation]))
+    for arrival in sorted({e.arrival for e in mine}):
+        rows.append(group_error(f"{arrival} load", [e for e in mine if e.arrival == arrival]))
+    return rows
+
+
+def markdown(rows: list[GroupError]) -> str:
+    """Return `rows` as a Markdown table (MAE %, runs in brackets)."""
+
+    def cell(pct: float | None, n: int) -> str:
+        return "–" if pct is None else f"{pct:.1f} ({n})"
+
+    lines = ["| group | runs | TPOT % | TTFT % | output tok/s % |", "|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(
+            f"| {r.group} | {r.runs} | {cell(r.tpot_pct, r.tpot_runs)} | "
+            f"{cell(r.ttft_pct, r.ttft_runs)} | {cell(r.tok_s_pct, r.tok_s_runs)} |"
+        )
+    return "\n".join(lines)
