@@ -12,8 +12,8 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from catalog.architecture import from_hf_config
 from catalog.data import load_models
+from catalog.hf_config import from_hf_config
 from planner.engine.assumptions import Assumptions
 from planner.engine.memory import plan_memory
 from planner.engine.network import intra_node_link
