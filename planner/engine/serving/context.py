@@ -44,6 +44,9 @@ class ServingContext:
     attn_flops_per_pair: float
     prefill_flops_per_ms: float
     decode_flops_per_ms: float
+    # attention runs in 16 bit at its own efficiency, whatever the weights' dtype
+    prefill_attn_flops_per_ms: float
+    decode_attn_flops_per_ms: float
     sliding_window: int  # 0: full attention
     # fixed costs (ms)
     launch_decode_ms: float
@@ -135,6 +138,7 @@ def build_context(
     eff = kernel_efficiency(gpu.slug, generation)
     hbm = gpu.hbm_bandwidth_gbs * 1e9 / 1e3 * a.hbm_efficiency * speed.memory * eff.memory
     tflops = gpu.bf16_dense_tflops * 1e12 / 1e3 * speed.compute * eff.compute
+    attn_tflops = gpu.bf16_dense_tflops * 1e12 / 1e3 * eff.attention
     layers = stage.layers
     # MoE and MLA layers run extra small kernels every step; count the stage's share of them.
     moe_layers = arch.num_moe_layers * layers / max(arch.num_layers, 1)
@@ -165,6 +169,8 @@ def build_context(
         attn_flops_per_pair=_attn_flops_per_pair(arch, layers, tp),
         prefill_flops_per_ms=tflops * a.prefill_mfu,
         decode_flops_per_ms=tflops * a.decode_mfu,
+        prefill_attn_flops_per_ms=attn_tflops * a.prefill_mfu,
+        decode_attn_flops_per_ms=attn_tflops * a.decode_mfu,
         sliding_window=_sliding_window(arch),
         launch_decode_ms=layers * a.launch_per_layer_decode_us / 1e3 + fixed_ms,
         launch_mixed_ms=layers * mixed_launch_us / 1e3 + fixed_ms,

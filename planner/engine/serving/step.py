@@ -44,9 +44,12 @@ def stage_ms(
         ctx.dense_weight_bytes / ctx.hbm_bytes_per_ms + expert_bytes / ctx.expert_hbm_bytes_per_ms,
         tokens * ctx.flops_per_token / rate,
     )
+    attn_rate = (
+        ctx.prefill_attn_flops_per_ms if prefill_tokens > 0 else ctx.decode_attn_flops_per_ms
+    )
     t_attn = max(
         kv_read_tokens * ctx.kv_bytes_per_token / ctx.hbm_bytes_per_ms,
-        attn_pairs * ctx.attn_flops_per_pair / rate,
+        attn_pairs * ctx.attn_flops_per_pair / attn_rate,
     )
     launch = ctx.launch_mixed_ms if prefill_tokens > 0 else ctx.launch_decode_ms
     comm = tp_comm_ms(ctx, tokens)
