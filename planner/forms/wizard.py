@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from django import forms
+from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
 from catalog import ArchitectureError, from_hf_config
@@ -213,9 +214,13 @@ class PrecisionStepForm(forms.Form):
         label=_("vLLM version"),
         required=False,
         max_length=32,
-        help_text=_(
-            "The release you will run; the KV cache is sized by its memory-profiling rules. "
-            "Empty: the version the generated commands target."
+        widget=forms.TextInput(attrs={"placeholder": VLLM_VERSION}),
+        help_text=format_lazy(
+            _(
+                "The release you will run; the KV cache is sized by its memory-profiling rules. "
+                "Empty: {version}, the version the generated commands target."
+            ),
+            version=VLLM_VERSION,
         ),
     )
     gpu_memory_utilization = forms.FloatField(
@@ -483,6 +488,9 @@ class MachinesStepForm(forms.Form):
     def clean(self) -> dict[str, Any]:
         data = super().clean()
         source = data.get("source")
+        if source == "fleet" and data.get("machines"):
+            # Ticking machines selects them: the ticks are the answer, not the fleet default.
+            source = data["source"] = "machines"
         if source == "pool" and not data.get("pool"):
             self.add_error("pool", _("Pick a pool."))
         if source == "machines" and not data.get("machines"):

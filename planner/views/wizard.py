@@ -19,6 +19,8 @@ from core.mixins import PlannerRequiredMixin
 from planner.engine.spec import SpecError
 from planner.forms.draft import STEP_BY_SLUG, STEPS, Draft, Step, locate_engine_error, raw_from_post
 from planner.forms.wizard import OPERATION_QUESTIONS
+from planner.presentation.ray_answer import ray_answer
+from planner.presentation.shown import shown_speed
 from planner.services import plan_evaluate, plan_save
 from planner.throttles import evaluation_wait_s, too_many_evaluations_message
 
@@ -80,6 +82,12 @@ def side_panel_context(request: HttpRequest, draft: Draft) -> dict[str, Any]:
         bars=bars,
         max_model_len=result.model.max_model_len,
         model_name=result.model.name,
+        # The figures the plan page will show: the serving model's, whole sequences, and the
+        # answer to "Do we need Ray?".
+        speed=shown_speed(best, result),
+        sequences_per_replica=int(best.max_concurrency_per_replica + 1e-9) if best else 0,
+        sequences_total=int(best.max_concurrency_total + 1e-9) if best else 0,
+        ray=ray_answer(result),
     )
     return panel
 

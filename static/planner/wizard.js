@@ -56,6 +56,14 @@
     timer = setTimeout(refresh, 350);
   }
 
+  // Ticking a machine while "the whole fleet" is chosen selects "these machines".
+  form.addEventListener("change", function (event) {
+    var target = event.target;
+    if (target.name === "machines" && target.checked && radioValue("source") === "fleet") {
+      var these = form.querySelector('input[name="source"][value="machines"]');
+      if (these) { these.checked = true; }
+    }
+  });
   form.addEventListener("change", function () { applyVisibility(); schedule(); });
   form.addEventListener("input", schedule);
   applyVisibility();
