@@ -139,18 +139,21 @@ def _recap(proc) -> dict[str, tuple[int, int]]:
     return {m[0]: (int(m[1]), int(m[3])) for m in RECAP.findall(proc.stdout)}
 
 
-def _refused(site: Site, host: str, check: str, **kwargs) -> None:
+def _refused(site: Site, expected: list[tuple[str, str]], **kwargs) -> None:
+    """Run site.yml; assert every (host, check) is reported and nothing was touched."""
     before = len(read_calls(site.record))
     proc = site.play("site.yml", **kwargs)
     assert proc.returncode != 0
-    assert f"{host}: preflight check '{check}' failed" in proc.stdout, proc.stdout[-3000:]
+    for host, check in expected:
+        assert f"{host}: preflight check '{check}' failed" in proc.stdout, proc.stdout[-3000:]
     touched = [
         c
         for c in read_calls(site.record)[before:]
         if c["cmd"] != "docker" or c["argv"][0] != "inspect"
     ]
     assert touched == [], touched  # refused before touching anything
-    assert not (site.root / "hosts" / host / "bundle").exists()
+    for host in HOSTS:
+        assert not (site.root / "hosts" / host / "bundle").exists()
 
 
 @pytest.fixture
@@ -205,15 +208,22 @@ def test_register_sh_creates_then_relinks_the_targets_with_curl(tmp_path, live_s
 
 
 def test_site_yml_deploys_registers_is_idempotent_and_rolls_back(site, client, planner):
-    # --- preflight refuses, naming the host and the check, before touching anything
+    # --- preflight refuses, naming the host and every check it failed, before touching anything
     site.free_mib["h2"] = 1000
-    _refused(site, "h2", "GPU count and free memory")
-    site.free_mib["h2"] = 80000
     with socket.socket() as busy:
-        busy.bind((HOSTS["h2"], 8000))
+        busy.bind((HOSTS["h1"], 8000))
         busy.listen()
-        _refused(site, "h2", "ports free")
-    _refused(site, "h1", "Hugging Face CLI and token", hf_token="")
+        _refused(
+            site,
+            [
+                ("h2", "GPU count and free memory"),
+                ("h1", "ports free"),
+                ("h1", "Hugging Face CLI and token"),
+                ("h2", "Hugging Face CLI and token"),
+            ],
+            hf_token="",
+        )
+    site.free_mib["h2"] = 80000
 
     # --- --check changes nothing
     check = site.play("site.yml", "--check")

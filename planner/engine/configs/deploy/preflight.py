@@ -1,11 +1,13 @@
 """The playbook's preflight: every check on every host, before anything is touched.
 
-Each check is an assert whose message names the host and the check; the play is
-any_errors_fatal, so one failing host stops the run on all of them. Probes run in --check too.
+Each check is an assert whose message names the host and the check. Every check runs, then
+one task refuses with all the failures of the host; the play is any_errors_fatal, so one
+failing host stops the run on all of them. Probes run in --check too.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 # Data-centre GPUs run the CUDA 12 images of vLLM from driver 535 on (CUDA minor-version
@@ -27,7 +29,7 @@ def probe(name: str, argv: list[str] | str, register: str, **extra: Any) -> dict
 
 
 def check(name: str, that: list[str] | str, message: str) -> dict[str, Any]:
-    """Return an assert naming the host and the check when it fails."""
+    """Return an assert naming the host and the check; refuse() reports it when it fails."""
     return {
         "name": f"Check {name}",
         "ansible.builtin.assert": {
@@ -35,6 +37,26 @@ def check(name: str, that: list[str] | str, message: str) -> dict[str, Any]:
             "fail_msg": f"{{{{ inventory_hostname }}}}: preflight check '{name}' failed: {message}",
             "quiet": True,
         },
+        "register": _register_of(name),
+        "failed_when": False,
+    }
+
+
+def _register_of(name: str) -> str:
+    return "serveplan_check_" + re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
+
+
+def refuse(checks: list[dict[str, Any]]) -> dict[str, Any]:
+    """Return the task that fails a host with every check it failed (a failed assert is the
+    only result with `evaluated_to`)."""
+    names = ", ".join(t["register"] for t in checks)
+    return {
+        "name": "Refuse this host when a check failed",
+        "ansible.builtin.fail": {
+            "msg": "{{ [" + names + "] | selectattr('evaluated_to', 'defined') "
+            "| map(attribute='msg') | join('; ') }}"
+        },
+        "when": "[" + names + "] | selectattr('evaluated_to', 'defined') | list | length > 0",
     }
 
 
@@ -65,7 +87,8 @@ def preflight_tasks(*, multi_host: bool) -> list[dict[str, Any]]:
         {
             "name": "Remember the container engine",
             "ansible.builtin.set_fact": {
-                "serveplan_engine": "{{ serveplan_engine_path.stdout_lines[0] | basename }}"
+                "serveplan_engine": "{{ serveplan_engine_path.stdout_lines | default(['docker'], "
+                "true) | first | basename }}"
             },
         },
         probe(
@@ -170,8 +193,8 @@ def preflight_tasks(*, multi_host: bool) -> list[dict[str, Any]]:
                 "NCCL interface and link speed",
                 [
                     "not serveplan_nic or serveplan_link.rc == 0",
-                    "not serveplan_nic or serveplan_link.stdout_lines[0] == 'up'",
-                    "not serveplan_nic or (serveplan_link.stdout_lines[1] | int) >= "
+                    "not serveplan_nic or (serveplan_link.stdout_lines + ['', ''])[0] == 'up'",
+                    "not serveplan_nic or ((serveplan_link.stdout_lines + ['', ''])[1] | int) >= "
                     "(serveplan_nic.speed_gbps * 1000) | int",
                 ],
                 "{{ serveplan_nic.interface | default('') }} must be up at "
@@ -267,4 +290,4 @@ def preflight_tasks(*, multi_host: bool) -> list[dict[str, Any]]:
             "the clock is not synchronised (timedatectl: enable chrony or systemd-timesyncd)",
         ),
     ]
-    return tasks
+    return [*tasks, refuse([t for t in tasks if t["name"].startswith("Check ")])]
