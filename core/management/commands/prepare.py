@@ -13,6 +13,8 @@ from django.db import connection
 
 # Run when the app that provides them is installed; each is idempotent.
 OPTIONAL_STEPS = ("load_catalog", "load_demo", "register_simulator_targets")
+# Run after the admin exists (the demo plan is the admin's).
+LATE_OPTIONAL_STEPS = ("load_demo_plan",)
 
 
 def _static_fingerprint() -> str:
@@ -38,6 +40,7 @@ class Command(BaseCommand):
             ("migrate", {"interactive": False}),
             *((name, {}) for name in OPTIONAL_STEPS if name in available),
             ("ensure_admin", {}),
+            *((name, {}) for name in LATE_OPTIONAL_STEPS if name in available),
         ]
         for name, kwargs in steps:
             self.stdout.write(self.style.MIGRATE_HEADING(f"==> {name}"))
