@@ -159,6 +159,9 @@ def main() -> int:
         f"start lateness median {statistics.median(late_ms):.1f} ms, max {late_ms[-1]:.1f} ms; "
         f"poll duration median {1000 * statistics.median(polls['durations_s']):.1f} ms"
     )
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"machine: {os.cpu_count()} cores, load average {load} (the sustained rate needs both "
+          "processes on a core each; the CPU per 1,000 requests does not)")  # fmt: skip
     return 0 if s.failed == 0 else 1
 
 

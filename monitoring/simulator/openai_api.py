@@ -8,10 +8,11 @@ words: the tokenizer counts a prompt's words plus one BOS, and the text generate
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 from .vllm_sim import SimVllm
@@ -21,7 +22,7 @@ SSE = "text/event-stream"
 OUTPUT_WORDS = ("the", "plan", "holds", "and", "the", "server", "answers", "in", "time")
 MAX_BODY_BYTES = 4 * 1024 * 1024
 
-Body = bytes | Iterator[bytes]
+Body = bytes | AsyncIterator[bytes]  # an async iterator is streamed (aio_server.py)
 
 
 def count_tokens(text: str) -> int:
@@ -97,7 +98,7 @@ class _Request:
         self.id = f"{'chatcmpl' if chat else 'cmpl'}-{uuid.uuid4().hex}"
         self.created = int(time.time())
 
-    def _tokens(self) -> Iterator[tuple[int, str]]:
+    async def _tokens(self) -> AsyncIterator[tuple[int, str]]:
         """Sleep each token's time and yield (index, word); account the request at the end."""
         sim = self.sim
         start = time.perf_counter()
@@ -108,14 +109,14 @@ class _Request:
         try:
             timing = sim.serving.timing(in_flight=in_flight, prompt_tokens=self.prompt_tokens,
                                         output_tokens=self.output_tokens)  # fmt: skip
-            time.sleep(timing.ttft_s)
+            await asyncio.sleep(timing.ttft_s)
             ttft = time.perf_counter() - start
             for i in range(self.output_tokens):
                 if i:
                     gap = sim.serving.timing(in_flight=sim.live_requests,
                                              prompt_tokens=self.prompt_tokens,
                                              output_tokens=self.output_tokens).itl_s  # fmt: skip
-                    time.sleep(gap)
+                    await asyncio.sleep(gap)
                     itls.append(gap)
                     itl_sum += gap
                 done = i + 1
@@ -147,9 +148,9 @@ class _Request:
             "total_tokens": self.prompt_tokens + self.output_tokens,
         }
 
-    def stream(self) -> Iterator[bytes]:
+    async def stream(self) -> AsyncIterator[bytes]:
         last = self.output_tokens - 1
-        for i, word in self._tokens():
+        async for i, word in self._tokens():
             chunk = self._chunk(word, "length" if i == last else None, first=i == 0)
             yield b"data: " + json.dumps(chunk).encode() + b"\n\n"
         if self.usage:
@@ -158,8 +159,8 @@ class _Request:
             yield b"data: " + json.dumps(chunk).encode() + b"\n\n"
         yield b"data: [DONE]\n\n"
 
-    def whole(self) -> Iterator[bytes]:
-        words = [word for _, word in self._tokens()]
+    async def whole(self) -> AsyncIterator[bytes]:
+        words = [word async for _, word in self._tokens()]
         text = " " + " ".join(words)
         if self.chat:
             message = {"role": "assistant", "content": text}

@@ -23,6 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from . import openai_api
+from .aio_server import AsyncHttpServer
 from .dcgm_sim import DEMO_GPU_MACHINES, SimDcgm, fleet_profile
 from .ray_sim import SimRayCluster
 from .serving import SimHardware
@@ -78,49 +79,22 @@ class _Server(ThreadingHTTPServer):
         super().handle_error(request, client_address)
 
 
-def _handler(route: Any, post_route: Any = None) -> type[BaseHTTPRequestHandler]:
+def _handler(route: Any) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
         def do_GET(self) -> None:  # noqa: N802 - http.server's naming
             self._answer(*route(self.path))
 
-        def do_POST(self) -> None:  # noqa: N802
-            length = int(self.headers.get("Content-Length") or 0)
-            if post_route is None or not 0 <= length <= openai_api.MAX_BODY_BYTES:
-                self.close_connection = True
-                self._answer(405 if post_route is None else 413, "text/plain", b"")
-                return
-            self._answer(*post_route(self.path, self.rfile.read(length)))
-
-        def _answer(self, status: int, content_type: str, body: openai_api.Body) -> None:
+        def _answer(self, status: int, content_type: str, body: bytes) -> None:
             try:
                 self.send_response(status)
                 self.send_header("Content-Type", content_type)
-                if isinstance(body, bytes):
-                    self.send_header("Content-Length", str(len(body)))
-                    self.end_headers()
-                    self.wfile.write(body)
-                elif content_type != openai_api.SSE:
-                    data = b"".join(body)
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                else:
-                    self.send_header("Transfer-Encoding", "chunked")
-                    self.end_headers()
-                    self._stream(body)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
             except (BrokenPipeError, ConnectionResetError):
-                self.close_connection = True  # the client gave up (timeout): nothing to do
-            finally:
-                if not isinstance(body, bytes):
-                    body.close()  # type: ignore[union-attr]  # a generator: account it now
-
-        def _stream(self, body: Any) -> None:
-            for piece in body:
-                self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
-                self.wfile.flush()
-            self.wfile.write(b"0\r\n\r\n")
+                pass  # the poller gave up (timeout): nothing to do
 
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
             return
@@ -195,6 +169,7 @@ class Simulator:
         }
         self.with_ray = ray
         self.ray: SimRayCluster | None = None
+        self._main: AsyncHttpServer | None = None  # port P: vLLM servers and GPU exporters
         self._servers: list[_Server] = []
         self._threads: list[threading.Thread] = []
         self._rng = random.Random(seed)
@@ -260,8 +235,8 @@ class Simulator:
         return route
 
     # --- lifecycle ---
-    def _serve(self, port: int, route: Any, post_route: Any = None) -> _Server:
-        server = _Server((self.host, port), _handler(route, post_route))
+    def _serve(self, port: int, route: Any) -> _Server:
+        server = _Server((self.host, port), _handler(route))
         thread = threading.Thread(
             target=server.serve_forever, name=f"sim-{server.server_address[1]}", daemon=True
         )
@@ -276,8 +251,9 @@ class Simulator:
             # A fixed base port takes the block above it; port 0 lets the OS pick every port
             # (decided before self.port becomes the picked one: P+1.. may belong to others).
             step = 0 if self.port == 0 else 1
-            main = self._serve(self.port, self._vllm_route, self._vllm_post)
-            self.port = main.server_address[1]
+            self._main = AsyncHttpServer(self.host, self.port, self._vllm_route,
+                                         self._vllm_post, openai_api.MAX_BODY_BYTES)  # fmt: skip
+            self.port = self._main.start()
             if self.with_ray:
                 dash = self._serve(self.port + step if step else 0, lambda p: (500, "", b""))
                 exporters = [
@@ -300,6 +276,9 @@ class Simulator:
         return self.targets()
 
     def stop(self) -> None:
+        if self._main is not None:
+            self._main.stop()
+            self._main = None
         for server in self._servers:
             server.shutdown()
             server.server_close()
