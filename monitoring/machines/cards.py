@@ -20,6 +20,7 @@ from django.utils.translation import gettext_lazy as _
 
 from monitoring.error_text import public_error
 from monitoring.targets.state import STATE_LABELS
+from monitoring.xid import xid_text
 
 GPU_STATE_LABELS = {
     "busy": _("busy"),
@@ -94,8 +95,9 @@ class Words:
         badges = ""
         xid = get("xid_last")
         if xid:
+            # The title says what the code means (the badge keeps the short code).
             badges += (
-                f' <span class="badge bad" title="{self.titles["xid"]}">'
+                f' <span class="badge bad" title="{escape(xid_text(xid))}">'
                 f"XID {self.number(xid, 0)}</span>"
             )
         if throttled:

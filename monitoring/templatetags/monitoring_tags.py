@@ -186,3 +186,14 @@ def gpu_grid(cells: Any) -> str:
 def machine_card(row: Any) -> str:
     """Render one machine of the Machines view (a monitoring.machines.overview.MachineRow)."""
     return mark_safe(cards.words().card(row))  # noqa: S308 (escaped inside)
+
+
+@register.filter
+def alert_value(value: Any, rule: Any) -> str:
+    """Return an alert's value as a reader understands it: an XID code with its meaning
+    ("XID 79: the GPU has fallen off the bus…", not "79.000"), any other value as a number."""
+    from monitoring.xid import XID_SERIES, xid_text
+
+    if getattr(rule, "series", "") == XID_SERIES and value not in (None, ""):
+        return xid_text(float(value)) or num(value, 0)
+    return num(value, 3)
