@@ -254,6 +254,32 @@ def _balancer(bundle: Mapping[str, Any]) -> list[str]:
     ]
 
 
+def _router(bundle: Mapping[str, Any]) -> list[str]:
+    rows = [r for r in allocation_rows(bundle) if r["kind"] == "router"]
+    if not rows:
+        return []
+    return [
+        "",
+        "## " + _("One endpoint for every model: the LiteLLM proxy"),
+        "",
+        _(
+            "`%(host)s` runs a LiteLLM proxy on port %(port)s: clients send every request "
+            "there, and it forwards each to a server of the model named in the request's "
+            "`model` field (litellm.yaml lists every server; a model's replicas are balanced). "
+            "Clients send VLLM_API_KEY as the bearer key; the proxy checks it and passes it on."
+        )
+        % {"host": rows[0]["host"], "port": rows[0]["ports"]},
+        "",
+        _(
+            "Why LiteLLM: it routes by the `model` field natively, from a plain model list, "
+            "and it is widely deployed in front of vLLM. It is also the least proven part of "
+            "this bundle: ServePlan's tests check litellm.yaml's shape and the scripts that "
+            "start it, but do not run LiteLLM itself. Send one request per model through it "
+            "(smoke-test.sh does) before you point clients at it."
+        ),
+    ]
+
+
 def _scripts(bundle: Mapping[str, Any]) -> list[str]:
     steps = list(bundle.get("steps") or [])
     out = ["", "## " + _("Steps, in order"), ""]
@@ -393,6 +419,7 @@ def bundle_readme(
         *_one_command(links),
         *_scripts(bundle),
         *_balancer(bundle),
+        *_router(bundle),
         *_watch(bundle, links),
         *_stop_and_roll_back(bundle),
         "",

@@ -8,6 +8,7 @@ then the engine places every model (compute).
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import zipfile
 from collections.abc import Mapping
@@ -20,13 +21,15 @@ from django.utils.translation import gettext as _
 from core.json_input import nul_paths
 from planner.engine.configs.allocate import UnknownHost
 from planner.engine.configs.allocation import BundleClash
-from planner.engine.configs.bundle import build_serve_bundle
+from planner.engine.configs.bundle import Bundle, build_pool_bundle, build_serve_bundle
 from planner.engine.configs.deploy.files import Registration, deploy_files
 from planner.engine.configs.layout import BundleLayout, ServeApp
+from planner.engine.configs.pool_alloc import PoolDeployment
 from planner.engine.pool import PoolResult, plan_pool, pool_spec_from_dict
 from planner.engine.pool.result import PlacedModel
 from planner.engine.pool.spec import MAX_POOL_MODELS, PoolModel, is_pool_spec
-from planner.engine.spec import SpecError
+from planner.engine.result import Route
+from planner.engine.spec import Node, SpecError
 from planner.models import PoolPlan
 from planner.services.bundles import BundleUnavailable, bundle_files
 from planner.services.plans import engine_version
@@ -119,9 +122,9 @@ def pool_create(*, spec: Mapping[str, Any], actor: Any, title: str = "") -> Pool
     return plan
 
 
-def _serve_app(m: PoolModel, placed: PlacedModel) -> ServeApp:
-    """Return one model's Ray Serve application as the pool plan placed it."""
-    layout = BundleLayout(
+def _layout(placed: PlacedModel) -> BundleLayout:
+    """Return a placed model's layout: one single-node instance per replica, as placed."""
+    return BundleLayout(
         candidate_id=f"{placed.gpu}:tp{placed.tp}-pp1-r{placed.replicas}:{placed.weight_dtype}",
         tp=placed.tp,
         pp=1,
@@ -133,16 +136,55 @@ def _serve_app(m: PoolModel, placed: PlacedModel) -> ServeApp:
         kv_tokens_per_replica=placed.kv_tokens_per_replica,
         weights_gib_total=placed.weights_gib_per_gpu * placed.tp,
     )
-    return ServeApp(spec=m.spec, layout=layout, name=m.name, route_prefix=f"/{m.name}")
 
 
-def pool_bundle(plan: PoolPlan, *, serveplan_url: str = "") -> dict[str, str]:
-    """Return the files of a pool plan's Route C bundle: one Ray cluster, one serve config with
-    an application per placed model, and the playbook that deploys it; README first.
+def _serve_app(m: PoolModel, placed: PlacedModel) -> ServeApp:
+    """Return one model's Ray Serve application as the pool plan placed it."""
+    return ServeApp(spec=m.spec, layout=_layout(placed), name=m.name, route_prefix=f"/{m.name}")
 
-    Raise BundleUnavailable when no model is placed or the allocation clashes. Route A's
-    bundle (one vLLM per model behind a router) is not generated yet: the page says so.
+
+def _deployment(m: PoolModel, placed: PlacedModel) -> PoolDeployment:
+    """Return one model's Route A servers: the plan's GPUs and its memory share on them."""
+    spec = dataclasses.replace(m.spec, gpu_memory_utilization=placed.gpu_memory_utilization)
+    return PoolDeployment(
+        name=m.name,
+        spec=spec,
+        layout=_layout(placed),
+        gpu_indices=tuple(inst.gpu_indices for inst in placed.instances),
+    )
+
+
+def _build(route: Route, pool: PoolModelsOnNodes) -> Bundle:
+    models, placed, nodes = pool
+    if route == Route.C:
+        return build_serve_bundle([_serve_app(models[p.name], p) for p in placed], nodes)
+    return build_pool_bundle([_deployment(models[p.name], p) for p in placed], nodes)
+
+
+PoolModelsOnNodes = tuple[dict[str, PoolModel], tuple[PlacedModel, ...], tuple[Node, ...]]
+
+
+def bundle_route(plan: PoolPlan, route: str | None = None) -> Route:
+    """Return the route whose bundle to build: the one asked (A or C), else the plan's own."""
+    asked = (route or plan.route or "").upper()
+    if asked not in (Route.A, Route.C):
+        raise BundleUnavailable(
+            _("A pool's bundle is Route A or Route C, not %(r)s.") % {"r": asked}
+        )
+    return Route(asked)
+
+
+def pool_bundle(
+    plan: PoolPlan, *, serveplan_url: str = "", route: str | None = None
+) -> dict[str, str]:
+    """Return the files of a pool plan's bundle, README first: Route A (every model's vLLM
+    servers on its planned GPUs behind one LiteLLM proxy) or Route C (one Ray cluster, one
+    serve config with an application per placed model); the plan's route unless `route` says.
+
+    Raise BundleUnavailable when no model is placed, the route is unknown or the allocation
+    clashes.
     """
+    chosen = bundle_route(plan, route)
     result = PoolResult.from_dict(plan.result)
     if not result.placed:
         raise BundleUnavailable(_("No model of this pool is placed: there is nothing to deploy."))
@@ -153,9 +195,8 @@ def pool_bundle(plan: PoolPlan, *, serveplan_url: str = "") -> dict[str, str]:
             _("The plan's input does not validate any more: %(errors)s") % {"errors": exc}
         ) from exc
     models = {m.name: m for m in pool.models}
-    apps = [_serve_app(models[p.name], p) for p in result.placed]
     try:
-        bundle = build_serve_bundle(apps, pool.hardware.nodes)
+        bundle = _build(chosen, (models, result.placed, tuple(pool.hardware.nodes)))
     except (BundleClash, UnknownHost, ValueError) as exc:
         raise BundleUnavailable(_("No bundle for this pool: %(why)s") % {"why": exc}) from exc
     try:
@@ -166,11 +207,15 @@ def pool_bundle(plan: PoolPlan, *, serveplan_url: str = "") -> dict[str, str]:
     return bundle_files(bundle.to_dict(), extra=extra)
 
 
-def pool_archive(plan: PoolPlan, *, serveplan_url: str = "") -> tuple[bytes, str]:
-    """Return (ZIP, file name) of a pool plan's Route C bundle."""
-    files = pool_bundle(plan, serveplan_url=serveplan_url)
+def pool_archive(
+    plan: PoolPlan, *, serveplan_url: str = "", route: str | None = None
+) -> tuple[bytes, str]:
+    """Return (ZIP, file name) of a pool plan's bundle for `route` (the plan's own by default)."""
+    chosen = bundle_route(plan, route)
+    files = pool_bundle(plan, serveplan_url=serveplan_url, route=chosen.value)
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for name, text in files.items():
             archive.writestr(name, text)
-    return buffer.getvalue(), f"serveplan-pool-{plan.public_id}-route-c.zip"
+    name = f"serveplan-pool-{plan.public_id}-route-{chosen.value.lower()}.zip"
+    return buffer.getvalue(), name

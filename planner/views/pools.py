@@ -28,12 +28,17 @@ class PoolPlanListView(LoginRequiredMixin, View):
 
 
 class PoolPlanBundleView(LoginRequiredMixin, View):
-    """GET: the pool plan's Route C bundle as a ZIP (a 400 saying why when there is none)."""
+    """GET: the pool plan's bundle as a ZIP: its own route's, or ?route=A / ?route=C (a 400
+    saying why when there is none)."""
 
     def get(self, request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
         plan = get_object_or_404(PoolPlan, public_id=public_id)
         try:
-            archive, name = pool_archive(plan, serveplan_url=request.build_absolute_uri("/"))
+            archive, name = pool_archive(
+                plan,
+                serveplan_url=request.build_absolute_uri("/"),
+                route=request.GET.get("route") or None,
+            )
         except BundleUnavailable as exc:
             return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
         response = HttpResponse(archive, content_type="application/zip")

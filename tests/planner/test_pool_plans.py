@@ -135,7 +135,7 @@ def test_the_pool_page_shows_the_gpu_map_and_each_model(demo_fleet, planner, pla
     assert "Chat pool" in listing.content.decode()
 
 
-def test_the_pool_bundle_serves_every_placed_model_from_one_serve_config(
+def test_the_pool_route_c_bundle_serves_every_placed_model_from_one_serve_config(
     demo_fleet, planner, planner_client
 ):
     import io
@@ -147,9 +147,10 @@ def test_the_pool_bundle_serves_every_placed_model_from_one_serve_config(
 
     plan = pool_create(spec=_pool_spec(), actor=planner, title="Chat pool")
 
-    response = planner_client.get(f"{plan.get_absolute_url()}bundle.zip")
+    response = planner_client.get(f"{plan.get_absolute_url()}bundle.zip?route=C")
 
     assert response.status_code == 200
+    assert "route-c.zip" in response["Content-Disposition"]
     names = zipfile.ZipFile(io.BytesIO(response.content)).namelist()
     assert names[0] == "README.md"
     serve = next(n for n in names if n.endswith(".yaml") and "serve" in n)
@@ -158,3 +159,55 @@ def test_the_pool_bundle_serves_every_placed_model_from_one_serve_config(
     assert set(apps) == {"chat", "router", "code"}
     assert {a["route_prefix"] for a in apps.values()} == {"/chat", "/router", "/code"}
     assert "site.yml" in names
+
+
+def test_the_pool_route_a_bundle_puts_each_model_on_its_planned_gpus_behind_one_router(
+    demo_fleet, planner, planner_client
+):
+    import io
+    import zipfile
+
+    import yaml
+
+    from planner.engine.pool.result import PoolResult
+    from planner.services.pools import pool_create
+
+    plan = pool_create(spec=_pool_spec(), actor=planner, title="Chat pool")
+    result = PoolResult.from_dict(plan.result)
+
+    response = planner_client.get(f"{plan.get_absolute_url()}bundle.zip?route=A")
+
+    assert response.status_code == 200
+    assert "route-a.zip" in response["Content-Disposition"]
+    archive = zipfile.ZipFile(io.BytesIO(response.content))
+    names = archive.namelist()
+    assert names[0] == "README.md"
+    assert "site.yml" in names
+    table = json.loads(archive.read("allocation.json"))
+    planned = {(i.host, i.gpu_indices) for m in result.placed for i in m.instances}
+    servers = {
+        (h["host"], tuple(int(g) for g in p["cuda_visible_devices"].split(",")))
+        for h in table["hosts"]
+        for p in h["processes"]
+        if p["kind"] == "vllm"
+    }
+    assert servers == planned
+    config = yaml.safe_load(archive.read("litellm.yaml"))
+    routed = {e["model_name"] for e in config["model_list"]}
+    assert len(routed) == len(result.placed)
+    assert {e["litellm_params"]["model"] for e in config["model_list"]} == {
+        f"hosted_vllm/{n}" for n in routed
+    }
+    assert len(config["model_list"]) == sum(m.replicas for m in result.placed)
+    assert "LiteLLM" in archive.read("README.md").decode()
+
+
+def test_the_pool_bundle_refuses_an_unknown_route_with_a_400(demo_fleet, planner, planner_client):
+    from planner.services.pools import pool_create
+
+    plan = pool_create(spec=_pool_spec(), actor=planner, title="Chat pool")
+
+    response = planner_client.get(f"{plan.get_absolute_url()}bundle.zip?route=B")
+
+    assert response.status_code == 400
+    assert "Route A or Route C" in response.content.decode()

@@ -47,13 +47,30 @@ def _cuda_env(gpus: Sequence[int]) -> tuple[tuple[str, str], ...]:
     return (("CUDA_VISIBLE_DEVICES", ",".join(map(str, gpus))),)
 
 
+def vllm_process(
+    host: str, name: str, serve: Sequence[str], *, gpus: tuple[int, ...], port: int, replica: int
+) -> Process:
+    """Return one single-node `vllm serve` (`serve` is the model and its flags) on fixed GPUs."""
+    return Process(
+        host=host,
+        name=name,
+        kind=ProcessKind.VLLM,
+        gpus=gpus,
+        ports=(port,),
+        replica=replica,
+        container=container_name(name, host),
+        argv=("vllm", "serve", *serve, "--host", "0.0.0.0", "--port", str(port)),
+        env=_cuda_env(gpus),
+    )
+
+
 def allocate(
     spec: PlanSpec, layout: BundleLayout, nodes: Sequence[Node], variant: Variant
 ) -> AllocationTable:
     """Return the allocation table of one model deployed as `variant` (routes single, A, B)."""
     if variant.route == Route.C:
         raise ValueError("Route C is allocated by allocate_serve")
-    by_name = _nodes_by_name(layout.host_names, nodes)
+    by_name = nodes_by_name(layout.host_names, nodes)
     procs: dict[str, list[Process]] = {h: [] for h in layout.host_names}
     model = model_ref(spec, layout.weight_dtype)
     common = serve_args(spec, layout)
@@ -82,27 +99,9 @@ def allocate(
             continue
         if len(hosts) == 1:
             gpus = _devices(slot * layout.gpus_per_replica, layout.gpus_per_replica)
+            serve = (model, *common)
             procs[first].append(
-                Process(
-                    host=first,
-                    name=f"vllm-r{r}",
-                    kind=ProcessKind.VLLM,
-                    gpus=gpus,
-                    ports=(port,),
-                    replica=r,
-                    container=container_name(f"vllm-r{r}", first),
-                    argv=(
-                        "vllm",
-                        "serve",
-                        model,
-                        *common,
-                        "--host",
-                        "0.0.0.0",
-                        "--port",
-                        str(port),
-                    ),
-                    env=_cuda_env(gpus),
-                )
+                vllm_process(first, f"vllm-r{r}", serve, gpus=gpus, port=port, replica=r)
             )
             continue
         master = by_name[first].reach
@@ -149,20 +148,12 @@ def allocate(
         # losing one host loses neither the endpoint nor the other Nginx (README: pick a VIP,
         # DNS round robin or your own balancer in front of them).
         for balancer in dict.fromkeys(hosts[0] for hosts in layout.hosts):
-            procs[balancer].append(
-                Process(
-                    host=balancer,
-                    name="nginx",
-                    kind=ProcessKind.NGINX,
-                    ports=(NGINX_PORT,),
-                    container=container_name("nginx", balancer),
-                )
-            )
-    _gpu_exporters(procs)
+            procs[balancer].append(service(balancer, ProcessKind.NGINX, NGINX_PORT, name="nginx"))
+    gpu_exporters(procs)
     return AllocationTable(
         route=variant.route,
         backend=variant.backend,
-        hosts=_host_rows(procs, by_name),
+        hosts=host_rows(procs, by_name),
     )
 
 
@@ -175,7 +166,7 @@ def allocate_serve(
     usable GPUs, so autoscaling may grow into them. Replica bounds never exceed what fits.
     """
     hosts = tuple(dict.fromkeys(h for app in apps for h in app.layout.host_names))
-    by_name = _nodes_by_name(hosts, nodes)
+    by_name = nodes_by_name(hosts, nodes)
     procs: dict[str, list[Process]] = {h: [] for h in hosts}
     head = hosts[0]
     _ray_nodes(procs, by_name, head, {h: by_name[h].usable_gpus for h in hosts}, serve=True)
@@ -188,11 +179,11 @@ def allocate_serve(
         )
     )
     usable = [by_name[h].usable_gpus for h in hosts]
-    _gpu_exporters(procs)
+    gpu_exporters(procs)
     return AllocationTable(
         route=Route.C,
         backend=Backend.RAY,
-        hosts=_host_rows(procs, by_name),
+        hosts=host_rows(procs, by_name),
         serve=serve_bounds(apps, usable, traffic_shape=traffic_shape),
     )
 
@@ -232,22 +223,35 @@ def serve_bounds(
     )
 
 
-def _gpu_exporters(procs: dict[str, list[Process]]) -> None:
+def gpu_exporters(procs: dict[str, list[Process]]) -> None:
     """Add a GPU exporter on every host: monitoring reads each machine's GPUs from it."""
     for host, ps in procs.items():
         ps.append(
-            Process(
-                host=host,
+            service(
+                host,
+                ProcessKind.GPU_EXPORTER,
+                GPU_EXPORTER_PORT,
                 name="gpu-exporter",
-                kind=ProcessKind.GPU_EXPORTER,
-                ports=(GPU_EXPORTER_PORT,),
-                container=container_name("gpu-exporter", host),
                 argv=("dcgm-exporter",),
             )
         )
 
 
-def _host_rows(
+def service(
+    host: str, kind: ProcessKind, port: int, *, name: str, argv: tuple[str, ...] = ()
+) -> Process:
+    """Return a GPU-less service in its own container listening on one port (Nginx, ...)."""
+    return Process(
+        host=host,
+        name=name,
+        kind=kind,
+        ports=(port,),
+        container=container_name(name, host),
+        argv=argv,
+    )
+
+
+def host_rows(
     procs: Mapping[str, Sequence[Process]], by_name: Mapping[str, Node]
 ) -> tuple[HostAllocation, ...]:
     return tuple(
@@ -261,7 +265,7 @@ def _host_rows(
     )
 
 
-def _nodes_by_name(hosts: Sequence[str], nodes: Sequence[Node]) -> dict[str, Node]:
+def nodes_by_name(hosts: Sequence[str], nodes: Sequence[Node]) -> dict[str, Node]:
     by_name = {n.hostname: n for n in nodes}
     missing = [h for h in hosts if h not in by_name]
     if missing or not hosts:

@@ -24,6 +24,7 @@ class ProcessKind(StrEnum):
     SERVE_DEPLOY = "serve-deploy"  # `serve deploy serve.yaml` against the head's dashboard
     NGINX = "nginx"
     GPU_EXPORTER = "gpu-exporter"  # dcgm-exporter: the host's GPU metrics for monitoring
+    ROUTER = "router"  # LiteLLM proxy: a pool's one endpoint, routing by the `model` field
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -46,6 +47,11 @@ class Process:
     @property
     def env_map(self) -> dict[str, str]:
         return dict(self.env)
+
+    def flag(self, name: str) -> str:
+        """Return the value after `name` in argv ("" when absent), e.g. --served-model-name."""
+        i = self.argv.index(name) if name in self.argv else -1
+        return self.argv[i + 1] if 0 <= i < len(self.argv) - 1 else ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -35,7 +35,9 @@ from planner.engine.configs.deploy.ops_scripts import (
 from planner.engine.configs.deploy.targets import monitoring_targets, smoke_endpoints
 from planner.engine.configs.env import env_file
 from planner.engine.configs.layout import BundleLayout, Variant
+from planner.engine.configs.litellm import litellm_config
 from planner.engine.configs.nginx import nginx_config
+from planner.engine.configs.pool_alloc import LITELLM_CONFIG_FILE, PoolDeployment, allocate_pool
 from planner.engine.configs.scripts import (
     ray_wait_lines,
     render_check,
@@ -54,6 +56,7 @@ _LAUNCH_FIRST = {
     ProcessKind.VLLM: 2,
     ProcessKind.VLLM_HEADLESS: 3,
     ProcessKind.NGINX: 4,
+    ProcessKind.ROUTER: 4,
 }
 
 
@@ -109,6 +112,28 @@ def build_serve_bundle(
         served=[served_model(a.spec, a.layout, route_prefix=a.route_prefix) for a in apps],
         serve_app=True,
         layouts=[a.layout for a in apps],
+    )
+
+
+def build_pool_bundle(models: Sequence[PoolDeployment], nodes: Sequence[Node]) -> Bundle:
+    """Return a pool's Route A bundle: every model's vLLM servers on the GPUs the pool plan gave
+    them, and one LiteLLM proxy routing each request to its model by the `model` field."""
+    table = allocate_pool(models, nodes)
+    served = [served_model(m.spec, m.layout) for m in models]
+    servers = [
+        (p.flag("--served-model-name"), table.host(p.host).address, p.ports[0])
+        for p in table.processes
+        if p.kind is ProcessKind.VLLM
+    ]
+    files = [BundleFile(name=LITELLM_CONFIG_FILE, text=litellm_config(servers))]
+    return _assemble(
+        table,
+        files,
+        nodes,
+        specs=[m.spec for m in models],
+        served=served,
+        serve_app=False,
+        layouts=[m.layout for m in models],
     )
 
 

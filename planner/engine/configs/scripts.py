@@ -19,6 +19,9 @@ NGINX_IMAGE = "nginx:1.27"
 NGINX_CONF_NAME = "serveplan-vllm.conf"
 # The tag NVIDIA's own manifest pins (github.com/NVIDIA/dcgm-exporter, dcgm-exporter.yaml).
 GPU_EXPORTER_IMAGE = "nvcr.io/nvidia/k8s/dcgm-exporter:3.3.5-3.4.1-ubuntu22.04"
+# LiteLLM's proxy image (docs.litellm.ai, proxy/docker_quick_start); pin a digest in production.
+LITELLM_IMAGE = "ghcr.io/berriai/litellm:main-stable"
+LITELLM_CONFIG_MOUNT = "/app/config.yaml"
 BUNDLE_MOUNT = "/serveplan"  # where the bundle directory appears inside containers
 RESTART_POLICY = "unless-stopped"  # docker and podman: back after a crash or a reboot
 _DOCKER_COMMON = f"--restart {RESTART_POLICY} --ipc=host --network host --env-file .env"
@@ -178,6 +181,15 @@ def _start(
             "nginx -s reload",
         ]
         return _either(docker, bare)
+    if p.kind is ProcessKind.ROUTER:
+        # argv is `litellm --config litellm.yaml ...`: in a container the config is mounted.
+        inside = [LITELLM_CONFIG_MOUNT if a == p.argv[2] else a for a in p.argv[1:]]
+        docker = (
+            f"docker run -d --name {shlex.quote(p.container)} {_DOCKER_COMMON} "
+            f'-v "$BUNDLE_DIR/{p.argv[2]}:{LITELLM_CONFIG_MOUNT}:ro" '
+            f"{LITELLM_IMAGE} {_words(inside)}"
+        )
+        return _either(docker, [_host_unit(p, p.argv)])
     if p.kind is ProcessKind.GPU_EXPORTER:
         docker = (
             f"docker run -d --name {shlex.quote(p.container)} --restart {RESTART_POLICY} "
@@ -294,6 +306,10 @@ def render_check(host: HostAllocation) -> str:
     for p in host.processes:
         if p.kind is ProcessKind.VLLM or p.kind is ProcessKind.NGINX:
             lines.append(f"check curl -fsS --max-time 5 http://127.0.0.1:{p.ports[0]}/health")
+        elif p.kind is ProcessKind.ROUTER:  # LiteLLM's liveness route takes no key
+            lines.append(
+                f"check curl -fsS --max-time 5 http://127.0.0.1:{p.ports[0]}/health/liveliness"
+            )
         elif p.kind is ProcessKind.RAY_HEAD:
             lines += _either(
                 f"check docker exec {shlex.quote(ray)} ray status", ["check ray status"]

@@ -14,7 +14,13 @@ from typing import Any
 from catalog.identifiers import host_port
 from planner.engine.configs.allocate import RAY_DASHBOARD_PORT, SERVE_HTTP_PORT
 from planner.engine.configs.allocation import HostAllocation, Process, ProcessKind
-from planner.engine.configs.scripts import BUNDLE_MOUNT, GPU_EXPORTER_IMAGE, NGINX_IMAGE
+from planner.engine.configs.scripts import (
+    BUNDLE_MOUNT,
+    GPU_EXPORTER_IMAGE,
+    LITELLM_CONFIG_MOUNT,
+    LITELLM_IMAGE,
+    NGINX_IMAGE,
+)
 from planner.engine.configs.serve import SERVE_CONFIG_FILE
 from planner.engine.configs.weights import ServedModel
 
@@ -28,6 +34,7 @@ PHASES = {
     ProcessKind.VLLM_HEADLESS: 3,
     ProcessKind.SERVE_DEPLOY: 4,
     ProcessKind.NGINX: 5,
+    ProcessKind.ROUTER: 5,
 }
 _RAY = (ProcessKind.RAY_HEAD, ProcessKind.RAY_WORKER)
 
@@ -158,6 +165,16 @@ def deploy_process(
             image=NGINX_IMAGE,
             volumes=(conf,),
             health_urls=(_url(host, p.ports[0], "/health"),),
+        )
+    if p.kind is ProcessKind.ROUTER:
+        conf = Volume(root="bundle", source=p.argv[2], target=LITELLM_CONFIG_MOUNT)
+        return DeployProcess(
+            **base,
+            container=p.container,
+            image=LITELLM_IMAGE,
+            command=tuple(LITELLM_CONFIG_MOUNT if a == p.argv[2] else a for a in p.argv[1:]),
+            volumes=(conf,),
+            health_urls=(_url(host, p.ports[0], "/health/liveliness"),),
         )
     if p.kind is ProcessKind.GPU_EXPORTER:
         return DeployProcess(

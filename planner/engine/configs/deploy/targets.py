@@ -116,9 +116,18 @@ def smoke_endpoints(
                     SmokeEndpoint(
                         label=f"{h.host}/{p.name}",
                         base_url=_url(h.address, p.ports[0]),
-                        model=model,
+                        model=p.flag("--served-model-name") or model,  # a pool serves several
                     )
                 )
+            elif p.kind is ProcessKind.ROUTER:  # one endpoint: ask it for every model
+                out += [
+                    SmokeEndpoint(
+                        label=f"{h.host}/{p.name}/{m.served_name}",
+                        base_url=_url(h.address, p.ports[0]),
+                        model=m.served_name,
+                    )
+                    for m in served
+                ]
     if table.serve:
         head = next(
             h for h in table.hosts if any(p.kind is ProcessKind.RAY_HEAD for p in h.processes)
