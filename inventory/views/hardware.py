@@ -12,7 +12,15 @@ from django.views.generic import DetailView
 
 from inventory import selectors, services
 from inventory.filters import GpuTypeFilterSet, MachineFilterSet, PoolFilterSet
-from inventory.forms import GpuTypeForm, MachineForm, NicFormSet, PoolForm, apply_validation_error
+from inventory.forms import (
+    MACHINE_FIELDS,
+    NIC_FIELDS,
+    GpuTypeForm,
+    MachineForm,
+    NicFormSet,
+    PoolForm,
+    apply_validation_error,
+)
 from inventory.models import GpuType, Machine, NetworkInterface, Pool
 from inventory.views.base import (
     InventoryListView,
@@ -167,8 +175,25 @@ class MachineFormView(ServiceFormView):
     def _formset(self, obj: Any, data: Any = None) -> Any:
         return NicFormSet(data=data, instance=obj or Machine(), prefix="nics")
 
+    def _copy_of(self, request: HttpRequest) -> Machine | None:
+        """Return the machine a new one duplicates (?like=<pk>), or None."""
+        like = request.GET.get("like", "")
+        if not like.isdigit() or "pk" in self.kwargs:
+            return None
+        return Machine.objects.prefetch_related("nics").filter(pk=int(like)).first()
+
     def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         obj = self.get_object()
+        like = self._copy_of(request)
+        if like is not None:
+            # A duplicate: every field and NIC of the original, a hostname of its own to type.
+            initial = {f: getattr(like, f) for f in MACHINE_FIELDS if f != "hostname"}
+            form = self.form_class(initial=initial)
+            nics = [{k: getattr(n, k) for k in NIC_FIELDS} for n in like.nics.all()]
+            formset = NicFormSet(instance=Machine(), prefix="nics", initial=nics)
+            formset.extra = max(formset.extra, len(nics))
+            context = self.context(form, None, formset=formset, duplicate_of=like)
+            return render(request, self.template_name, context)
         context = self.context(self.get_form(obj), obj, formset=self._formset(obj))
         return render(request, self.template_name, context)
 
