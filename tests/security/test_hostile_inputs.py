@@ -128,7 +128,11 @@ def test_config_json_import_with_unstorable_values_is_a_400(planner_api, change,
     )
 
     assert response.status_code == 400, response.content[:300]
-    assert field in response.json()["config"][0]
+    # A NUL is refused by the JSON parser itself, under its path; a size by the config check.
+    body = response.json()
+    assert field in body.get("config", [""])[0] or any(
+        k.startswith(f"config.{field}") for k in body
+    )
 
 
 def test_hf_config_with_sizes_of_1e308_in_a_plan_spec_is_a_400(planner_api):

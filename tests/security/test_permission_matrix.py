@@ -22,6 +22,7 @@ from monitoring.services import target_create
 from planner.decisions.services import decision_create
 from planner.models import CalibrationProfile
 from planner.services import plan_create
+from planner.services.pools import pool_create
 from tests.inventory.factories import (
     GpuTypeFactory,
     MachineFactory,
@@ -130,6 +131,12 @@ RULES: dict[str, Rule] = {
     "planner:wizard-preview": page("L", "L"),
     "planner:plan-what-if": page("S", "L"),  # anyone may look at a what-if; saving it is writing
     "planner:plan-rerun": page("L", "L"),
+    # pool plans: everyone reads them (they are created through the API's plans endpoint)
+    "planner:pool-plan-list": page(),
+    "planner:pool-plan-detail": page(),
+    "planner:pool-plan-bundle": page(),
+    "pool-plan-list": api(),
+    "pool-plan-detail": api(),
     # decisions pages
     **{
         f"decisions:{name}": page()
@@ -268,6 +275,9 @@ SAMPLE_KWARGS = {
     "planner:plan-detail": lambda w: {"public_id": w["plan"].public_id},
     "planner:plan-what-if": lambda w: {"public_id": w["plan"].public_id},
     "planner:plan-rerun": lambda w: {"public_id": w["plan"].public_id},
+    "planner:pool-plan-detail": lambda w: {"public_id": w["pool_plan"].public_id},
+    "planner:pool-plan-bundle": lambda w: {"public_id": w["pool_plan"].public_id},
+    "pool-plan-detail": lambda w: {"public_id": w["pool_plan"].public_id},
     "planner:plan-export": lambda w: {"public_id": w["plan"].public_id, "fmt": "json"},
     "decisions:create-from-plan": lambda w: {"public_id": w["plan"].public_id},
     **{
@@ -385,7 +395,7 @@ _PLACEHOLDER_WORLD = {key: _Anything() for key in (
     "token", "gpu_type", "pool", "machine", "import_batch", "model_spec", "plan", "decision",
     "target", "nic", "alert_rule", "event", "allowlist_entry", "allowed_job", "person",
     "linked_target",
-    "calibration",
+    "calibration", "pool_plan",
 )}  # fmt: skip
 
 
@@ -426,8 +436,16 @@ def world(db) -> dict[str, Any]:
         window_end=now,
         observations=0,
     )
+    pool_plan = pool_create(
+        spec={
+            "hardware": {"pool": "a800-pool"},
+            "models": [{"model": "llama-3.1-8b"}, {"model": "qwen2.5-7b"}],
+        },
+        actor=users["planner"],
+    )
     heartbeat()  # /healthz answers 200 only with a live worker
     return {
+        "pool_plan": pool_plan,
         "users": users,
         "person": users["viewer"],
         "token": ApiToken.issue(user=users["admin"], name="matrix")[0],
