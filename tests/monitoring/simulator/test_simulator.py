@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from monitoring.scrape import FetchPolicy, from_text, scrape_once
+from monitoring.scrape import FetchPolicy, from_text, ray_dashboard, scrape_once
 from monitoring.scrape import ray as ray_extract
 from monitoring.scrape import vllm as vllm_extract
 from monitoring.scrape.parse import parse
@@ -99,12 +99,12 @@ def test_simulated_dashboard_json_reads_like_the_real_one():
     cluster = SimRayCluster(exporter_ports=(9402, 9403), dashboard_port=9401)
     now = cluster.started + 400  # inside a "pending" window
 
-    sd = ray_extract.exporters_from_sd(cluster.dashboard("/api/prometheus/sd", now)[1])
-    nodes = ray_extract.nodes_from_summary(cluster.dashboard("/nodes?view=summary", now)[1])
-    groups = ray_extract.placement_groups(
+    sd = ray_dashboard.exporters_from_sd(cluster.dashboard("/api/prometheus/sd", now)[1])
+    nodes = ray_dashboard.nodes_from_summary(cluster.dashboard("/nodes?view=summary", now)[1])
+    groups = ray_dashboard.placement_groups(
         cluster.dashboard("/api/v0/placement_groups?detail=1", now)[1]
     )
-    reserved = ray_extract.reservations(cluster.dashboard("/api/cluster_status", now)[1], groups)
+    reserved = ray_dashboard.reservations(cluster.dashboard("/api/cluster_status", now)[1], groups)
 
     assert sd == ["127.0.0.1:9402", "127.0.0.1:9403"]
     assert [n.exporter for n in nodes] == sd
