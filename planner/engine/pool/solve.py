@@ -45,16 +45,13 @@ class Solution:
     optimal: bool
 
 
-def _weights(
-    options: Sequence[Option], priorities: dict[str, int], total_gpus: int
-) -> tuple[float, float, float]:
+def _weights(priorities: dict[str, int], total_gpus: int) -> tuple[float, float, float]:
     """Return the per-priority-point weights of an unplaced model and of a missed SLO, and the
-    headroom weight, each dominating everything below it."""
-    headroom_total = _HEADROOM_CAP * max(priorities.values(), default=1) * len(priorities)
-    per_gpu = 1.0
-    headroom = 0.5 / max(headroom_total, 1.0)  # all headroom together < half a GPU
-    slo = (total_gpus + 1) * per_gpu
-    unplaced = 2 * slo * (max(priorities.values(), default=1) * len(priorities) + 1)
+    headroom weight, each dominating everything below it (a GPU weighs 1)."""
+    points = max(priorities.values(), default=1) * len(priorities)
+    headroom = 0.5 / max(_HEADROOM_CAP * points, 1.0)  # all headroom together < half a GPU
+    slo = total_gpus + 1.0  # one missed SLO outweighs every GPU of the pool
+    unplaced = 2 * slo * (points + 1)  # one unplaced model outweighs every missed SLO
     return unplaced, slo, headroom
 
 
@@ -71,7 +68,7 @@ def place(options: Sequence[Option], priorities: dict[str, int], nodes: Sequence
     n_x, n_y, n_u = len(options), len(pairs), len(models)
     size = n_x + n_y + n_u
     total_gpus = sum(n.usable_gpus for n in hosts)
-    w_unplaced, w_slo, w_headroom = _weights(options, priorities, total_gpus)
+    w_unplaced, w_slo, w_headroom = _weights(priorities, total_gpus)
 
     cost = np.zeros(size)
     for i, o in enumerate(options):
