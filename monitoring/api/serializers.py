@@ -275,12 +275,22 @@ class PointsSerializer(serializers.Serializer):
     v = serializers.ListField(child=serializers.FloatField(allow_null=True))
 
 
+class TimeMarkSerializer(serializers.Serializer):
+    start = serializers.IntegerField(help_text="unix ms")
+    end = serializers.IntegerField(allow_null=True, help_text="unix ms; null while under way")
+    label = serializers.CharField()
+    url = serializers.CharField(allow_blank=True)
+
+
 class SeriesResponseSerializer(serializers.Serializer):
     start = serializers.IntegerField(help_text="unix ms")
     end = serializers.IntegerField(help_text="unix ms")
     bucket_s = serializers.FloatField(required=False)
     source = serializers.ChoiceField(choices=["raw", "rollup", "prometheus"])
     series = PointsSerializer(many=True)
+    marks = TimeMarkSerializer(
+        many=True, required=False, help_text="spans the charts shade, e.g. load benchmarks"
+    )
     unavailable = serializers.ListField(
         child=serializers.IntegerField(),
         required=False,

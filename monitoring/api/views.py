@@ -42,6 +42,7 @@ from monitoring.reality.comparison import PlanUnreadable, plan_comparison
 from monitoring.series import Forgotten, StoreUnavailable
 from monitoring.shared_cache import shared
 from monitoring.targets import kinds
+from monitoring.time_marks import time_marks
 
 
 def _drf_error(exc: DjangoValidationError) -> ValidationError:
@@ -141,7 +142,7 @@ class TargetViewSet(viewsets.ModelViewSet):
                 end,
                 _max_points(query.validated_data),
             )
-        return Response(data.to_json())
+        return Response({**data.to_json(), "marks": time_marks(target.pk, start, end)})
 
     @extend_schema(
         parameters=[PlanComparisonQuerySerializer],

@@ -141,11 +141,22 @@
       xaxis: { type: "date", range: [new Date(data.start), new Date(data.end)] },
       showlegend: traces.length > 1,
     };
+    // Spans such as a load benchmark: shaded, labelled at the top.
+    (data.marks || []).forEach(function (mark) {
+      extra.shapes = extra.shapes || [];
+      extra.annotations = extra.annotations || [];
+      var x0 = new Date(mark.start);
+      var x1 = new Date(mark.end === null ? data.end : mark.end);
+      extra.shapes.push({ type: "rect", xref: "x", yref: "paper", x0: x0, x1: x1, y0: 0, y1: 1,
+        fillcolor: "#e0a800", opacity: 0.15, line: { width: 0 }, layer: "below" });
+      extra.annotations.push({ xref: "x", yref: "paper", x: x0, y: 1, xanchor: "left",
+        yanchor: "bottom", text: mark.label, showarrow: false, font: { size: 10, color: "#8a6d00" } });
+    });
     var lines = chart.dataset.lines ? JSON.parse(chart.dataset.lines) : [];
     if (lines.length) {
       // Plan predictions dashed blue, SLO thresholds solid red; the y axis keeps them in view.
-      extra.shapes = [];
-      extra.annotations = [];
+      extra.shapes = extra.shapes || [];
+      extra.annotations = extra.annotations || [];
       lines.forEach(function (line) {
         var color = line.kind === "slo" ? "#b03a2e" : "#1f5fa8";
         extra.shapes.push({ type: "line", xref: "paper", x0: 0, x1: 1, y0: line.y, y1: line.y,
