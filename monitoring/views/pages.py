@@ -287,20 +287,24 @@ class TargetDetailView(View):
         return render(request, "monitoring/target_detail.html", context)
 
 
+KV_PLAN_LINE_MAX_PCT = 200.0  # beyond it the plan's capacity is no line on a usage chart
+
+
 def _kv_plan_pct(comparison: PlanComparison) -> float | None:
     """Return where the plan's KV capacity sits on this server's usage scale, in %.
 
     Like for like: one replica's planned blocks against this server's blocks (100 % when the
     server has exactly the planned capacity); a whole-plan target against all planned replicas.
-    A plan that planned more capacity than the server has sits above 100 % of a usage axis that
-    ends at 100 %: no line is drawn (it flattened the real series; the comparison table shows the
-    deviation).
+    A plan that planned far more capacity than the server has (more than twice: another model
+    or layout, which the comparison warns about) would sit at, say, 1,550 % of a usage axis whose
+    series ends at 100 % and flatten it: no line is drawn, the comparison table shows the
+    deviation.
     """
     row = comparison.row(Quantity.KV_BLOCKS) or comparison.row(Quantity.KV_CAPACITY_TOKENS)
     if row is None or not row.planned or not row.observed or len(comparison.targets) != 1:
         return None
     pct = round(100.0 * row.planned / row.observed, 1)
-    return pct if pct <= 100.0 else None
+    return pct if pct <= KV_PLAN_LINE_MAX_PCT else None
 
 
 class TargetPanelsView(View):

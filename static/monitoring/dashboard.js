@@ -93,9 +93,9 @@
   function baseLayout(chart, extra) {
     var unit = chart.dataset.unit || "";
     var layout = {
-      title: { text: chart.dataset.title + (unit ? " (" + unit + ")" : ""), font: { size: 14 } },
+      // No title: the card's caption above the plot already names the chart and its unit.
       height: 300,
-      margin: { l: 60, r: 20, t: 40, b: 40 },
+      margin: { l: 60, r: 20, t: 16, b: 40 },
       yaxis: { title: { text: unit }, rangemode: "tozero", automargin: true },
       legend: { orientation: "h", y: -0.2 },
       uirevision: chart.id + ":" + range,
@@ -112,6 +112,24 @@
     Plotly.react(plot, traces, layout, { displaylogo: false, responsive: true });
     chart.dataset.points = String(points);
     chart.dataset.updated = String(Date.now());
+  }
+
+  // The x range is the chosen window, or the span of the data when the data covers less of it
+  // (a fresh install has minutes of samples: a 1 h axis squeezed them into its last tenth).
+  function dataRange(data) {
+    var start = new Date(data.start).getTime();
+    var end = new Date(data.end).getTime();
+    var first = null;
+    data.series.forEach(function (series) {
+      if (series.t.length) {
+        var t = new Date(series.t[0]).getTime();
+        if (first === null || t < first) { first = t; }
+      }
+    });
+    if (first !== null && first > start) {
+      start = Math.max(start, first - (end - first) * 0.05);
+    }
+    return [new Date(start), new Date(end)];
   }
 
   function renderLine(chart, data) {
@@ -138,7 +156,7 @@
     });
     if (!traces.length) { showEmpty(chart); return; }
     var extra = {
-      xaxis: { type: "date", range: [new Date(data.start), new Date(data.end)] },
+      xaxis: { type: "date", range: dataRange(data) },
       showlegend: traces.length > 1,
     };
     // Spans such as a load benchmark: shaded, labelled at the top.

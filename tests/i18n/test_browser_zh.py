@@ -201,7 +201,20 @@ def test_monitoring_charts_speak_chinese(browser, live_server, admin_user):
 
     drawn = page.locator("[data-chart][data-points]:not([data-points='0'])").first
     drawn.wait_for()
-    _chinese(drawn.locator(".gtitle").first.text_content() or "")
+    # The card's caption names the chart (the plot repeats no title), in Chinese.
+    _chinese(drawn.locator("figcaption").text_content() or "")
+    assert drawn.locator(".gtitle").count() == 0
+    # Six minutes of samples on the default 1 h range: the axis starts near the first sample
+    # instead of squeezing the data into the last tenth of the chart.
+    first, start, end = drawn.locator(".chart-plot").evaluate(
+        """plot => {
+          const xs = plot.data.flatMap(t => t.x.map(x => new Date(x).getTime()));
+          const r = plot.layout.xaxis.range.map(x => new Date(x).getTime());
+          return [Math.min(...xs), r[0], r[1]];
+        }"""
+    )
+    assert start <= first
+    assert first - start <= 0.1 * (end - start)
     ticks = " ".join(t.text_content() or "" for t in drawn.locator(".xtick text").all())
     assert ticks
     assert not re.search(r"\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\b", ticks), ticks

@@ -18,6 +18,7 @@ def _comparison(planned: float, observed: float):
     [
         pytest.param(800, 1000, 80.0, id="below-the-server"),
         pytest.param(1000, 1000, 100.0, id="exactly"),
+        pytest.param(1250, 1000, 125.0, id="a server a fifth short of the plan"),
         pytest.param(1550, 100, None, id="beyond-the-axis"),
     ],
 )
