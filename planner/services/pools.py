@@ -8,7 +8,6 @@ then the engine places every model (compute).
 
 from __future__ import annotations
 
-import dataclasses
 import io
 import zipfile
 from collections.abc import Mapping
@@ -21,15 +20,12 @@ from django.utils.translation import gettext as _
 from core.json_input import nul_paths
 from planner.engine.configs.allocate import UnknownHost
 from planner.engine.configs.allocation import BundleClash
-from planner.engine.configs.bundle import Bundle, build_pool_bundle, build_serve_bundle
 from planner.engine.configs.deploy.files import Registration, deploy_files
-from planner.engine.configs.layout import BundleLayout, ServeApp
-from planner.engine.configs.pool_alloc import PoolDeployment
 from planner.engine.pool import PoolResult, plan_pool, pool_spec_from_dict
-from planner.engine.pool.result import PlacedModel
-from planner.engine.pool.spec import MAX_POOL_MODELS, PoolModel, is_pool_spec
+from planner.engine.pool.bundles import pool_bundle as build_pool_route_bundle
+from planner.engine.pool.spec import MAX_POOL_MODELS, is_pool_spec
 from planner.engine.result import Route
-from planner.engine.spec import Node, SpecError
+from planner.engine.spec import SpecError
 from planner.models import PoolPlan
 from planner.services.bundles import BundleUnavailable, bundle_files
 from planner.services.plans import engine_version
@@ -122,48 +118,6 @@ def pool_create(*, spec: Mapping[str, Any], actor: Any, title: str = "") -> Pool
     return plan
 
 
-def _layout(placed: PlacedModel) -> BundleLayout:
-    """Return a placed model's layout: one single-node instance per replica, as placed."""
-    return BundleLayout(
-        candidate_id=f"{placed.gpu}:tp{placed.tp}-pp1-r{placed.replicas}:{placed.weight_dtype}",
-        tp=placed.tp,
-        pp=1,
-        replicas=placed.replicas,
-        nodes_per_replica=1,
-        weight_dtype=placed.weight_dtype,
-        hosts=tuple((inst.host,) for inst in placed.instances),
-        max_concurrency_per_replica=placed.max_concurrency_total / placed.replicas,
-        kv_tokens_per_replica=placed.kv_tokens_per_replica,
-        weights_gib_total=placed.weights_gib_per_gpu * placed.tp,
-    )
-
-
-def _serve_app(m: PoolModel, placed: PlacedModel) -> ServeApp:
-    """Return one model's Ray Serve application as the pool plan placed it."""
-    return ServeApp(spec=m.spec, layout=_layout(placed), name=m.name, route_prefix=f"/{m.name}")
-
-
-def _deployment(m: PoolModel, placed: PlacedModel) -> PoolDeployment:
-    """Return one model's Route A servers: the plan's GPUs and its memory share on them."""
-    spec = dataclasses.replace(m.spec, gpu_memory_utilization=placed.gpu_memory_utilization)
-    return PoolDeployment(
-        name=m.name,
-        spec=spec,
-        layout=_layout(placed),
-        gpu_indices=tuple(inst.gpu_indices for inst in placed.instances),
-    )
-
-
-def _build(route: Route, pool: PoolModelsOnNodes) -> Bundle:
-    models, placed, nodes = pool
-    if route == Route.C:
-        return build_serve_bundle([_serve_app(models[p.name], p) for p in placed], nodes)
-    return build_pool_bundle([_deployment(models[p.name], p) for p in placed], nodes)
-
-
-PoolModelsOnNodes = tuple[dict[str, PoolModel], tuple[PlacedModel, ...], tuple[Node, ...]]
-
-
 def bundle_route(plan: PoolPlan, route: str | None = None) -> Route:
     """Return the route whose bundle to build: the one asked (A or C), else the plan's own."""
     asked = (route or plan.route or "").upper()
@@ -194,9 +148,8 @@ def pool_bundle(
         raise BundleUnavailable(
             _("The plan's input does not validate any more: %(errors)s") % {"errors": exc}
         ) from exc
-    models = {m.name: m for m in pool.models}
     try:
-        bundle = _build(chosen, (models, result.placed, tuple(pool.hardware.nodes)))
+        bundle = build_pool_route_bundle(pool, result.placed, chosen)
     except (BundleClash, UnknownHost, ValueError) as exc:
         raise BundleUnavailable(_("No bundle for this pool: %(why)s") % {"why": exc}) from exc
     try:

@@ -131,6 +131,11 @@ def test_the_pool_page_shows_the_gpu_map_and_each_model(demo_fleet, planner, pla
         assert "pool-gpu pool-colour-" in html
         assert name in html
     assert "Route A" in html
+    recommended = html.split('data-testid="pool-bundle-recommended"')[0].rsplit("<a ", 1)[1]
+    assert "bundle.zip?route=A" in recommended
+    folded = html.split('data-testid="pool-bundle-other"')[1].split("</details>")[0]
+    assert "bundle.zip?route=C" in folded
+    assert "not generated yet" not in html
     assert listing.status_code == 200
     assert "Chat pool" in listing.content.decode()
 

@@ -25,6 +25,7 @@ STUBS = (
     "nginx",
     "systemctl",
     "dcgm-exporter",
+    "litellm",
 )
 RECORDED_ENV = ("CUDA_VISIBLE_DEVICES", "PYTHONPATH", "NCCL_SOCKET_IFNAME")
 

@@ -8,6 +8,7 @@ from planner.engine import plan, spec_from_dict
 from planner.engine.configs.bundle import Bundle, build_bundle
 from planner.engine.configs.deploy.files import Registration, deploy_files
 from planner.engine.configs.layout import BundleLayout, Variant, variants
+from tests.planner.engine.pool.pool_bundles import a100_pool_bundle
 
 PLAN_ID = "0b3c6a1e-1111-4222-8333-444455556666"
 
@@ -26,7 +27,8 @@ def nodes(n: int, gpus: int, *, base: str = "10.0.0.", first: int = 11) -> list[
 
 
 def every_variant() -> dict[str, Bundle]:
-    """Return one bundle per route and backend: single, A, B with mp, B with Ray, C."""
+    """Return one bundle per route and backend: single, A, B with mp, B with Ray, C, and a
+    pool's Route A."""
     out: dict[str, Bundle] = {}
     specs = (
         {"model": "qwen2.5-32b", "hardware": {"nodes": nodes(1, 4)}},
@@ -49,6 +51,7 @@ def every_variant() -> dict[str, Bundle]:
         layout = BundleLayout.from_candidate(best)
         for variant in variants(layout):
             out.setdefault(variant.key, build_bundle(spec, layout, spec.hardware.nodes, variant))
+    out["pool-A"] = a100_pool_bundle()  # several models behind one LiteLLM proxy
     return out
 
 

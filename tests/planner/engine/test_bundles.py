@@ -25,6 +25,7 @@ from planner.engine.configs.bundle import build_bundle, build_serve_bundle
 from planner.engine.configs.layout import BundleLayout, ServeApp, Variant, variants
 from tests.planner.engine.bundle_dryrun import dry_run
 from tests.planner.engine.bundle_expect import assert_dry_run_matches_plan
+from tests.planner.engine.pool.pool_bundles import a100_pool_bundle
 
 
 def _nodes(n, gpus, gpu, *, pool_kind="dedicated", free=None, base_ip="10.0.0."):
@@ -449,6 +450,7 @@ def _all_bundles():
         for other in variants(layout):
             if other != variant:
                 out.append(build_bundle(spec, layout, spec.hardware.nodes, other))
+    out.append(a100_pool_bundle())  # a pool's Route A: several models behind LiteLLM
     return out
 
 

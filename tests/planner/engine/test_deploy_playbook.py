@@ -27,7 +27,7 @@ def archives(tmp_path_factory):
     for key, bundle in every_variant().items():
         write_archive(bundle, root / key, registration)
         out[key] = root / key
-    assert sorted(out) == ["A-mp", "B-mp", "B-ray", "C-ray", "single-mp"]
+    assert sorted(out) == ["A-mp", "B-mp", "B-ray", "C-ray", "pool-A", "single-mp"]
     return out
 
 
