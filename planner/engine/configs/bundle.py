@@ -247,7 +247,8 @@ def _assemble(
         quantized_paths=tuple(m.path for m in served if not m.fetched),
         partly_free_hosts=tuple(n.hostname for n in used if n.usable_gpus < n.gpu_count),
         served=tuple(served),
-        gpu_memory_utilization=specs[0].gpu_memory_utilization,
+        # Preflight asks every GPU for this share free: a pool's strictest model sets it.
+        gpu_memory_utilization=max(s.gpu_memory_utilization for s in specs),
         networks=_networks(used) if len(used) > 1 else (),
     )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import tempfile
 from collections import Counter
 from pathlib import Path
@@ -15,7 +16,7 @@ from planner.engine.pool import plan_pool, pool_spec_from_dict
 from planner.engine.pool.bundles import pool_bundle
 from planner.engine.result import Route
 from tests.planner.engine.bundle_dryrun import dry_run
-from tests.planner.engine.pool.pool_bundles import a100_pool_bundle
+from tests.planner.engine.pool.pool_bundles import a100_pool, a100_pool_bundle
 from tests.planner.engine.pool.test_pool_properties import pools
 
 
@@ -90,3 +91,14 @@ def test_the_a100_pool_route_a_bundle_dry_runs_every_server_on_its_planned_gpus(
     smoke = bundle.file("smoke-test.sh")
     for m in bundle.served:
         assert m.served_name in smoke
+
+
+def test_preflight_asks_every_gpu_for_the_strictest_models_memory_share():
+    spec = pool_spec_from_dict(a100_pool())
+    placed = list(plan_pool(spec).placed)
+    placed[1] = dataclasses.replace(placed[1], gpu_memory_utilization=0.95)
+
+    bundle = pool_bundle(spec, placed, Route.A)
+
+    assert bundle.gpu_memory_utilization == pytest.approx(0.95)
+    assert max(float(p.flag("--gpu-memory-utilization")) for p in _servers(bundle)) == 0.95
