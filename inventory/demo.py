@@ -111,3 +111,28 @@ def load_demo() -> dict[str, int]:
         services.machine_create(**fields)
         created["machines"] += 1
     return created
+
+
+DEMO_TAG = "demo"
+
+
+def demo_machines() -> Any:
+    """Return the demo machines still in the inventory: a demo hostname still tagged demo (a
+    team's own machine that reuses a hostname without the tag is never one)."""
+    hostnames = [spec["hostname"] for spec in DEMO_MACHINES]
+    return Machine.objects.filter(hostname__in=hostnames, tags__icontains=DEMO_TAG)
+
+
+@transaction.atomic
+def demo_remove(*, actor: Any | None = None) -> int:
+    """Delete the demo machines, and the demo pools they leave empty; return how many machines
+    went. Each deletion goes through the inventory's services (history, audit)."""
+    removed = 0
+    for machine in demo_machines():
+        services.machine_delete(machine=machine, actor=actor)
+        removed += 1
+    for spec in DEMO_POOLS:
+        pool = Pool.objects.filter(name=spec["name"]).first()
+        if pool is not None and not pool.machines.exists():
+            services.pool_delete(pool=pool, actor=actor)
+    return removed

@@ -31,6 +31,7 @@ urlpatterns = [
         name="machine-import-preview",
     ),
     path("machines/export/<str:fmt>/", bulk.MachineExportView.as_view(), name="machine-export"),
+    path("machines/demo/remove/", hardware.DemoRemoveView.as_view(), name="demo-remove"),
     path("machines/<int:pk>/", hardware.MachineDetailView.as_view(), name="machine-detail"),
     path("machines/<int:pk>/edit/", hardware.MachineFormView.as_view(), name="machine-update"),
     path("machines/<int:pk>/delete/", hardware.MachineDeleteView.as_view(), name="machine-delete"),

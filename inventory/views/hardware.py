@@ -6,11 +6,15 @@ from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
+from django.urls import reverse
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, ngettext
+from django.views import View
 from django.views.generic import DetailView
 
+from core.mixins import PlannerRequiredMixin
 from inventory import selectors, services
+from inventory.demo import demo_machines, demo_remove
 from inventory.filters import GpuTypeFilterSet, MachineFilterSet, PoolFilterSet
 from inventory.forms import (
     MACHINE_FIELDS,
@@ -135,7 +139,21 @@ class MachineListView(InventoryListView):
         context["rows"] = [
             (machine, selectors.fastest_data_nic(machine)) for machine in context["object_list"]
         ]
+        context["demo_count"] = demo_machines().count()
         return context
+
+
+class DemoRemoveView(PlannerRequiredMixin, View):
+    """Remove the demo machines (and the demo pools they leave empty) in one step."""
+
+    def post(self, request: HttpRequest) -> HttpResponse:
+        removed = demo_remove(actor=request.user)
+        messages.success(
+            request,
+            ngettext("Removed %(n)s demo machine.", "Removed %(n)s demo machines.", removed)
+            % {"n": removed},
+        )
+        return HttpResponseRedirect(reverse("inventory:machine-list"))
 
 
 class MachineDetailView(DetailView):

@@ -30,6 +30,7 @@ NOT_PAGES = {
     "favicon": "an icon",
     "audit-log-csv": "CSV download of the audit log (data, not interface)",
     "inventory:machine-export": "CSV/YAML download of machines (data, not interface)",
+    "inventory:demo-remove": "POST-only, redirects to the machine list",
     "planner:plan-export": "checked by test_exports_are_translated",
     "planner:plan-rerun": "POST-only, redirects",
     "decisions:accept": "POST-only form handled on the detail page",
