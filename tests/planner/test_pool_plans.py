@@ -216,3 +216,20 @@ def test_the_pool_bundle_refuses_an_unknown_route_with_a_400(demo_fleet, planner
 
     assert response.status_code == 400
     assert "Route A or Route C" in response.content.decode()
+
+
+def test_a_route_c_pool_page_offers_route_c_first_and_folds_route_a(
+    demo_fleet, planner, planner_client
+):
+    from planner.services.pools import pool_create
+
+    spec = _pool_spec(operations={"models_change_often": True, "self_healing_slo": True})
+    plan = pool_create(spec=spec, actor=planner, title="Changing pool")
+
+    html = planner_client.get(plan.get_absolute_url()).content.decode()
+
+    assert plan.route == "C"
+    recommended = html.split('data-testid="pool-bundle-recommended"')[0].rsplit("<a ", 1)[1]
+    assert "bundle.zip?route=C" in recommended
+    folded = html.split('data-testid="pool-bundle-other"')[1].split("</details>")[0]
+    assert "bundle.zip?route=A" in folded
