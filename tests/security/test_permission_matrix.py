@@ -23,6 +23,7 @@ from planner.decisions.services import decision_create
 from planner.models import CalibrationProfile
 from planner.services import plan_create
 from planner.services.pools import pool_create
+from tests.i18n.world import _benchmark_run
 from tests.inventory.factories import (
     GpuTypeFactory,
     MachineFactory,
@@ -131,6 +132,15 @@ RULES: dict[str, Rule] = {
     "planner:wizard-preview": page("L", "L"),
     "planner:plan-what-if": page("S", "L"),  # anyone may look at a what-if; saving it is writing
     "planner:plan-rerun": page("L", "L"),
+    # load benchmarks: they send traffic to servers, so planners and admins only (issue 28)
+    **{
+        f"benchmarks:{name}": page("L", "L")
+        for name in ("list", "detail", "progress", "cancel", "calibrate", "evidence", "export")
+    },
+    **{
+        f"benchmark-{name}": api("L", "L")
+        for name in ("list", "detail", "cancel", "export-csv", "export-json")
+    },
     # pool plans: everyone reads them (they are created through the API's plans endpoint)
     "planner:pool-plan-list": page(),
     "planner:pool-plan-detail": page(),
@@ -275,6 +285,15 @@ SAMPLE_KWARGS = {
     "planner:plan-detail": lambda w: {"public_id": w["plan"].public_id},
     "planner:plan-what-if": lambda w: {"public_id": w["plan"].public_id},
     "planner:plan-rerun": lambda w: {"public_id": w["plan"].public_id},
+    **{
+        f"benchmarks:{name}": (lambda w: {"public_id": w["benchmark"].public_id})
+        for name in ("detail", "progress", "cancel", "calibrate", "evidence")
+    },
+    "benchmarks:export": lambda w: {"public_id": w["benchmark"].public_id, "fmt": "json"},
+    **{
+        f"benchmark-{name}": (lambda w: {"public_id": w["benchmark"].public_id})
+        for name in ("detail", "cancel", "export-csv", "export-json")
+    },
     "planner:pool-plan-detail": lambda w: {"public_id": w["pool_plan"].public_id},
     "planner:pool-plan-bundle": lambda w: {"public_id": w["pool_plan"].public_id},
     "pool-plan-detail": lambda w: {"public_id": w["pool_plan"].public_id},
@@ -395,7 +414,7 @@ _PLACEHOLDER_WORLD = {key: _Anything() for key in (
     "token", "gpu_type", "pool", "machine", "import_batch", "model_spec", "plan", "decision",
     "target", "nic", "alert_rule", "event", "allowlist_entry", "allowed_job", "person",
     "linked_target",
-    "calibration", "pool_plan",
+    "calibration", "pool_plan", "benchmark",
 )}  # fmt: skip
 
 
@@ -443,8 +462,10 @@ def world(db) -> dict[str, Any]:
         },
         actor=users["planner"],
     )
+    benchmark = _benchmark_run(linked_target, plan, users["planner"], now)
     heartbeat()  # /healthz answers 200 only with a live worker
     return {
+        "benchmark": benchmark,
         "pool_plan": pool_plan,
         "users": users,
         "person": users["viewer"],
