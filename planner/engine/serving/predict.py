@@ -14,7 +14,8 @@ from planner.engine.messages import Message
 from planner.engine.serving.backend import StepBackend
 from planner.engine.serving.bands import Band
 from planner.engine.serving.context import ServingContext
-from planner.engine.serving.simulate import SimResult, simulate, simulation_bound
+from planner.engine.serving.sim_bound import simulation_bound
+from planner.engine.serving.simulate import SimResult, simulate
 from planner.engine.serving.step import attention_pairs, decode_step_ms, step_ms
 from planner.engine.spec import Workload
 

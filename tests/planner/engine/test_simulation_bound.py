@@ -12,12 +12,8 @@ from hypothesis import strategies as st
 from planner.engine import plan, spec_from_dict
 from planner.engine.messages import Code
 from planner.engine.serving.predict import requests_in_load
-from planner.engine.serving.simulate import (
-    MAX_REQUEST_STEPS,
-    MAX_STEPS,
-    simulate,
-    simulation_bound,
-)
+from planner.engine.serving.sim_bound import MAX_REQUEST_STEPS, MAX_STEPS, simulation_bound
+from planner.engine.serving.simulate import simulate
 from tests.planner.engine.test_serving_properties import _ctx
 
 # The preview issue 33 timed at 11 s of CPU: 4,096 concurrent requests of 32k tokens in and out.
