@@ -33,6 +33,7 @@ NOT_PAGES = {
     "inventory:demo-remove": "POST-only, redirects to the machine list",
     "planner:plan-export": "checked by test_exports_are_translated",
     "planner:plan-rerun": "POST-only, redirects",
+    "planner:pool-plan-bundle": "ZIP download of a pool plan's bundle (files, not interface)",
     "decisions:accept": "POST-only form handled on the detail page",
     "decisions:reject": "POST-only",
     "decisions:successor": "POST-only, redirects",
