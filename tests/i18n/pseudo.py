@@ -188,7 +188,7 @@ ALLOWED_WORDS = {
     "ServePlan", "vLLM", "Ray", "Serve", "Nginx", "nginx", "Envoy", "LiteLLM", "SGLang",
     "RadixAttention", "Docker", "Plotly", "NVIDIA", "GeForce", "NVLink", "NVSwitch", "InfiniBand",
     "RoCE", "PCIe", "Ethernet", "Intel", "AMD", "CUDA", "NCCL", "Gloo", "Prometheus", "Grafana",
-    "Swagger",
+    "Swagger", "Ansible", "Vault", "systemd", "docker", "podman", "chrony", "keepalived",
     "OpenAI", "Hugging", "Face", "Celery", "Redis", "PostgreSQL", "Django",
     # model families
     "llama", "Llama", "qwen", "Qwen", "mistral", "Mistral", "mixtral", "Mixtral", "deepseek",
