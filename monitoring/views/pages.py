@@ -79,7 +79,7 @@ class OverviewTilesView(View):
 class MachinesView(TemplateView):
     """Every inventory machine with its GPUs (the GPU exporters' last polls)."""
 
-    template_name = "monitoring/overview.html"
+    template_name = "monitoring/machines.html"
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)

@@ -413,3 +413,17 @@ def test_a_target_polled_before_readings_were_kept_still_shows_its_gpus(make_tar
 
     assert len(row.gpus) == 8
     assert row.free == 2
+
+
+def test_the_machines_page_shows_every_machine_with_its_gpu_cells(viewer_client, make_target):
+    MachineFactory(hostname=DEMO_GPU_MACHINES[0].hostname, nics=[])
+    target = make_target(name="gpu-node-1", kind="gpu")
+    store(target, sim_text(DEMO_GPU_MACHINES[0].hostname))
+
+    page = viewer_client.get(reverse("monitoring:machines"))
+
+    assert page.status_code == 200
+    html = page.content.decode()
+    # The machine cards, not the fleet overview (the rooms move once rendered the overview here).
+    assert f'data-machine="{DEMO_GPU_MACHINES[0].hostname}"' in html
+    assert 'class="gpu-cell' in html
