@@ -3,7 +3,8 @@
 Without a node's topology the safe rule is the buddy rule: an instance of t GPUs starts at a
 multiple of t. On an 8-GPU node whose NVLink (or PCIe switch) domains are halves or quarters,
 an aligned group never straddles two domains, and instances packed largest first always fit when
-their sizes are powers of two and add up to the node's GPUs (which the placement ensures).
+their sizes are powers of two and add up to at most the node's GPUs (which the placement
+ensures). Odd sizes (TP 3 or 6) take the first contiguous free GPUs, or any free ones.
 On a node with busy GPUs the indices count its free GPUs, in order.
 """
 
@@ -17,10 +18,6 @@ class Instance:
     model: str
     host: str
     gpu_indices: tuple[int, ...]
-
-
-class PackingError(ValueError):
-    """The instances cannot be laid out aligned on the node (only for non-power-of-two TP)."""
 
 
 def _aligned_start(taken: list[bool], size: int) -> int | None:
@@ -45,9 +42,11 @@ def lay_out(host: str, usable_gpus: int, wanted: list[tuple[str, int]]) -> list[
         start = _aligned_start(taken, tp)
         if start is None:
             start = _first_free(taken, tp)  # a TP of 3 or 6 has no aligned block to keep
-        if start is None:
-            raise PackingError(f"{host}: no {tp} contiguous free GPUs left for {model}")
-        for k in range(start, start + tp):
+        if start is not None:
+            indices = tuple(range(start, start + tp))
+        else:  # fragmented by odd sizes: any free GPUs (the placement never overfills a node)
+            indices = tuple(i for i, used in enumerate(taken) if not used)[:tp]
+        for k in indices:
             taken[k] = True
-        out.append(Instance(model=model, host=host, gpu_indices=tuple(range(start, start + tp))))
+        out.append(Instance(model=model, host=host, gpu_indices=indices))
     return out

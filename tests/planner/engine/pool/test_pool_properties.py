@@ -106,3 +106,21 @@ def test_removing_a_model_never_makes_the_others_worse(raw, data):
     assert placed_after >= placed_before
     if placed_after == placed_before:
         assert met_after >= met_before
+
+
+@_SETTINGS
+@given(
+    gpus=st.integers(1, 16),
+    sizes=st.lists(st.sampled_from((1, 2, 3, 4, 6, 8)), min_size=1, max_size=8),
+)
+def test_any_instances_that_fit_a_node_get_distinct_gpus(gpus, sizes):
+    from planner.engine.pool.gpus import lay_out
+
+    wanted = []
+    for i, tp in enumerate(sizes):  # what the placement allows: no more GPUs than the node has
+        if sum(t for _, t in wanted) + tp <= gpus:
+            wanted.append((f"m{i}", tp))
+    out = lay_out("h", gpus, wanted)
+    used = [g for inst in out for g in inst.gpu_indices]
+    assert len(used) == len(set(used)) == sum(t for _, t in wanted)
+    assert all(0 <= g < gpus for g in used)
