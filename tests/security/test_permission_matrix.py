@@ -141,6 +141,8 @@ RULES: dict[str, Rule] = {
         f"benchmark-{name}": api("L", "L")
         for name in ("list", "detail", "cancel", "export-csv", "export-json")
     },
+    # removing the demo machines is a write to the inventory: planners and admins (issue 30)
+    "inventory:demo-remove": page("L", "L"),
     # pool plans: everyone reads them (they are created through the API's plans endpoint)
     "planner:pool-plan-list": page(),
     "planner:pool-plan-detail": page(),
