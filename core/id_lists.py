@@ -8,6 +8,7 @@ times as it was sent (issue 33).
 
 from __future__ import annotations
 
+from abc import ABCMeta, abstractmethod
 from collections.abc import Callable, Hashable
 from typing import Any
 
@@ -25,7 +26,7 @@ def default_max_ids() -> int:
     return settings.API_MAX_IDS_PER_LIST
 
 
-class _RelatedList(serializers.ManyRelatedField):
+class _RelatedList(serializers.ManyRelatedField, metaclass=ABCMeta):
     """At most `max_items()` elements, each naming an existing object by `lookup`; duplicates
     count once. Returns the objects in the order first given. Subclasses read one element."""
 
@@ -52,14 +53,17 @@ class _RelatedList(serializers.ManyRelatedField):
             self._missing(missing[0])
         return [found[key] for key in keys]
 
+    @abstractmethod
     def too_many(self, limit: int) -> str:
-        raise NotImplementedError
+        """Return the message for a list longer than `limit`."""
 
+    @abstractmethod
     def _key(self, item: Any) -> Hashable:
-        raise NotImplementedError
+        """Return the lookup value of one element, or fail naming its type."""
 
+    @abstractmethod
     def _missing(self, key: Any) -> None:
-        raise NotImplementedError
+        """Fail for the first element no object matches."""
 
 
 class IdListField(_RelatedList):
