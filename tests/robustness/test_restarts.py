@@ -12,7 +12,9 @@ on:
   the target's schedule has slots (a redelivered poll of a stored slot is skipped);
 - polling resumed: every target has a successful poll within N poll intervals of the service's
   return, N taken from the poll schedule (the scheduler's tick, the slot grid and the expiry of
-  a queued poll) plus, for Redis, the worker's next reconnection attempt (kombu's back-off).
+  a queued poll) plus, for Redis, the worker's next reconnection attempt (kombu's back-off);
+  for PostgreSQL the intervals count from the scheduler's first tick that ran after the return
+  (how long the services take to reconnect on a loaded machine is reported, not the schedule).
   No check counts fixed seconds of a loaded machine: a late poll is only a failure when the
   schedule itself could not have made it that late.
 
@@ -71,11 +73,12 @@ def recovery_intervals() -> int:
     return ticks + 1 + math.ceil(poll_expiry_s(INTERVAL_S) / INTERVAL_S)
 
 
-# A PostgreSQL restart kills the persistent connections (CONN_MAX_AGE) the worker's children and
-# the beat hold. Django discards a connection only after it has failed once, so the first poll a
-# child runs after the return fails (its target loses that slot: 1 interval) and the scheduler's
-# first tick fails (the next slots are queued one tick late: 1 more interval at a 5 s tick).
-STALE_DATABASE_INTERVALS = 2
+# After a PostgreSQL restart the schedule is counted from the scheduler's first tick that ran
+# (its first `schedule_polls` that succeeded): until then no poll can be queued, and how long
+# that takes is the services' recovery on this machine (the beat's and the worker's reconnect,
+# CONN_HEALTH_CHECKS dropping dead connections), not the schedule. It is reported, and only
+# bounded generously: a loaded CI machine once needed 32 s where an idle one needs 3.
+SCHEDULER_BACK_WITHIN_S = 90.0
 
 
 def reconnect_wait_s(outage_s: float) -> float:
@@ -228,6 +231,66 @@ class Stack:
             out.append(f"--- {path.name}\n{path.read_text(errors='replace')[-2500:]}")
         return "\n".join(out)
 
+    def scheduler_ticks(self) -> list[datetime]:
+        """When the worker finished each `schedule_polls` that succeeded (from its log)."""
+        ticks = []
+        for line in (self.logs / "worker.log").read_text(errors="replace").splitlines():
+            if "monitoring.schedule_polls[" in line and "succeeded" in line:
+                # Celery logs the machine's local time: a naive stamp read as local.
+                ticks.append(datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S,%f").astimezone(UTC))
+        return ticks
+
+    def wait_for_scheduler_tick(self, *, after: datetime) -> datetime:
+        """Wait for the first scheduler tick that succeeds after `after`; return when it ran."""
+        found: list[datetime] = []
+
+        def ticked() -> bool:
+            found[:] = [t for t in self.scheduler_ticks() if t >= after]
+            return bool(found)
+
+        wait_for(
+            ticked,
+            SCHEDULER_BACK_WITHIN_S,
+            f"a scheduler tick after {after:%H:%M:%S}\n{self.timeline(after)}",
+        )
+        return found[0]
+
+    def timeline(self, since: datetime) -> str:
+        """What a failed check needs: each target's poll outcomes and state, and the errors and
+        scheduler ticks the worker and the beat logged since `since`."""
+        rows = self.query(
+            "SELECT target_id, ts, value FROM monitoring_sample WHERE series = 'poll.up' "
+            "AND ts >= %s ORDER BY target_id, ts",
+            since,
+        )
+        polls: dict[int, list[str]] = {}
+        for target_id, ts, value in rows:
+            polls.setdefault(target_id, []).append(f"{ts:%H:%M:%S}{'' if value else ' FAIL'}")
+        states = self.query(
+            "SELECT id, last_status, last_error_kind, consecutive_failures, next_poll_at "
+            "FROM monitoring_target ORDER BY id"
+        )
+        out = [f"polls since {since:%H:%M:%S} (UTC): {polls}", f"targets: {states}"]
+        since_local = since.astimezone().strftime("%Y-%m-%d %H:%M:%S")
+        for name in ("worker", "beat"):
+            lines = (self.logs / f"{name}.log").read_text(errors="replace").splitlines()
+            picked = [
+                line[:220]
+                for line in lines
+                if line[:19] >= since_local
+                and (
+                    "ERROR" in line
+                    or "WARNING" in line
+                    or "schedule_polls" in line
+                    or "exited" in line
+                    or "Worker" in line
+                )
+            ]
+            out.append(
+                f"--- {name}.log since then ({len(picked)} lines):\n" + "\n".join(picked[:80])
+            )
+        return "\n".join(out)
+
     def alive(self) -> None:
         for name, proc in self.procs.items():
             assert proc.poll() is None, f"{name} exited ({proc.returncode})\n{self.log_tail()}"
@@ -351,11 +414,16 @@ class Outage:
     back_at: datetime
     rows_before: int
     reconnect_wait_s: float = 0.0  # the worker's broker back-off (Redis only)
-    stale_intervals: int = 0  # intervals lost to connections that died with the service
+    # PostgreSQL: when the scheduler's first tick after the return ran (the schedule's origin).
+    scheduler_back_at: datetime | None = None
+
+    @property
+    def origin(self) -> datetime:
+        return self.scheduler_back_at or self.back_at
 
     @property
     def bound_s(self) -> float:
-        return self.reconnect_wait_s + (recovery_intervals() + self.stale_intervals) * INTERVAL_S
+        return self.reconnect_wait_s + recovery_intervals() * INTERVAL_S
 
 
 def wait_for_recovery(stack: Stack, outage: Outage) -> None:
@@ -382,19 +450,22 @@ def assert_recovered(stack: Stack, outage: Outage) -> dict[str, float]:
     for target_id, times in polls.items():
         after = [t for t in times if t >= outage.back_at]
         assert after, f"target {target_id} never polled after the restart\n{stack.log_tail()}"
-        first_after[target_id] = (after[0] - outage.back_at).total_seconds()
+        first_after[target_id] = (after[0] - outage.origin).total_seconds()
         # One slot per grid cell of the target's schedule: a poll stored twice is one too many.
         span_s = (times[-1] - times[0]).total_seconds()
         assert len(times) <= span_s / INTERVAL_S + 2, (target_id, len(times), span_s)
     worst = max(first_after.values())
-    assert worst <= outage.bound_s, (
-        f"a target waited {worst:.1f} s after the service's return, more than "
-        f"{recovery_intervals()} intervals of {INTERVAL_S} s"
-        f" + {outage.stale_intervals} for stale connections"
-        f" + {outage.reconnect_wait_s:.1f} s of reconnect back-off",
-        first_after,
-        stack.log_tail(),
-    )
+    if worst > outage.bound_s:
+        # pytest.fail, not assert: an assertion's message is cut short, and this one must carry
+        # the whole timeline to be diagnosed from CI's output alone.
+        pytest.fail(
+            f"a target waited {worst:.1f} s after the schedule resumed ({outage.origin:%H:%M:%S.%f}"
+            f", the service was back at {outage.back_at:%H:%M:%S.%f}), more than "
+            f"{recovery_intervals()} intervals of {INTERVAL_S} s"
+            f" + {outage.reconnect_wait_s:.1f} s of reconnect back-off\n"
+            f"first poll after it, per target: {first_after}\n{stack.timeline(outage.down_at)}",
+            pytrace=False,
+        )
     # The outage's gap is accounted: a target that waited over two intervals counted misses.
     missed = stack.missed_after(outage.back_at)
     for target_id, times in polls.items():
@@ -404,7 +475,8 @@ def assert_recovered(stack: Stack, outage: Outage) -> dict[str, float]:
         if gap_s > 3 * INTERVAL_S:
             assert missed.get(target_id, 0) >= 1, (target_id, gap_s, missed)
     return {
-        "first_poll_after_back_s_max": round(worst, 1),
+        "scheduler_back_after_s": round((outage.origin - outage.back_at).total_seconds(), 1),
+        "first_poll_after_schedule_s_max": round(worst, 1),
         "bound_s": round(outage.bound_s, 1),
         "polls_stored": sum(len(t) for t in polls.values()),
         "failed_polls": stack.failed_polls(),
@@ -451,11 +523,13 @@ def test_polling_survives_a_postgresql_restart(stack: Stack):
 
         for conn in connections.all(initialized_only=True):
             conn.close()
+    back_at = datetime.now(UTC)
+    scheduler_back_at = stack.wait_for_scheduler_tick(after=back_at)
     outage = Outage(
         down_at=down_at,
-        back_at=datetime.now(UTC),
+        back_at=back_at,
         rows_before=rows_before,
-        stale_intervals=STALE_DATABASE_INTERVALS,
+        scheduler_back_at=scheduler_back_at,
     )
     wait_for_recovery(stack, outage)
     figures = assert_recovered(stack, outage)
