@@ -30,7 +30,6 @@ LONG_MODULES = {
     "planner/engine/messages.py",
     "planner/engine/plan.py",
     "planner/engine/result.py",
-    "planner/engine/spec.py",
     "planner/forms/wizard.py",
     "planner/presentation/templates.py",
 }
