@@ -14,9 +14,9 @@ from typing import Any
 
 from benchmarks.config import RunConfig
 from planner.engine.layouts import evaluate, group_nodes, spec_assumptions
-from planner.engine.plan import serving_regime
 from planner.engine.serving import predict
 from planner.engine.serving.bands import band_for
+from planner.engine.serving_choice import serving_regime
 from planner.engine.spec import Layout
 from planner.models import Plan
 from planner.selectors.plan_values import (

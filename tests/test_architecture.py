@@ -28,7 +28,6 @@ LONG_MODULES = {
     "planner/decisions/services.py",
     "planner/engine/memory.py",
     "planner/engine/messages.py",
-    "planner/engine/plan.py",
     "planner/engine/result.py",
     "planner/forms/wizard.py",
     "planner/presentation/templates.py",

@@ -11,9 +11,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 from planner.engine.assumptions import Assumptions
-from planner.engine.layouts import NodeGroup, evaluate
+from planner.engine.layouts import NodeGroup, evaluate, score_candidates
 from planner.engine.messages import Code, Message, message
 from planner.engine.result import Candidate
+from planner.engine.serving_choice import with_serving
+from planner.engine.shown import shown_tok_s
 from planner.engine.spec import Layout, PlanSpec
 
 
@@ -107,3 +109,53 @@ def _why_not_placed(group: NodeGroup, layout: Layout) -> tuple[Message, Message]
     return reason, message(
         Code.PIN_FREE_GPUS, gpus=sum(freed.values()), hosts=", ".join(sorted(freed))
     )
+
+
+def evaluate_pinned(
+    spec: PlanSpec,
+    group: NodeGroup,
+    cands: list[Candidate],
+    best: Candidate,
+    chosen: str,
+    a: Assumptions,
+) -> tuple[Candidate, Message]:
+    """Return the user's pinned layout evaluated beside the candidates, and the reason about it.
+
+    A pinned layout keeps the weight dtype the user asked for: it is never quantized behind
+    their back; when it does not fit at that dtype, the verdict says so and why.
+    """
+    assert spec.pinned is not None
+    requested = spec.weight_dtype
+    pinned_c = evaluate_pin(spec, group, spec.pinned, dtype=requested, a=a)
+    scored = score_candidates(spec, [*cands, pinned_c])
+    pinned = with_serving(spec, next(c for c in scored if c.pinned), a)
+    layout = {"tp": spec.pinned.tp, "pp": spec.pinned.pp, "replicas": spec.pinned.replicas}
+    verdict = pinned_verdict(pinned, requested, chosen)
+    if pinned.output_throughput_tok_s is None:
+        return pinned, message(Code.PINNED_LAYOUT_NO_SPEED, **layout, verdict=verdict)
+    return pinned, message(
+        Code.PINNED_LAYOUT,
+        **layout,
+        verdict=verdict,
+        throughput_tok_s=round(shown_tok_s(pinned) or 0.0, 0),
+        best_tok_s=round(shown_tok_s(best) or 0.0, 0),
+        score=pinned.score,
+        best_score=best.score,
+    )
+
+
+def pinned_verdict(pinned: Candidate, requested: str, chosen: str) -> Message:
+    """Return what became of the user's pinned layout, judged at the dtype they asked for."""
+    memory_fits = pinned.output_throughput_tok_s is not None
+    if memory_fits and not pinned.placeable and pinned.placement_reason and pinned.placement_hint:
+        return message(
+            Code.PINNED_NOT_PLACEABLE, reason=pinned.placement_reason, hint=pinned.placement_hint
+        )
+    if not pinned.fits:
+        reason = pinned.rejected_reason or message(Code.REJECT_MEMORY)
+        if requested != chosen:
+            return message(Code.PINNED_NO_FIT_AT_DTYPE, dtype=requested, reason=reason)
+        return message(Code.PINNED_NO_FIT, reason=reason)
+    if not pinned.serves_load:
+        return message(Code.PINNED_SHORT_OF_LOAD)
+    return message(Code.PINNED_FITS)

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
+from planner.engine.layouts import NodeGroup
 from planner.engine.messages import Code, message
 from planner.engine.result import (
+    Backend,
     Bundle,
     Candidate,
     Placement,
@@ -13,7 +16,7 @@ from planner.engine.result import (
     PlacementStrategy,
     SingleBundle,
 )
-from planner.engine.spec import Node
+from planner.engine.spec import Node, PlanSpec
 
 
 def _place(bundles: Sequence[int], nodes: Sequence[Node], spread: bool) -> list[str | None]:
@@ -66,4 +69,37 @@ def plan_placement(best: Candidate, nodes: Sequence[Node], *, required: bool) ->
         alternative=None
         if single.placeable
         else PlacementAlternative(bundles=tuple({"GPU": s} for s in sizes), strategy=strategy),
+    )
+
+
+def nodes_of(group: NodeGroup, cand: Candidate) -> list[Node]:
+    """Return the nodes of `group` that host a replica of `cand`, best first."""
+    names = {h for hosts in cand.hosts for h in hosts}
+    return [n for n in group.nodes if n.hostname in names]
+
+
+def recommendation_placement(
+    spec: PlanSpec,
+    group: NodeGroup,
+    best: Candidate,
+    used_nodes: list[Node],
+    pinned: Candidate | None,
+    backend: Backend,
+) -> Placement:
+    """Return the placement of the recommendation, with the pinned layout's beside it."""
+    placement = plan_placement(
+        best,
+        used_nodes or list(group.nodes[:2]),
+        required=backend == Backend.RAY or spec.hardware.pool_kind == "shared",
+    )
+    if pinned is None:
+        return placement
+    pinned_nodes = nodes_of(group, pinned)
+    return replace(
+        placement,
+        pinned=plan_placement(
+            pinned,
+            pinned_nodes or list(group.nodes[: pinned.nodes_per_replica]),
+            required=spec.hardware.pool_kind == "shared",
+        ),
     )

@@ -12,15 +12,7 @@ from dataclasses import dataclass
 from planner.engine.assumptions import Assumptions
 from planner.engine.memory import default_batched_tokens
 from planner.engine.messages import Code, Message, Term, message
-from planner.engine.result import (
-    Backend,
-    Balancer,
-    Candidate,
-    CandidateKind,
-    Route,
-    Signal,
-    ranked,
-)
+from planner.engine.result import Backend, Balancer, Candidate, CandidateKind, Route, Signal, ranked
 from planner.engine.shown import shown_tok_s, shown_tpot_ms
 from planner.engine.spec import Nic, PlanSpec
 

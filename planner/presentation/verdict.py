@@ -10,8 +10,8 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
 from planner.engine.messages import Code
-from planner.engine.plan import summary_message
 from planner.engine.result import Backend, Candidate, PlanResult, Route
+from planner.engine.summary import summary_message
 from planner.presentation.messages import text
 from planner.presentation.numbers import amount, count
 from planner.presentation.shown import band_sentence, shown_speed

@@ -31,9 +31,10 @@ def test_the_machine_list_marks_the_demo_machines_and_offers_to_remove_them(
     assert 'data-testid="demo-machines"' in page
     assert f"{demo_machines().count()} machines here come from the demo data" in page
     assert reverse("inventory:demo-remove") in page
-    assert reverse("inventory:demo-remove") not in viewer_client.get(
-        reverse("inventory:machine-list")
-    ).content.decode()
+    assert (
+        reverse("inventory:demo-remove")
+        not in viewer_client.get(reverse("inventory:machine-list")).content.decode()
+    )
 
 
 def test_removing_the_demo_keeps_the_teams_own_machines(fleet_with_demo, planner_client):

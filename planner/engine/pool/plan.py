@@ -7,7 +7,6 @@ from dataclasses import replace
 
 from planner.engine.assumptions import DEFAULT_ASSUMPTIONS, Assumptions
 from planner.engine.layouts import NodeGroup, group_nodes, spec_assumptions
-from planner.engine.plan import with_serving
 from planner.engine.pool.gpus import lay_out
 from planner.engine.pool.options import Option, Rejection, model_options, option_at
 from planner.engine.pool.result import (
@@ -22,6 +21,7 @@ from planner.engine.pool.solve import Solution, place
 from planner.engine.pool.spec import PoolModel, PoolSpec
 from planner.engine.pool.unplaced import why_unplaced
 from planner.engine.result import Candidate
+from planner.engine.serving_choice import with_serving
 
 # Each round simulates the chosen layouts; one that misses its SLO in the simulation is marked
 # so, with one more replica offered, and the placement is solved again.

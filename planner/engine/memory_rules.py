@@ -1,0 +1,57 @@
+"""Which vLLM version's memory-profiling rules a plan followed, and the reasons that name them."""
+
+from __future__ import annotations
+
+from catalog.data import GpuVendor
+from planner.engine.assumptions import Assumptions
+from planner.engine.memory import default_batched_tokens
+from planner.engine.messages import Code, Message, message
+from planner.engine.profiling import CudaGraphRule, profiling_rules
+from planner.engine.result import Candidate, MemoryRules
+from planner.engine.spec import PlanSpec
+
+
+def memory_rules_applied(
+    vllm_version: str, vendor: GpuVendor = GpuVendor.NVIDIA, *, moe: bool = False
+) -> MemoryRules:
+    """Return which vLLM version's memory-profiling rules the plan followed on `vendor` GPUs."""
+    rules = profiling_rules(vllm_version, vendor, moe=moe)
+    return MemoryRules(
+        vllm_version=rules.version,
+        engine=rules.engine,
+        cuda_graphs_subtracted=rules.subtract_cuda_graphs,
+        full_length_prefill=rules.full_length_prefill,
+        description=rules.description,
+    )
+
+
+def cuda_graph_rule_message(spec: PlanSpec, best: Candidate) -> Message | None:
+    """Return why vLLM subtracts no CUDA-graph estimate where 0.21 on would, else None."""
+    gpu = next(n.gpu for n in spec.hardware.nodes if n.gpu.slug == best.gpu)
+    rules = profiling_rules(spec.vllm_version, gpu.vendor, moe=spec.architecture.is_moe)
+    if rules.cuda_graph_rule == CudaGraphRule.SKIPPED_PLATFORM:
+        return message(
+            Code.CUDA_GRAPHS_SKIPPED_PLATFORM, vllm_version=rules.version, vendor=str(gpu.vendor)
+        )
+    if rules.cuda_graph_rule == CudaGraphRule.RUNNER_V2_ZERO:
+        return message(Code.CUDA_GRAPHS_RUNNER_V2, vllm_version=rules.version)
+    return None
+
+
+def memory_rules_message(spec: PlanSpec, best: Candidate, a: Assumptions) -> Message:
+    """Return the reason that names the profiling rules behind the KV figures."""
+    first = next(n for n in spec.hardware.nodes if n.gpu.slug == best.gpu)
+    rules = profiling_rules(spec.vllm_version, first.gpu.vendor, moe=spec.architecture.is_moe)
+    tokens = spec.max_num_batched_tokens or default_batched_tokens(
+        first.gpu.driver_visible_gib, first.gpu.slug, a
+    )
+    if rules.full_length_prefill:
+        tokens = spec.max_model_len if spec.max_model_len <= 32768 else tokens
+    return message(
+        Code.MEMORY_RULES,
+        vllm_version=rules.version,
+        engine=rules.engine,
+        cuda_graph_gib=round(best.memory.cuda_graph_gib, 2),
+        non_torch_gib=round(best.memory.non_torch_gib, 2),
+        profile_tokens=tokens,
+    )
