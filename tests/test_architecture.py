@@ -26,7 +26,6 @@ LONG_MODULES = {
     "inventory/bulk.py",
     "monitoring/scrape/keys.py",
     "planner/decisions/services.py",
-    "planner/engine/memory.py",
     "planner/engine/messages.py",
     "planner/engine/result.py",
     "planner/forms/wizard.py",
@@ -36,7 +35,6 @@ LONG_FUNCTIONS = {
     "planner/engine/configs/deploy/playbooks.py:site_playbook",
     "planner/engine/configs/deploy/preflight.py:preflight_tasks",
     "planner/decisions/prefill.py:proposal_from_plan",
-    "planner/engine/memory.py:plan_memory",
 }
 
 

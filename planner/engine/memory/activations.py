@@ -1,0 +1,75 @@
+"""The activation peak of vLLM's profile run, and the batch limits it is measured at."""
+
+from __future__ import annotations
+
+from catalog.architecture import Architecture
+from planner.engine.assumptions import GIB, Assumptions
+from planner.engine.memory.kv import activation_dtype_bytes
+
+
+def default_batched_tokens(visible_gib: float, gpu_slug: str, a: Assumptions) -> int:
+    """Return vLLM's default max_num_batched_tokens for `vllm serve` on this GPU (V1)."""
+    if visible_gib >= 160:
+        return a.default_batched_tokens_huge_gpu
+    if visible_gib >= 70 and "a100" not in gpu_slug:
+        return a.default_batched_tokens_large_gpu
+    return a.default_batched_tokens_small_gpu
+
+
+def default_max_num_seqs(visible_gib: float, gpu_slug: str, a: Assumptions) -> int:
+    """Return vLLM's default max_num_seqs for `vllm serve` on this GPU (V1)."""
+    if visible_gib >= 160 or (visible_gib >= 70 and "a100" not in gpu_slug):
+        return a.default_max_num_seqs_large_gpu
+    return a.default_max_num_seqs_small_gpu
+
+
+def activation_peak_bytes(
+    arch: Architecture,
+    tp: int,
+    tokens: int,
+    max_num_seqs: int,
+    *,
+    first_stage: bool = True,
+    last_stage: bool,
+    a: Assumptions,
+    dtype: str = "bf16",
+    flashinfer_sampler: bool = False,
+    sampler_run: bool = True,
+) -> float:
+    """Return the torch peak of the profile run: a dummy forward, then a dummy sampler.
+
+    forward: `tokens` × (MLP width + hidden + query width) live tensors; MoE layers add the
+    fused-MoE workspace (tokens × top-k × (gate/up + down + hidden)), which stays allocated;
+    multimodal models add the encoder-cache budget of image embeddings (first stage).
+    sampler (last stage): max_num_seqs rows of fp32 logits, copied by the top-k/top-p sort.
+    V0 ran no dummy sampler (`sampler_run=False`): only one row of logits per sequence.
+    """
+    ab = activation_dtype_bytes(dtype)
+    widths = []
+    if arch.num_layers - arch.num_moe_layers > 0:
+        widths.append(arch.intermediate_size)
+    if arch.is_moe:
+        widths.append(arch.shared_expert_width or arch.moe_intermediate_size)
+    mlp = max(widths) / tp
+    q_dim = arch.num_attention_heads * arch.head_dim / tp
+    forward = (
+        tokens
+        * ab
+        * (a.activation_mlp_factor * mlp + a.activation_hidden_factor * arch.hidden_size + q_dim)
+    )
+    extra = 0.0
+    if arch.is_moe:
+        n = arch.moe_intermediate_size / tp
+        extra += tokens * arch.experts_per_token * ((arch.mlp_matrices - 1) * n + n) * ab
+        extra += tokens * arch.experts_per_token * arch.hidden_size * ab
+    if arch.vision_params and first_stage:
+        budget = max(tokens, arch.mm_tokens_per_item)
+        extra += budget * arch.hidden_size * ab * a.encoder_cache_copies
+    if not last_stage:
+        return forward + extra
+    reqs = min(max_num_seqs, tokens)
+    copies = a.sampler_logit_copies if flashinfer_sampler else a.sampler_logit_copies_native
+    if not sampler_run:
+        return max(forward, reqs * arch.vocab_size * 4.0) + extra
+    sampler = reqs * arch.vocab_size * 4.0 * copies + a.sampler_fixed_gib * GIB
+    return max(forward, sampler + reqs * arch.hidden_size * ab) + extra
