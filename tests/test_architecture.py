@@ -26,7 +26,6 @@ LONG_MODULES = {
     "inventory/bulk.py",
     "monitoring/scrape/keys.py",
     "planner/decisions/services.py",
-    "planner/engine/result.py",
     "planner/forms/wizard.py",
     "planner/presentation/templates.py",
 }

@@ -100,7 +100,7 @@ def test_a_layout_that_does_not_fit_has_no_speeds_and_a_reason():
 
 @pytest.mark.parametrize("fits_memory", [True, False])
 def test_a_plan_stored_before_reads_back_with_the_phantom_speeds_gone(fits_memory):
-    from planner.engine.result import _upgrade_v6
+    from planner.engine.result.plan_result import _upgrade_v6
 
     cand = {
         "fits": False,
