@@ -26,7 +26,6 @@ LONG_MODULES = {
     "monitoring/scrape/keys.py",
     "planner/decisions/services.py",
     "planner/forms/wizard.py",
-    "planner/presentation/templates.py",
 }
 LONG_FUNCTIONS = {
     "planner/engine/configs/deploy/playbooks.py:site_playbook",

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from planner.presentation.messages import Shown
 from planner.presentation.references import PublicRef, references
 from planner.presentation.rules import rule_heading
-from planner.presentation.templates import Rule
+from planner.presentation.template_types import Rule
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -21,7 +21,8 @@ from django.utils.translation import gettext_lazy as _
 from planner.engine.messages import Code, Message, Param, Term
 from planner.engine.result import Pitfall, Signal
 from planner.presentation.rules import RuleRef, citation_text, rule_ref, sources_text
-from planner.presentation.templates import TEMPLATES, TERM_CONTEXT, TERMS, Template
+from planner.presentation.template_types import Template
+from planner.presentation.templates import TEMPLATES, TERM_CONTEXT, TERMS
 
 _LEGACY = (Code.LEGACY, Code.LEGACY_PITFALL)
 SEVERITY_LABELS: dict[str, Any] = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from planner.presentation.templates import Rule
+from planner.presentation.template_types import Rule
 
 
 @dataclass(frozen=True, slots=True)

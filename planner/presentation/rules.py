@@ -11,7 +11,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from planner.presentation.references import references
-from planner.presentation.templates import Rule
+from planner.presentation.template_types import Rule
 
 # DOMAIN.md rules, as users read them next to a reason. Anchor -> (heading, rule text).
 RULES: dict[Rule, tuple[Any, Any]] = {

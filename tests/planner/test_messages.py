@@ -16,7 +16,8 @@ from planner.presentation.messages import (
     text,
 )
 from planner.presentation.rules import RULES
-from planner.presentation.templates import TEMPLATES, TERMS, Rule
+from planner.presentation.template_types import Rule
+from planner.presentation.templates import TEMPLATES, TERMS
 
 
 def _fields(template: str) -> set[str]:
