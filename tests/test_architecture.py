@@ -25,7 +25,6 @@ LONG_MODULES = {
     "inventory/bulk.py",
     "monitoring/scrape/keys.py",
     "planner/decisions/services.py",
-    "planner/forms/wizard.py",
 }
 LONG_FUNCTIONS = {
     "planner/engine/configs/deploy/playbooks.py:site_playbook",
