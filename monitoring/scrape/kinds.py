@@ -17,9 +17,10 @@ import httpx
 
 from . import gpu, ray, ray_poll, vllm, vllm_poll
 from .fetch import FetchPolicy
-from .keys import SeriesSpec, for_kind
+from .keys import for_kind
 from .result import ScrapeResult
 from .series import Extracted, RawSnapshot, Sample
+from .series_spec import SeriesSpec
 
 Reader = Callable[[str, float, str], Extracted]
 Deriver = Callable[[RawSnapshot | None, RawSnapshot], list[Sample]]
