@@ -22,7 +22,6 @@ MAX_FUNCTION_LINES = 120
 # Still to split (issue 27): the list may only shrink. A module or function split below the limit
 # must leave it, and nothing new may join it.
 LONG_MODULES = {
-    "inventory/bulk.py",
     "planner/decisions/services.py",
 }
 LONG_FUNCTIONS = {
