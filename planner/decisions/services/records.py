@@ -1,13 +1,8 @@
-"""Every write to a decision record goes through these functions.
-
-Views, the API, admin and other apps (monitoring fills evidence through
-`record_evidence_measurement`) call them. Each runs in a transaction, validates with
-full_clean(), bumps the record's version and appends a revision; nothing else writes.
-"""
+"""Creating and moving decision records through their life: each write locked, validated,
+versioned and recorded as a revision."""
 
 import math
 from collections.abc import Iterable, Mapping
-from datetime import datetime
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -16,12 +11,7 @@ from django.db.models import Max
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from planner.decisions.guidance import (
-    EVIDENCE_SPECS,
-    UNIT_FACTORS,
-    EvidenceKind,
-    ResponsibilityKind,
-)
+from planner.decisions.guidance import EVIDENCE_SPECS, EvidenceKind, ResponsibilityKind
 from planner.decisions.models import (
     DecisionRecord,
     DecisionRevision,
@@ -34,6 +24,12 @@ from planner.decisions.models import (
 from planner.decisions.prefill import proposal_from_plan
 from planner.decisions.revisions import changed_keys, diff, snapshot
 from planner.decisions.rules import readiness
+from planner.decisions.services.errors import (
+    AcceptanceRefused,
+    DecisionConflict,
+    DecisionReadOnly,
+    InvalidTransition,
+)
 from planner.models import Plan
 
 # Fields a user edits directly; status, number, version and links change only through actions.
@@ -54,62 +50,17 @@ EVIDENCE_EDIT_FIELDS = ("threshold", "measured_value", "note")
 NUMBER_ATTEMPTS = 10
 
 
-class DecisionError(Exception):
-    """Base of the refusals below; `messages` is what to show the user."""
-
-    def __init__(self, messages: list[str]) -> None:
-        self.messages = messages
-        super().__init__(" ".join(messages))
-
-
-class DecisionReadOnly(DecisionError):
-    """The record is superseded and can no longer change."""
-
-
-class AcceptanceRefused(DecisionError):
-    """The record cannot be accepted (or would stop being acceptable); `messages` lists why."""
-
-
-class InvalidTransition(DecisionError):
-    """The status change is not allowed from the record's current status."""
-
-
-class DecisionConflict(DecisionError):
-    """Someone saved the record after the caller read it; `changes` says what they changed."""
-
-    def __init__(self, *, decision: DecisionRecord, expected_version: int) -> None:
-        self.decision = decision
-        self.expected_version = expected_version
-        self.current_version = decision.version
-        base = decision.revisions.filter(number=expected_version).first()
-        current = decision.revisions.filter(number=decision.version).first()
-        self.changes = diff(base.snapshot, current.snapshot) if base is not None and current else []
-        super().__init__(
-            [
-                _(
-                    "%(label)s changed since you opened it (you had version %(yours)s, it is now "
-                    "version %(current)s). Review the changes and save again."
-                )
-                % {
-                    "label": decision.label,
-                    "yours": expected_version,
-                    "current": decision.version,
-                }
-            ]
-        )
-
-
 def _actor_label(actor: Any | None, fallback: str) -> str:
     if actor is not None and getattr(actor, "is_authenticated", False):
         return str(actor.get_username())
     return fallback
 
 
-def _user_or_none(actor: Any | None) -> Any | None:
+def user_or_none(actor: Any | None) -> Any | None:
     return actor if actor is not None and getattr(actor, "is_authenticated", False) else None
 
 
-def _lock(decision: DecisionRecord, expected_version: int | None) -> DecisionRecord:
+def locked_record(decision: DecisionRecord, expected_version: int | None) -> DecisionRecord:
     """Return the locked current row; refuse superseded records and stale versions."""
     current = DecisionRecord.objects.select_for_update().get(pk=decision.pk)
     if current.status == Status.SUPERSEDED:
@@ -124,7 +75,7 @@ def _lock(decision: DecisionRecord, expected_version: int | None) -> DecisionRec
     return current
 
 
-def _revise(
+def add_revision(
     decision: DecisionRecord,
     *,
     actor: Any | None,
@@ -133,7 +84,7 @@ def _revise(
     author_label: str = "",
 ) -> DecisionRevision:
     """Bump the version, save and append a revision with the full snapshot."""
-    signed_in = _user_or_none(actor)
+    signed_in = user_or_none(actor)
     if before is not None:
         decision.version += 1
     decision.updated_at = timezone.now()
@@ -167,7 +118,7 @@ def _write_rows(
     actor: Any | None,
 ) -> None:
     """Apply row edits to the five responsibilities and six evidence items."""
-    signed_in = _user_or_none(actor)
+    signed_in = user_or_none(actor)
     for kind, values in (responsibilities or {}).items():
         if kind not in ResponsibilityKind.values:
             raise ValidationError({"responsibilities": _("Unknown responsibility %r.") % kind})
@@ -194,7 +145,7 @@ def _write_rows(
             if name == "note":
                 value = value or ""
             elif value is not None:
-                value = _finite(value, field=f"evidence.{kind}.{name}")
+                value = finite_value(value, field=f"evidence.{kind}.{name}")
             if value != getattr(item, name):
                 setattr(item, name, value)
                 changed = True
@@ -211,7 +162,7 @@ def _write_rows(
             item.save()
 
 
-def _finite(value: Any, *, field: str) -> float:
+def finite_value(value: Any, *, field: str) -> float:
     """Return `value` as a float; refuse infinities and NaN, which JSON cannot carry."""
     number = float(value)
     if not math.isfinite(number) or number < 0:
@@ -267,7 +218,7 @@ def decision_create(
     )
     decision.authors.set(list(authors) if authors is not None else [actor])
     _write_rows(decision, responsibilities=responsibilities, evidence=evidence, actor=actor)
-    _revise(decision, actor=actor, action=RevisionAction.CREATED, before=None)
+    add_revision(decision, actor=actor, action=RevisionAction.CREATED, before=None)
     return decision
 
 
@@ -297,7 +248,7 @@ def decision_update(
 
     An accepted record stays editable (evidence arrives later) but must stay complete.
     """
-    current = _lock(decision, expected_version)
+    current = locked_record(decision, expected_version)
     before = snapshot(current)
     _assign(current, fields)
     current.full_clean()
@@ -312,7 +263,7 @@ def decision_update(
         blocking = readiness(current).blocking
         if blocking:
             raise AcceptanceRefused([_("An accepted record must stay complete:"), *blocking])
-    _revise(current, actor=actor, action=RevisionAction.EDITED, before=before)
+    add_revision(current, actor=actor, action=RevisionAction.EDITED, before=before)
     return current
 
 
@@ -328,7 +279,7 @@ def decision_accept(
 
     Missing or failing measurements need `with_open_evidence=True`, which stays on the record.
     """
-    current = _lock(decision, expected_version)
+    current = locked_record(decision, expected_version)
     if current.status != Status.PROPOSED:
         raise InvalidTransition(
             [
@@ -352,7 +303,7 @@ def decision_accept(
     current.decided_at = timezone.now()
     current.decided_by = actor
     current.full_clean()
-    _revise(current, actor=actor, action=RevisionAction.ACCEPTED, before=before)
+    add_revision(current, actor=actor, action=RevisionAction.ACCEPTED, before=before)
     return current
 
 
@@ -361,7 +312,7 @@ def decision_reject(
     *, decision: DecisionRecord, actor: Any, expected_version: int | None = None
 ) -> DecisionRecord:
     """Reject a proposed record."""
-    current = _lock(decision, expected_version)
+    current = locked_record(decision, expected_version)
     if current.status != Status.PROPOSED:
         raise InvalidTransition(
             [
@@ -373,7 +324,7 @@ def decision_reject(
     current.status = Status.REJECTED
     current.decided_at = timezone.now()
     current.decided_by = actor
-    _revise(current, actor=actor, action=RevisionAction.REJECTED, before=before)
+    add_revision(current, actor=actor, action=RevisionAction.REJECTED, before=before)
     return current
 
 
@@ -386,7 +337,7 @@ def decision_supersede(
     expected_version: int | None = None,
 ) -> DecisionRecord:
     """Mark an accepted record superseded by another; both get a revision, the old is frozen."""
-    current = _lock(decision, expected_version)
+    current = locked_record(decision, expected_version)
     successor = DecisionRecord.objects.select_for_update().get(pk=superseded_by.pk)
     if current.status != Status.ACCEPTED:
         raise InvalidTransition(
@@ -408,8 +359,8 @@ def decision_supersede(
     current.status = Status.SUPERSEDED
     current.superseded_by = successor
     current.full_clean()
-    _revise(current, actor=actor, action=RevisionAction.SUPERSEDED, before=before_old)
-    _revise(successor, actor=actor, action=RevisionAction.SUPERSEDES, before=before_new)
+    add_revision(current, actor=actor, action=RevisionAction.SUPERSEDED, before=before_old)
+    add_revision(successor, actor=actor, action=RevisionAction.SUPERSEDES, before=before_new)
     current.refresh_from_db()
     return current
 
@@ -434,79 +385,3 @@ def decision_draft_successor(*, decision: DecisionRecord, actor: Any) -> Decisio
         evidence={e.kind: {"threshold": e.threshold} for e in source.evidence_items.all()},
         **fields,
     )
-
-
-def convert_unit(value: float, *, unit: str, kind: str) -> float:
-    """Return `value` in the evidence kind's unit; raise ValidationError for unknown units."""
-    target = EVIDENCE_SPECS[kind].unit
-    factor = UNIT_FACTORS.get((unit, target))
-    if factor is None:
-        raise ValidationError(
-            {
-                "unit": _("Unit %(unit)s cannot be converted to %(target)s.")
-                % {"unit": unit, "target": target}
-            }
-        )
-    return value * factor
-
-
-@transaction.atomic
-def record_evidence_measurement(
-    *,
-    decision: DecisionRecord,
-    item_kind: str,
-    value: float,
-    unit: str,
-    source: str = EvidenceSource.MONITORING,
-    window_start: datetime | None = None,
-    window_end: datetime | None = None,
-    note: str = "",
-    actor: Any | None = None,
-    expected_version: int | None = None,
-) -> EvidenceItem:
-    """Store one measured value on a record's evidence item and add a revision.
-
-    This is the entry point for monitoring: it passes the series value over a time window
-    (source "monitoring", window required) in any unit of UNIT_FACTORS ("ms"/"s", "%"/"ratio");
-    the value is converted to the item's unit. Works on proposed and accepted records; a
-    superseded record refuses (DecisionReadOnly). `user` may be None for a background task.
-    """
-    if item_kind not in EvidenceKind.values:
-        raise ValidationError(
-            {
-                "item_kind": _("Unknown evidence item %(kind)s; allowed: %(allowed)s.")
-                % {"kind": item_kind, "allowed": ", ".join(EvidenceKind.values)}
-            }
-        )
-    if source not in EvidenceSource.values:
-        raise ValidationError({"source": _("Source must be typed or monitoring.")})
-    if source == EvidenceSource.MONITORING and (window_start is None or window_end is None):
-        raise ValidationError(
-            {"window_start": _("A value from monitoring needs the time window it covers.")}
-        )
-    if window_start and window_end and window_end < window_start:
-        raise ValidationError({"window_end": _("The window ends before it starts.")})
-    current = _lock(decision, expected_version)
-    before = snapshot(current)
-    item = EvidenceItem.objects.get(decision=current, kind=item_kind)
-    item.measured_value = _finite(
-        convert_unit(float(value), unit=unit, kind=item_kind), field="value"
-    )
-    item.value_source = source
-    item.window_start = window_start
-    item.window_end = window_end
-    item.note = note or ""
-    item.measured_at = timezone.now()
-    item.measured_by = _user_or_none(actor)
-    item.full_clean()
-    if item.measured_by is not None:
-        item._history_user = item.measured_by  # type: ignore[attr-defined]
-    item.save()
-    _revise(
-        current,
-        actor=actor,
-        action=RevisionAction.EVIDENCE,
-        before=before,
-        author_label=source,
-    )
-    return item
