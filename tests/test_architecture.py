@@ -24,7 +24,6 @@ MAX_FUNCTION_LINES = 120
 LONG_FUNCTIONS = {
     "planner/engine/configs/deploy/playbooks.py:site_playbook",
     "planner/engine/configs/deploy/preflight.py:preflight_tasks",
-    "planner/decisions/prefill.py:proposal_from_plan",
 }
 
 

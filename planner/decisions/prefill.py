@@ -6,6 +6,7 @@ what a legacy snapshot lacks makes the proposal vaguer, never an error.
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from django.utils.translation import gettext as _
@@ -16,6 +17,7 @@ from planner.engine.result import (
     Candidate,
     Placement,
     PlanResult,
+    Recommendation,
     Severity,
     SingleBundle,
 )
@@ -184,60 +186,95 @@ def _consequences(result: PlanResult) -> str:
     return "\n".join(lines)
 
 
-def proposal_from_plan(plan: Plan) -> dict[str, Any]:
-    """Return field values, responsibilities and evidence estimates proposed by `plan`.
+@dataclass(frozen=True, slots=True)
+class _Facts:
+    """What the prefill's sections say about a plan, read once."""
 
-    Only what the plan and the answers support is stated: dedicated pools propose mp and no
-    Ray, from the signals that hit; shared pools (or a Ray backend) propose a placement group
-    with the plan's bundles. What the plan cannot know (who reserves the nodes, what restarts a
-    failed server) is marked "To confirm", with no owner.
-    """
+    plan: Plan
+    result: PlanResult
+    hosts: list[str]
+    pool_kind: str
+    route: str
+    backend: str
+    balancer: str
+    nodes_per_replica: int
+    bundles: str
+    strategy: str
+
+    @property
+    def rec(self) -> Recommendation:
+        return self.result.recommendation
+
+    @property
+    def nodes(self) -> str:
+        return _nodes_phrase(self.hosts)
+
+    @property
+    def head(self) -> str:
+        return self.hosts[0] if self.hosts else "node-1"
+
+    @property
+    def others(self) -> str:
+        return ", ".join(self.hosts[1:]) or _("the other nodes")
+
+    @property
+    def shared(self) -> bool:
+        return self.pool_kind == PoolKind.SHARED
+
+    @property
+    def uses_ray(self) -> bool:
+        return self.backend == "ray" or self.route == Route.C
+
+
+def _facts(plan: Plan) -> _Facts:
     result = plan_result(plan)
-    rec = result.recommendation
-    best = result.best
-    placement = result.placement
-    hosts = _hosts(plan, result)
-    pool_kind = plan.pool_kind if plan.pool_kind in PoolKind.values else PoolKind.DEDICATED
-    route = str(rec.route)
-    backend = str(rec.executor_backend)
-    balancer = str(rec.balancer)
-    tp, pp, replicas = rec.tp, rec.pp, rec.replicas
-    nodes_per_replica = max(1, best.nodes_per_replica if best else rec.nodes_per_replica)
-    layout = rec.label
-    nodes = _nodes_phrase(hosts)
-    head = hosts[0] if hosts else "node-1"
-    others = ", ".join(hosts[1:]) or _("the other nodes")
-    shared = pool_kind == PoolKind.SHARED
-    uses_ray = backend == "ray" or route == Route.C
-    bundles, strategy = _placement_text(placement, plan)
+    rec, best = result.recommendation, result.best
+    bundles, strategy = _placement_text(result.placement, plan)
+    return _Facts(
+        plan=plan,
+        result=result,
+        hosts=_hosts(plan, result),
+        pool_kind=plan.pool_kind if plan.pool_kind in PoolKind.values else PoolKind.DEDICATED,
+        route=str(rec.route),
+        backend=str(rec.executor_backend),
+        balancer=str(rec.balancer),
+        nodes_per_replica=max(1, best.nodes_per_replica if best else rec.nodes_per_replica),
+        bundles=bundles,
+        strategy=strategy,
+    )
 
-    resp: dict[str, dict[str, str]] = {}
-    if shared:
-        mechanism = _(
-            "One placement group per replica with the bundles %(bundles)s, strategy "
-            "%(strategy)s, reserved all or nothing; every bundle fits on one node."
-        ) % {"bundles": bundles, "strategy": strategy}
-        single = placement.single_bundle
-        if single.resources and not single.placeable:
-            mechanism += " " + _("A single %(bundle)s bundle is unplaceable: %(reason)s.") % {
-                "bundle": _bundle_text(single.resources),
-                "reason": _unplaceable_reason(single),
-            }
-        resp["allocation"] = {"owner": _("Ray placement group"), "mechanism": mechanism}
-    else:
-        resp["allocation"] = {
+
+def _allocation(f: _Facts) -> dict[str, str]:
+    """Who reserves the GPUs: the placement group on a shared pool, else to confirm."""
+    if not f.shared:
+        return {
             "owner": "",
             "mechanism": _(
                 "The plan assumes %(nodes)s are dedicated to this service. %(confirm)s who keeps "
                 "them reserved for it (a scheduler, a platform, or an agreement that nothing "
                 "else runs there)."
             )
-            % {"nodes": nodes, "confirm": to_confirm()},
+            % {"nodes": f.nodes, "confirm": to_confirm()},
         }
+    mechanism = _(
+        "One placement group per replica with the bundles %(bundles)s, strategy "
+        "%(strategy)s, reserved all or nothing; every bundle fits on one node."
+    ) % {"bundles": f.bundles, "strategy": f.strategy}
+    single = f.result.placement.single_bundle
+    if single.resources and not single.placeable:
+        mechanism += " " + _("A single %(bundle)s bundle is unplaceable: %(reason)s.") % {
+            "bundle": _bundle_text(single.resources),
+            "reason": _unplaceable_reason(single),
+        }
+    return {"owner": _("Ray placement group"), "mechanism": mechanism}
 
-    if uses_ray:
-        gpus_per_node = max(1, (tp * pp) // max(1, nodes_per_replica))
-        resp["workers"] = {
+
+def _workers(f: _Facts) -> dict[str, str]:
+    """Who starts the workers: the Ray cluster, or mp on each node."""
+    tp, pp, replicas = f.rec.tp, f.rec.pp, f.rec.replicas
+    if f.uses_ray:
+        gpus_per_node = max(1, (tp * pp) // max(1, f.nodes_per_replica))
+        return {
             "owner": _("Ray cluster"),
             "mechanism": _(
                 "`ray start --head --num-gpus=%(gpus)s` on %(head)s and `ray start "
@@ -245,10 +282,10 @@ def proposal_from_plan(plan: Plan) -> dict[str, Any]:
                 "serve --distributed-executor-backend ray` (%(layout)s) on the head. Check the "
                 "Ray cluster, the actual bundles and which bundle each worker is bound to."
             )
-            % {"gpus": gpus_per_node, "head": head, "others": others, "layout": layout},
+            % {"gpus": gpus_per_node, "head": f.head, "others": f.others, "layout": f.rec.label},
         }
-    elif nodes_per_replica > 1:
-        resp["workers"] = {
+    if f.nodes_per_replica > 1:
+        return {
             "owner": "",
             "mechanism": _(
                 "Executor mp: rank 0 on %(head)s (`vllm serve … --nnodes %(n)s --node-rank 0 "
@@ -256,25 +293,27 @@ def proposal_from_plan(plan: Plan) -> dict[str, Any]:
                 "node identities are the hostnames; one shared config (TP%(tp)s×PP%(pp)s); "
                 "no Ray."
             )
-            % {"head": head, "n": nodes_per_replica, "others": others, "tp": tp, "pp": pp},
+            % {"head": f.head, "n": f.nodes_per_replica, "others": f.others, "tp": tp, "pp": pp},
         }
-    else:
-        resp["workers"] = {
-            "owner": "",
-            "mechanism": ngettext(
-                "Executor mp: one `vllm serve` per replica (TP%(tp)s×PP%(pp)s, %(replicas)s "
-                "replica) on %(nodes)s from one shared config; node identities are the "
-                "hostnames; no Ray.",
-                "Executor mp: one `vllm serve` per replica (TP%(tp)s×PP%(pp)s, %(replicas)s "
-                "replicas) on %(nodes)s from one shared config; node identities are the "
-                "hostnames; no Ray.",
-                replicas,
-            )
-            % {"tp": tp, "pp": pp, "replicas": replicas, "nodes": nodes},
-        }
+    return {
+        "owner": "",
+        "mechanism": ngettext(
+            "Executor mp: one `vllm serve` per replica (TP%(tp)s×PP%(pp)s, %(replicas)s "
+            "replica) on %(nodes)s from one shared config; node identities are the "
+            "hostnames; no Ray.",
+            "Executor mp: one `vllm serve` per replica (TP%(tp)s×PP%(pp)s, %(replicas)s "
+            "replicas) on %(nodes)s from one shared config; node identities are the "
+            "hostnames; no Ray.",
+            replicas,
+        )
+        % {"tp": tp, "pp": pp, "replicas": replicas, "nodes": f.nodes},
+    }
 
-    for_ray = _signals_hit(result, "for_ray")
-    if shared or uses_ray:
+
+def _ray_benefit(f: _Facts) -> dict[str, str]:
+    """What Ray brings here, from the signals that hit. Who judges Ray's benefit is a person
+    the plan cannot know: left empty for the team (a decision is not ready until they do)."""
+    if f.shared or f.uses_ray:
         mechanism = _(
             "Placement groups reserve the GPUs of each replica as a group. %(confirm)s the "
             "reservation script or job this replaces, or the Ray estate it reuses."
@@ -283,59 +322,57 @@ def proposal_from_plan(plan: Plan) -> dict[str, Any]:
         mechanism = _(
             "No Ray: %(signals)s Revisit if models change often, the pool becomes shared or "
             "traffic swings widely."
-        ) % {"signals": signals_sentence(result)}
+        ) % {"signals": signals_sentence(f.result)}
+    for_ray = _signals_hit(f.result, "for_ray")
     if for_ray:
         mechanism += " " + _("Signals for Ray that hit: %(signals)s") % {
             "signals": "; ".join(for_ray)
         }
-    # Who judges Ray's benefit and who gathers the proof are people the plan cannot know: left
-    # empty for the team to fill in (a decision is not ready until they do).
-    resp["ray_benefit"] = {"owner": "", "mechanism": mechanism}
+    return {"owner": "", "mechanism": mechanism}
 
-    if shared or uses_ray:
-        resp["recovery"] = {
-            "owner": "",
-            "mechanism": _(
-                "Name who rebuilds the instance after a worker dies: a Ray actor restarts only "
-                "with max_restarts set (default 0), and a restart re-runs its constructor, it "
-                "does not resume streams. Requests in flight end with an error and the client "
-                "retries. An actor reappearing is not the service being available."
-            ),
-        }
-    elif route == Route.A or replicas > 1:
-        resp["recovery"] = {
-            "owner": "",
-            "mechanism": _(
-                "%(balancer)s takes a failed replica out of rotation (max_fails=2 "
-                "fail_timeout=5s); requests in flight on it end with an error and the client "
-                "retries; streams are not resumed. %(confirm)s what restarts the failed vLLM "
-                "server (a restart policy, systemd or a platform)."
-            )
-            % {"balancer": balancer, "confirm": to_confirm()},
-        }
+
+def _recovery(f: _Facts) -> dict[str, str]:
+    """What happens when a server dies, and what the team must name as restarting it."""
+    if f.shared or f.uses_ray:
+        mechanism = _(
+            "Name who rebuilds the instance after a worker dies: a Ray actor restarts only "
+            "with max_restarts set (default 0), and a restart re-runs its constructor, it "
+            "does not resume streams. Requests in flight end with an error and the client "
+            "retries. An actor reappearing is not the service being available."
+        )
+    elif f.route == Route.A or f.rec.replicas > 1:
+        mechanism = _(
+            "%(balancer)s takes a failed replica out of rotation (max_fails=2 "
+            "fail_timeout=5s); requests in flight on it end with an error and the client "
+            "retries; streams are not resumed. %(confirm)s what restarts the failed vLLM "
+            "server (a restart policy, systemd or a platform)."
+        ) % {"balancer": f.balancer, "confirm": to_confirm()}
     else:
-        resp["recovery"] = {
-            "owner": "",
-            "mechanism": _(
-                "One failed rank takes the instance on %(nodes)s down; requests in flight end "
-                "with an error and the client retries; streams are not resumed. %(confirm)s "
-                "what restarts the instance (a restart policy, systemd or a platform)."
-            )
-            % {"nodes": nodes, "confirm": to_confirm()},
-        }
+        mechanism = _(
+            "One failed rank takes the instance on %(nodes)s down; requests in flight end "
+            "with an error and the client retries; streams are not resumed. %(confirm)s "
+            "what restarts the instance (a restart policy, systemd or a platform)."
+        ) % {"nodes": f.nodes, "confirm": to_confirm()}
+    return {"owner": "", "mechanism": mechanism}
 
+
+def _proof(f: _Facts) -> dict[str, str]:
+    """The records that prove the decision, with the placement's own on a shared pool."""
     proof = _(
         "Start-up, request-completion and failure-recovery records: the evidence table, "
         "measured under the same model, precision, parallelism, inputs and GPU placement."
     )
-    if shared:
+    if f.shared:
         proof += " " + _(
             "Plus resource-wait (how long the placement group stays pending) and placement "
             "evidence (which node each bundle landed on)."
         )
-    resp["proof"] = {"owner": "", "mechanism": proof}
+    return {"owner": "", "mechanism": proof}
 
-    if shared or uses_ray:
+
+def _decision_and_sentence(f: _Facts) -> tuple[str, str]:
+    """Return the decision in one line and the verifiable sentence that backs it."""
+    if f.shared or f.uses_ray:
         sentence = _(
             "Adopt Ray placement groups, because the pool is shared and the GPUs of each "
             "replica must be reserved as a group (%(confirm)s a trial that shows it)."
@@ -349,46 +386,65 @@ def proposal_from_plan(plan: Plan) -> dict[str, Any]:
             "Keep mp without Ray, because %(signals)s %(confirm)s who reserves %(nodes)s and "
             "restarts failed servers."
         ) % {
-            "signals": signals_sentence(result).rstrip(".") + ".",
+            "signals": signals_sentence(f.result).rstrip(".") + ".",
             "confirm": to_confirm(),
-            "nodes": nodes,
+            "nodes": f.nodes,
         }
         decision_line = _(
             "%(route)s: %(layout)s, executor `%(backend)s`, balancer %(balancer)s; no Ray "
             "migration."
         )
-    if route in (Route.A, Route.B, Route.C):
-        route_label = _("Route %(route)s") % {"route": route}
+    if f.route in (Route.A, Route.B, Route.C):
+        route_label = _("Route %(route)s") % {"route": f.route}
     else:
-        route_label = Route(route).label if route in Route.values else route
+        route_label = Route(f.route).label if f.route in Route.values else f.route
     decision = decision_line % {
         "route": route_label,
-        "layout": layout,
-        "backend": backend,
-        "balancer": balancer,
-        "bundles": bundles,
-        "strategy": strategy,
+        "layout": f.rec.label,
+        "backend": f.backend,
+        "balancer": f.balancer,
+        "bundles": f.bundles,
+        "strategy": f.strategy,
     }
+    return decision, sentence
+
+
+def proposal_from_plan(plan: Plan) -> dict[str, Any]:
+    """Return field values, responsibilities and evidence estimates proposed by `plan`.
+
+    Only what the plan and the answers support is stated: dedicated pools propose mp and no
+    Ray, from the signals that hit; shared pools (or a Ray backend) propose a placement group
+    with the plan's bundles. What the plan cannot know (who reserves the nodes, what restarts a
+    failed server) is marked "To confirm", with no owner.
+    """
+    f = _facts(plan)
+    layout, best = f.rec.label, f.result.best
+    decision, sentence = _decision_and_sentence(f)
     title = _("Serve %(model)s as %(layout)s with executor %(backend)s") % {
         "model": plan.model_name,
         "layout": layout,
-        "backend": backend,
+        "backend": f.backend,
     }
-    estimates = _estimates(best)
     return {
         "title": title[:200],
-        "pool_kind": pool_kind,
+        "pool_kind": f.pool_kind,
         "model_name": plan.model_name,
-        "route": route if route in Route.values else "",
-        "executor_backend": backend if backend in ("mp", "ray") else "",
+        "route": f.route if f.route in Route.values else "",
+        "executor_backend": f.backend if f.backend in ("mp", "ray") else "",
         "layout": layout,
-        "context": _context(plan, result, hosts),
+        "context": _context(plan, f.result, f.hosts),
         "decision_text": decision,
-        "alternatives": _alternatives(result, best),
-        "consequences": _consequences(result),
+        "alternatives": _alternatives(f.result, best),
+        "consequences": _consequences(f.result),
         "verifiable_sentence": sentence,
-        "responsibilities": resp,
-        "estimates": estimates,
+        "responsibilities": {
+            "allocation": _allocation(f),
+            "workers": _workers(f),
+            "ray_benefit": _ray_benefit(f),
+            "recovery": _recovery(f),
+            "proof": _proof(f),
+        },
+        "estimates": _estimates(best),
     }
 
 
