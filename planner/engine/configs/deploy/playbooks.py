@@ -130,9 +130,9 @@ def _ray_wait_task() -> dict[str, Any]:
     }
 
 
-def site_playbook(kinds: set[ProcessKind], *, multi_host: bool) -> list[dict[str, Any]]:
-    """Return site.yml: preflight, install, weights, services, health, smoke, register."""
-    install = [
+def _install_tasks() -> list[dict[str, Any]]:
+    """The bundle's directory, its files, and .env with the vault's secrets."""
+    return [
         {
             "name": "Create the bundle directory",
             "ansible.builtin.file": {
@@ -162,7 +162,11 @@ def site_playbook(kinds: set[ProcessKind], *, multi_host: bool) -> list[dict[str
             "no_log": True,
         },
     ]
-    weights = [
+
+
+def _weights_tasks() -> list[dict[str, Any]]:
+    """Each repository fetched once into the path the servers load, then marked complete."""
+    return [
         {
             "name": "Fetch each repository once into the path the servers load",
             "ansible.builtin.command": {
@@ -190,7 +194,11 @@ def site_playbook(kinds: set[ProcessKind], *, multi_host: bool) -> list[dict[str
             "loop_control": {"label": "{{ item.path }}"},
         },
     ]
-    services: list[dict[str, Any]] = [
+
+
+def _services_tasks(kinds: set[ProcessKind]) -> list[dict[str, Any]]:
+    """The containers that exist noted, then each phase's services started in order."""
+    tasks: list[dict[str, Any]] = [
         {
             "name": "Note the containers that exist",
             "ansible.builtin.set_fact": {
@@ -201,8 +209,13 @@ def site_playbook(kinds: set[ProcessKind], *, multi_host: bool) -> list[dict[str
         }
     ]
     for phase in sorted({PHASES[k] for k in kinds}):
-        services += _phase_tasks(phase, kinds)
-    health = [
+        tasks += _phase_tasks(phase, kinds)
+    return tasks
+
+
+def _health_tasks() -> list[dict[str, Any]]:
+    """Wait until every service answers (nothing was started in check mode)."""
+    return [
         {
             "name": "Wait until every service answers",
             "ansible.builtin.uri": {"url": "{{ item }}", "status_code": 200, "timeout": 10},
@@ -214,7 +227,11 @@ def site_playbook(kinds: set[ProcessKind], *, multi_host: bool) -> list[dict[str
             "when": "not ansible_check_mode",  # nothing was started
         }
     ]
-    smoke = [
+
+
+def _smoke_tasks() -> list[dict[str, Any]]:
+    """One completion from every server, balancer and Serve proxy; all must succeed."""
+    return [
         {
             "name": "Ask every server, balancer and Serve proxy for one completion",
             "ansible.builtin.uri": {
@@ -242,6 +259,10 @@ def site_playbook(kinds: set[ProcessKind], *, multi_host: bool) -> list[dict[str
             },
         },
     ]
+
+
+def site_playbook(kinds: set[ProcessKind], *, multi_host: bool) -> list[dict[str, Any]]:
+    """Return site.yml: preflight, install, weights, services, health, smoke, register."""
     return [
         _play(
             "Preflight every host before touching anything",
@@ -249,15 +270,15 @@ def site_playbook(kinds: set[ProcessKind], *, multi_host: bool) -> list[dict[str
             preflight_tasks(multi_host=multi_host),
             any_errors_fatal=True,
         ),
-        _play("Install the bundle and its secrets", ["install"], install),
-        _play("Fetch the weights once per host", ["weights"], weights),
-        _play("Start the services in the allocation's order", ["services"], services),
-        _play("Wait for health", ["health"], health),
+        _play("Install the bundle and its secrets", ["install"], _install_tasks()),
+        _play("Fetch the weights once per host", ["weights"], _weights_tasks()),
+        _play("Start the services in the allocation's order", ["services"], _services_tasks(kinds)),
+        _play("Wait for health", ["health"], _health_tasks()),
         # From the first host: it reaches every server and balancer as the clients will.
         _play(
             "Smoke test from the first host",
             ["smoke"],
-            [{**task, "when": "not ansible_check_mode"} for task in smoke],
+            [{**task, "when": "not ansible_check_mode"} for task in _smoke_tasks()],
             hosts=f"{HOSTS}[0]",
         ),
         # From the controller: it reaches ServePlan, the hosts may not.

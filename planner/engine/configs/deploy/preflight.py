@@ -75,9 +75,9 @@ def engine_task() -> dict[str, Any]:
     }
 
 
-def preflight_tasks(*, multi_host: bool) -> list[dict[str, Any]]:
-    """Return the preflight tasks; the host's processes are `serveplan_processes`."""
-    tasks: list[dict[str, Any]] = [
+def _engine_checks() -> list[dict[str, Any]]:
+    """The container engine, and which of the bundle's containers already run as planned."""
+    return [
         {**engine_task(), "failed_when": False},
         check(
             "container engine",
@@ -115,6 +115,12 @@ def preflight_tasks(*, multi_host: bool) -> list[dict[str, Any]]:
                 "serveplan_dir, serveplan_models_root, serveplan_bundle_tag) }}",
             },
         },
+    ]
+
+
+def _gpu_checks() -> list[dict[str, Any]]:
+    """The driver, and the GPUs the services still to start need, with their memory free."""
+    return [
         probe(
             "Read the GPUs (index, free and total memory)",
             [
@@ -156,6 +162,12 @@ def preflight_tasks(*, multi_host: bool) -> list[dict[str, Any]]:
             "missing or have less than {{ serveplan_gpu_memory_utilization }} of their memory "
             "free (free: {{ serveplan_free_gpus | join(',') or 'none' }})",
         ),
+    ]
+
+
+def _port_checks() -> list[dict[str, Any]]:
+    """The ports the services still to start listen on, free on this host."""
+    return [
         probe(
             "Read the listening TCP sockets",
             ["cat", "/proc/net/tcp", "/proc/net/tcp6"],
@@ -176,32 +188,39 @@ def preflight_tasks(*, multi_host: bool) -> list[dict[str, Any]]:
             "ports {{ serveplan_busy_ports | join(',') }} are already taken on this host",
         ),
     ]
-    if multi_host:
-        tasks += [
-            probe(
-                "Read the NCCL interface's state and speed",
-                [
-                    "cat",
-                    "{{ serveplan_sysfs_net }}/{{ serveplan_nic.interface }}/operstate",
-                    "{{ serveplan_sysfs_net }}/{{ serveplan_nic.interface }}/speed",
-                ],
-                "serveplan_link",
-                failed_when=False,
-                when="serveplan_nic",
-            ),
-            check(
-                "NCCL interface and link speed",
-                [
-                    "not serveplan_nic or serveplan_link.rc == 0",
-                    "not serveplan_nic or (serveplan_link.stdout_lines + ['', ''])[0] == 'up'",
-                    "not serveplan_nic or ((serveplan_link.stdout_lines + ['', ''])[1] | int) >= "
-                    "(serveplan_nic.speed_gbps * 1000) | int",
-                ],
-                "{{ serveplan_nic.interface | default('') }} must be up at "
-                "{{ serveplan_nic.speed_gbps | default('') }} Gb/s or more, as planned",
-            ),
-        ]
-    tasks += [
+
+
+def _nic_checks() -> list[dict[str, Any]]:
+    """Across hosts: the NCCL interface up at the planned speed."""
+    return [
+        probe(
+            "Read the NCCL interface's state and speed",
+            [
+                "cat",
+                "{{ serveplan_sysfs_net }}/{{ serveplan_nic.interface }}/operstate",
+                "{{ serveplan_sysfs_net }}/{{ serveplan_nic.interface }}/speed",
+            ],
+            "serveplan_link",
+            failed_when=False,
+            when="serveplan_nic",
+        ),
+        check(
+            "NCCL interface and link speed",
+            [
+                "not serveplan_nic or serveplan_link.rc == 0",
+                "not serveplan_nic or (serveplan_link.stdout_lines + ['', ''])[0] == 'up'",
+                "not serveplan_nic or ((serveplan_link.stdout_lines + ['', ''])[1] | int) >= "
+                "(serveplan_nic.speed_gbps * 1000) | int",
+            ],
+            "{{ serveplan_nic.interface | default('') }} must be up at "
+            "{{ serveplan_nic.speed_gbps | default('') }} Gb/s or more, as planned",
+        ),
+    ]
+
+
+def _weights_checks() -> list[dict[str, Any]]:
+    """The weights: fetched already, provided by the operator, or fetched now (room, token)."""
+    return [
         {
             "name": "Look for weights already fetched",
             "ansible.builtin.stat": {
@@ -273,6 +292,12 @@ def preflight_tasks(*, multi_host: bool) -> list[dict[str, Any]]:
             "fetching {{ serveplan_to_fetch | map(attribute='repo') | join(', ') }} needs the "
             "hf CLI (pip install -U huggingface_hub) and an HF token (vault_hf_token or HF_TOKEN)",
         ),
+    ]
+
+
+def _secret_and_clock_checks() -> list[dict[str, Any]]:
+    """The API key, and the clock's synchronisation."""
+    return [
         check(
             "API key",
             "serveplan_vllm_api_key is match(serveplan_secret_pattern)",
@@ -289,5 +314,17 @@ def preflight_tasks(*, multi_host: bool) -> list[dict[str, Any]]:
             "serveplan_clock.stdout | trim == 'yes'",
             "the clock is not synchronised (timedatectl: enable chrony or systemd-timesyncd)",
         ),
+    ]
+
+
+def preflight_tasks(*, multi_host: bool) -> list[dict[str, Any]]:
+    """Return the preflight tasks; the host's processes are `serveplan_processes`."""
+    tasks = [
+        *_engine_checks(),
+        *_gpu_checks(),
+        *_port_checks(),
+        *(_nic_checks() if multi_host else []),
+        *_weights_checks(),
+        *_secret_and_clock_checks(),
     ]
     return [*tasks, refuse([t for t in tasks if t["name"].startswith("Check ")])]
