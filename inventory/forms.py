@@ -9,6 +9,7 @@ from django.utils.translation import gettext_lazy as _
 
 from inventory.architecture import ARCHITECTURE_FIELDS
 from inventory.models import (
+    MACHINE_FIELDS,
     GpuType,
     ImportFormat,
     Machine,
@@ -55,25 +56,6 @@ class PoolForm(forms.ModelForm):
         model = Pool
         fields = ["name", "kind", "description"]
         widgets = {"description": forms.Textarea(attrs={"rows": 3})}
-
-
-MACHINE_FIELDS = [
-    "hostname",
-    "management_address",
-    "gpu_metrics_url",
-    "datacenter",
-    "rack",
-    "pool",
-    "gpu_type",
-    "gpu_count",
-    "interconnect",
-    "cpu_cores",
-    "ram_gib",
-    "status",
-    "owner_team",
-    "tags",
-    "notes",
-]
 
 
 class MachineForm(forms.ModelForm):

@@ -30,22 +30,12 @@ class PlanQuerySet(models.QuerySet["Plan"]):
         return self.filter(hostnames__icontains=f'"{hostname.strip().lower()}"')
 
 
-class Plan(models.Model):
-    """An immutable snapshot: the spec, the resolved engine input and the engine's result.
-
-    A decision recorded today must still show what was computed today after the engine
-    improves, so a saved plan is never updated; "re-run with the current engine" creates a new
-    plan pointing back at this one.
-    """
+class EngineRun(models.Model):
+    """What every saved engine run keeps: the spec, the resolved engine input, the result and
+    the engine's version (each subclass names its author relation)."""
 
     public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     title = models.CharField(_("title"), max_length=200)
-    author = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.PROTECT,
-        related_name="plans",
-        verbose_name=_("author"),
-    )
     created_at = models.DateTimeField(_("created"), default=timezone.now, db_index=True)
     # What the user asked for (catalog slugs, inventory hostnames, wizard answers).
     spec = models.JSONField(_("spec"))
@@ -53,6 +43,25 @@ class Plan(models.Model):
     engine_input = models.JSONField(_("engine input"))
     result = models.JSONField(_("engine result"))
     engine_version = models.CharField(_("engine version"), max_length=40)
+
+    class Meta:
+        abstract = True
+
+
+class Plan(EngineRun):
+    """An immutable snapshot: the spec, the resolved engine input and the engine's result.
+
+    A decision recorded today must still show what was computed today after the engine
+    improves, so a saved plan is never updated; "re-run with the current engine" creates a new
+    plan pointing back at this one.
+    """
+
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="plans",
+        verbose_name=_("author"),
+    )
     # Denormalised from the result for filtering and listing without reading the JSON.
     model_slug = models.CharField(_("model slug"), max_length=100, blank=True, db_index=True)
     model_name = models.CharField(_("model"), max_length=200)
@@ -172,22 +181,15 @@ class CalibrationProfile(models.Model):
         return reverse("monitoring:calibration-detail", kwargs={"public_id": self.public_id})
 
 
-class PoolPlan(models.Model):
+class PoolPlan(EngineRun):
     """An immutable snapshot of a pool plan: several models placed on one set of machines."""
 
-    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
-    title = models.CharField(_("title"), max_length=200)
     author = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         on_delete=models.PROTECT,
         related_name="pool_plans",
         verbose_name=_("author"),
     )
-    created_at = models.DateTimeField(_("created"), default=timezone.now, db_index=True)
-    spec = models.JSONField(_("spec"))
-    engine_input = models.JSONField(_("engine input"))
-    result = models.JSONField(_("engine result"))
-    engine_version = models.CharField(_("engine version"), max_length=40)
     # Denormalised for listing: the route, the models and what they use.
     route = models.CharField(_("route"), max_length=10, choices=Route.choices, db_index=True)
     model_names = models.JSONField(_("models"), default=list)

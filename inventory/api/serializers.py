@@ -10,7 +10,7 @@ from rest_framework import serializers
 
 from core.api_fields import CompleteRowsMixin
 from inventory import selectors, services
-from inventory.models import GpuType, Machine, ModelSpec, NetworkInterface, Pool
+from inventory.models import MACHINE_FIELDS, GpuType, Machine, ModelSpec, NetworkInterface, Pool
 
 
 def as_drf_error(exc: DjangoValidationError) -> serializers.ValidationError:
@@ -173,21 +173,7 @@ class MachineSerializer(ServiceSerializer):
         model = Machine
         fields = [
             "id",
-            "hostname",
-            "management_address",
-            "gpu_metrics_url",
-            "datacenter",
-            "rack",
-            "pool",
-            "gpu_type",
-            "gpu_count",
-            "interconnect",
-            "cpu_cores",
-            "ram_gib",
-            "status",
-            "owner_team",
-            "tags",
-            "notes",
+            *MACHINE_FIELDS,
             "nics",
             "fastest_data_nic",
             "created_at",

@@ -9,8 +9,8 @@ from django.db.models import QuerySet
 
 from core.spreadsheet import escape_cell
 from inventory.bulk.files import CSV_COLUMNS
-from inventory.forms import MACHINE_FIELDS
 from inventory.models import (
+    MACHINE_FIELDS,
     Machine,
 )
 

@@ -14,8 +14,8 @@ from django.utils.translation import gettext as _
 
 from core.spreadsheet import unescape_cell
 from inventory import untrusted_yaml
-from inventory.forms import MACHINE_FIELDS
 from inventory.models import (
+    MACHINE_FIELDS,
     ImportFormat,
     MachineImportBatch,
 )

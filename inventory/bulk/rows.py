@@ -9,8 +9,9 @@ from django.utils.translation import gettext as _
 
 from inventory import services
 from inventory.bulk.files import CSV_COLUMNS, NIC_KEYS
-from inventory.forms import MACHINE_FIELDS, MachineForm
+from inventory.forms import MachineForm
 from inventory.models import (
+    MACHINE_FIELDS,
     GpuType,
     Machine,
     NetworkInterface,

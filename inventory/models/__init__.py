@@ -1,6 +1,7 @@
 """Inventory models: the GPU catalog, pools, machines with their NICs, and LLM model specs."""
 
 from inventory.models.hardware import (
+    MACHINE_FIELDS,
     FormFactor,
     GpuType,
     Interconnect,
@@ -17,6 +18,7 @@ from inventory.models.imports import ImportFormat, MachineImportBatch
 from inventory.models.modelspec import CheckpointQuantization, Dtype, ModelSpec
 
 __all__ = [
+    "MACHINE_FIELDS",
     "CheckpointQuantization",
     "Dtype",
     "FormFactor",

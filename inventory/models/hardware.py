@@ -180,6 +180,26 @@ class Pool(models.Model):
         return reverse("inventory:pool-detail", kwargs={"pk": self.pk})
 
 
+# The fields a user edits on a machine (form, API, bulk import and export columns).
+MACHINE_FIELDS = [
+    "hostname",
+    "management_address",
+    "gpu_metrics_url",
+    "datacenter",
+    "rack",
+    "pool",
+    "gpu_type",
+    "gpu_count",
+    "interconnect",
+    "cpu_cores",
+    "ram_gib",
+    "status",
+    "owner_team",
+    "tags",
+    "notes",
+]
+
+
 class Machine(models.Model):
     """One GPU server: its GPUs, links, place, owner and state."""
 

@@ -15,8 +15,8 @@ from core.downloads import attachment
 from core.mixins import PlannerRequiredMixin
 from inventory import bulk, selectors
 from inventory.filters import MachineFilterSet
-from inventory.forms import MACHINE_FIELDS, MachineImportForm
-from inventory.models import ImportFormat, MachineImportBatch
+from inventory.forms import MachineImportForm
+from inventory.models import MACHINE_FIELDS, ImportFormat, MachineImportBatch
 
 
 class MachineImportView(PlannerRequiredMixin, View):

@@ -17,7 +17,6 @@ from inventory import selectors, services
 from inventory.demo import demo_machines, demo_remove
 from inventory.filters import GpuTypeFilterSet, MachineFilterSet, PoolFilterSet
 from inventory.forms import (
-    MACHINE_FIELDS,
     NIC_FIELDS,
     GpuTypeForm,
     MachineForm,
@@ -25,7 +24,7 @@ from inventory.forms import (
     PoolForm,
     apply_validation_error,
 )
-from inventory.models import GpuType, Machine, NetworkInterface, Pool
+from inventory.models import MACHINE_FIELDS, GpuType, Machine, NetworkInterface, Pool
 from inventory.views.base import (
     InventoryListView,
     ServiceDeleteView,
