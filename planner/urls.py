@@ -16,6 +16,7 @@ urlpatterns = [
     path("plans/compare/", plans.PlanCompareView.as_view(), name="plan-compare"),
     path("plans/rules/", plans.RulesView.as_view(), name="rules"),
     path("plans/pools/", pools.PoolPlanListView.as_view(), name="pool-plan-list"),
+    path("plans/pools/new/", pools.PoolWizardView.as_view(), name="pool-wizard"),
     path(
         "plans/pools/<uuid:public_id>/",
         pools.PoolPlanDetailView.as_view(),

@@ -3,19 +3,25 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.views import View
 
 from core.downloads import attachment
+from core.mixins import PlannerRequiredMixin
 from planner.engine.pool.result import PoolResult
+from planner.engine.pool.spec import MAX_POOL_MODELS
+from planner.engine.spec import SpecError
+from planner.forms.pool_wizard import DEFAULT_ROWS, model_formset, place_engine_errors
+from planner.forms.wizard import MachinesStepForm, active_machines
 from planner.models import PoolPlan
 from planner.presentation.pool_page import pool_page
 from planner.services.bundles import BundleUnavailable
-from planner.services.pools import pool_archive
+from planner.services.pools import pool_archive, pool_create
 
 PAGE_SIZE = 50
 
@@ -51,3 +57,67 @@ class PoolPlanDetailView(LoginRequiredMixin, View):
         plan = get_object_or_404(PoolPlan.objects.select_related("author"), public_id=public_id)
         page = pool_page(PoolResult.from_dict(plan.result))
         return render(request, "planner/pool_detail.html", {"plan": plan, "page": page})
+
+
+class PoolWizardView(PlannerRequiredMixin, View):
+    """GET: the "several models" wizard (machines once, a row per model); POST: place them and
+    save the pool plan, or show each error on the row and field it names (nothing is saved)."""
+
+    template_name = "planner/pool_wizard.html"
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        machines = active_machines()
+        source = "fleet" if machines else "hypothetical"
+        form = MachinesStepForm(initial={"source": source}, machines=machines)
+        rows = _rows(request.GET.get("rows"))
+        return self._render(request, form, model_formset(rows=rows), title="")
+
+    def post(self, request: HttpRequest) -> HttpResponse:
+        form = MachinesStepForm(request.POST, machines=active_machines())
+        formset = model_formset(request.POST)
+        title = request.POST.get("title", "").strip()[:200]
+        others: list[str] = []
+        if form.is_valid() and formset.is_valid():
+            spec = {"models": formset.models(), **form.spec_part()}
+            try:
+                plan = pool_create(spec=spec, actor=request.user, title=title)
+            except SpecError as exc:
+                rows = {k: v for k, v in exc.errors.items() if k.startswith("models[")}
+                for path, text in exc.errors.items():
+                    if path not in rows:
+                        others.append(f"{path}: {text}")
+                place_engine_errors(rows, formset, others)
+            else:  # a saved plan is its own audit record (core.audit: immutable snapshots)
+                return redirect(plan.get_absolute_url())
+        return self._render(request, form, formset, title=title, others=others, status=400)
+
+    def _render(
+        self,
+        request: HttpRequest,
+        form: MachinesStepForm,
+        formset: Any,
+        *,
+        title: str,
+        others: list[str] | None = None,
+        status: int = 200,
+    ) -> HttpResponse:
+        selected = set(form["machines"].value() or []) if form.is_bound else set()
+        context = {
+            "form": form,
+            "machines": form.machine_rows,
+            "selected_hostnames": selected,
+            "formset": formset,
+            "title": title,
+            "engine_errors": others or [],
+            "more_rows": min(MAX_POOL_MODELS, len(formset.forms) + 1),
+            "max_models": MAX_POOL_MODELS,
+        }
+        return render(request, self.template_name, context, status=status)
+
+
+def _rows(raw: str | None) -> int:
+    """Return how many model rows a new page offers (?rows=N, bounded by the formset)."""
+    try:
+        return int(raw or DEFAULT_ROWS)
+    except ValueError:
+        return DEFAULT_ROWS

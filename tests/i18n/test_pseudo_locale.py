@@ -127,6 +127,7 @@ def _pages(world: dict[str, Any]) -> dict[str, list[str]]:
         ],
         "planner:rules": [reverse("planner:rules")],
         "planner:pool-plan-list": [reverse("planner:pool-plan-list")],
+        "planner:pool-wizard": [reverse("planner:pool-wizard")],
         "planner:pool-plan-detail": [
             reverse("planner:pool-plan-detail", kwargs={"public_id": world["pool_plan"].public_id})
         ],
