@@ -67,8 +67,11 @@ class BenchmarkRun(models.Model):
     records = models.JSONField(_("per-request timings"), default=list, blank=True)
     comparison = models.JSONField(_("plan comparison"), default=dict, blank=True)
     error = models.TextField(_("error"), blank=True)
+    # When the running worker last reported progress: a run whose reports stop (its worker died
+    # or was restarted) is ended as failed (services.runs_end_stale).
+    heartbeat_at = models.DateTimeField(_("last progress report"), null=True, blank=True)
     # The configuration, status and results are audited; progress ticks and timings are not.
-    history = HistoricalRecords(excluded_fields=["progress", "records"])
+    history = HistoricalRecords(excluded_fields=["progress", "records", "heartbeat_at"])
 
     class Meta:
         ordering = ("-created_at", "-pk")

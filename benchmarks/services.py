@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import datetime, timedelta
 from typing import Any
 
 from celery import current_app
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -78,6 +81,7 @@ def run_create(
         created_by=actor if getattr(actor, "pk", None) else None,
         config=config.as_dict(),
     )
+    runs_end_stale(target=target)  # a run whose worker died must not block the endpoint
     busy = _("A benchmark of %(target)s is already queued or running.") % {"target": target.name}
     if BenchmarkRun.objects.filter(target=target, status__in=ACTIVE_STATUSES).exists():
         raise ValidationError({"target": busy})
@@ -129,6 +133,7 @@ def _progress_hook(run_id: int) -> Any:
 
 def _store_progress(run_id: int, p: Progress) -> bool:
     BenchmarkRun.objects.filter(pk=run_id).update(
+        heartbeat_at=timezone.now(),
         progress={
             "level": p.level + 1,
             "levels": p.levels,
@@ -140,7 +145,7 @@ def _store_progress(run_id: int, p: Progress) -> bool:
             "eta_s": None if p.eta_s is None else round(p.eta_s, 1),
             "ttft_median_ms": None if p.ttft_median_ms is None else round(p.ttft_median_ms, 1),
             "tpot_median_ms": None if p.tpot_median_ms is None else round(p.tpot_median_ms, 2),
-        }
+        },
     )
     return BenchmarkRun.objects.filter(pk=run_id, cancel_requested=True).exists()
 
@@ -155,8 +160,9 @@ def _finish(run: BenchmarkRun, **fields: Any) -> None:
 
 def run_execute(*, run_id: int) -> BenchmarkRun | None:
     """Run a queued benchmark to its end (the Celery task calls this); None when not queued."""
+    now = timezone.now()
     started = BenchmarkRun.objects.filter(pk=run_id, status=RunStatus.QUEUED).update(
-        status=RunStatus.RUNNING, started_at=timezone.now()
+        status=RunStatus.RUNNING, started_at=now, heartbeat_at=now
     )
     if not started:  # cancelled while queued, or a redelivery of a run already done
         return None
@@ -208,3 +214,26 @@ def run_execute(*, run_id: int) -> BenchmarkRun | None:
         comparison=comparison,
     )
     return run
+
+
+def runs_end_stale(*, target: Target | None = None, now: datetime | None = None) -> int:
+    """End as failed every running benchmark (of `target`, or of any target) whose progress
+    reports stopped BENCHMARK_STALE_AFTER_S ago: its worker died or was restarted (the task acks
+    early, so nothing would run it again). The progress it reported stays; return how many."""
+    now = now or timezone.now()
+    cutoff = now - timedelta(seconds=settings.BENCHMARK_STALE_AFTER_S)
+    stale = BenchmarkRun.objects.filter(status=RunStatus.RUNNING).filter(
+        Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, started_at__lt=cutoff)
+    )
+    if target is not None:
+        stale = stale.filter(target=target)
+    message = _(
+        "The worker running this benchmark stopped reporting for %(s)s s (it died or was "
+        "restarted): the run was ended, and only its last progress was kept."
+    ) % {"s": settings.BENCHMARK_STALE_AFTER_S}
+    ended = 0
+    for run in stale:  # one by one: the status change is audited (simple-history)
+        run.status, run.finished_at, run.error = RunStatus.FAILED, now, message
+        run.save(update_fields=["status", "finished_at", "error"])
+        ended += 1
+    return ended

@@ -35,6 +35,11 @@ app.conf.beat_schedule = {
         "schedule": 60.0,
         "options": {"expires": 55, "expire_seconds": 55},
     },
+    "benchmarks.end_stale_runs": {
+        "task": "benchmarks.end_stale_runs",
+        "schedule": 60.0,
+        "options": {"expires": 55, "expire_seconds": 55, "queue": "celery"},
+    },
 }
 
 

@@ -175,6 +175,8 @@ BENCHMARK_MAX_CONCURRENCY = env.int("BENCHMARK_MAX_CONCURRENCY", default=256)
 BENCHMARK_MAX_PROMPT_TOKENS = env.int("BENCHMARK_MAX_PROMPT_TOKENS", default=32768)
 BENCHMARK_MAX_OUTPUT_TOKENS = env.int("BENCHMARK_MAX_OUTPUT_TOKENS", default=8192)
 BENCHMARK_MAX_LEVELS = env.int("BENCHMARK_MAX_LEVELS", default=8)
+# A running benchmark reports progress every second; one silent this long lost its worker.
+BENCHMARK_STALE_AFTER_S = env.int("BENCHMARK_STALE_AFTER_S", default=300)
 # Per-target scrape limits (Prometheus' names; 0 switches one off) and discovery's cap.
 MONITORING_SAMPLE_LIMIT = env.int("MONITORING_SAMPLE_LIMIT", default=50_000)
 MONITORING_LABEL_LIMIT = env.int("MONITORING_LABEL_LIMIT", default=64)
