@@ -164,8 +164,9 @@ def route_options(result: PlanResult) -> tuple[RouteOption, ...]:
             result,
             verdict=verdict_inside(),
             burden=_(
-                "vLLM servers, one per replica, behind a balancer (Nginx or your gateway); "
-                "restarts by your platform. No Ray."
+                "vLLM servers, one per replica, behind a balancer (Nginx or your gateway); the "
+                "bundle's containers restart a failed server on the same machine, nothing moves "
+                "it elsewhere. No Ray."
             ),
             changes_choice=_(
                 "A model or context that no longer fits one node's GPUs moves to Route B; "
