@@ -8,16 +8,12 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from planner.engine.result import Route as EngineRoute
 from planner.engine.result import layout_label
+from planner.labels import ROUTE_TITLES
 
-
-class Route(models.TextChoices):
-    SINGLE = "single", _("Single GPU or node")
-    A = "A", _("Route A: replicas inside nodes behind a balancer")
-    B = "B", _("Route B: one instance across nodes")
-    C = "C", _("Route C: Ray Serve pool")
-    # The honest answer for a model that fits no layout of the machines given; saved like any plan.
-    NONE = "none", _("Nothing fits these machines")
+# The database's choices: the engine's routes, each with its one label (planner.labels).
+Route = models.TextChoices("Route", [(r.name, (r.value, ROUTE_TITLES[r])) for r in EngineRoute])
 
 
 class PlanQuerySet(models.QuerySet["Plan"]):

@@ -10,9 +10,9 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from planner.engine.result import Candidate, Direction, PlanResult, Route
+from planner.labels import ROUTE_TITLES
 from planner.presentation.numbers import amount, count
 from planner.presentation.shown import shown_speed
-from planner.presentation.verdict import ROUTE_TITLES
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

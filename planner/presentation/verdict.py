@@ -7,22 +7,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy, ngettext
+from django.utils.translation import ngettext
 
 from planner.engine.messages import Code
 from planner.engine.result import Backend, Candidate, PlanResult, Route
 from planner.engine.summary import summary_message
+from planner.labels import ROUTE_TITLES
 from planner.presentation.messages import text
 from planner.presentation.numbers import amount, count
 from planner.presentation.shown import band_sentence, shown_speed
-
-ROUTE_TITLES: dict[Route, Any] = {
-    Route.SINGLE: gettext_lazy("One vLLM server"),
-    Route.A: gettext_lazy("Route A: replicas inside nodes behind a balancer"),
-    Route.B: gettext_lazy("Route B: one instance across nodes"),
-    Route.C: gettext_lazy("Route C: a Ray Serve pool"),
-    Route.NONE: gettext_lazy("Nothing fits"),
-}
 
 
 def nothing_fits_sentence(result: PlanResult) -> str:
