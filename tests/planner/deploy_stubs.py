@@ -135,8 +135,24 @@ with open(os.path.join(target, "config.json"), "w") as fh:
 
 _TIMEDATECTL = "#!/bin/bash\necho yes\n"
 
+# The host's disk, not this machine's: `df -Pk DIR` as POSIX prints it, with the free space the
+# test gives the host (the weights check must not depend on how full the runner's disk is).
+_DF = r"""#!/bin/bash
+echo "Filesystem 1024-blocks Used Available Capacity Mounted on"
+echo "stub $(( STUB_FREE_DISK_GIB * 2 * 1048576 )) 0 $(( STUB_FREE_DISK_GIB * 1048576 )) 50% /"
+"""
 
-def make_host(root: Path, host: str, address: str, *, record: Path, gpus: int, free_mib: int):
+
+def make_host(
+    root: Path,
+    host: str,
+    address: str,
+    *,
+    record: Path,
+    gpus: int,
+    free_mib: int,
+    free_disk_gib: int = 500,
+):
     """Create a host's stub directory; return the environment its tasks run with."""
     bin_dir = root / host / "bin"
     bin_dir.mkdir(parents=True)
@@ -145,6 +161,7 @@ def make_host(root: Path, host: str, address: str, *, record: Path, gpus: int, f
         ("nvidia-smi", _NVIDIA_SMI),
         ("hf", _HF),
         ("timedatectl", _TIMEDATECTL),
+        ("df", _DF),
     ):
         (bin_dir / name).write_text(text)
         (bin_dir / name).chmod(0o755)
@@ -159,6 +176,7 @@ def make_host(root: Path, host: str, address: str, *, record: Path, gpus: int, f
         "STUB_SERVER": str(server),
         "STUB_GPUS": str(gpus),
         "STUB_FREE_MIB": str(free_mib),
+        "STUB_FREE_DISK_GIB": str(free_disk_gib),
         "NO_PROXY": "*",
         "no_proxy": "*",
     }

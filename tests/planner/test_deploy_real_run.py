@@ -73,6 +73,7 @@ class Site:
         self.token = token
         self.outputs: list[str] = []
         self.free_mib = {"h1": 80000, "h2": 80000}
+        self.free_disk_gib = {"h1": 500, "h2": 500}
 
     def inventory(self) -> Path:
         hosts = {}
@@ -84,6 +85,7 @@ class Site:
                 record=self.record,
                 gpus=4,
                 free_mib=self.free_mib[host],
+                free_disk_gib=self.free_disk_gib[host],
             )
             hosts[host] = {
                 "ansible_connection": "local",
@@ -210,6 +212,7 @@ def test_register_sh_creates_then_relinks_the_targets_with_curl(tmp_path, live_s
 def test_site_yml_deploys_registers_is_idempotent_and_rolls_back(site, client, planner):
     # --- preflight refuses, naming the host and every check it failed, before touching anything
     site.free_mib["h2"] = 1000
+    site.free_disk_gib["h1"] = 10
     with socket.socket() as busy:
         busy.bind((HOSTS["h1"], 8000))
         busy.listen()
@@ -218,12 +221,14 @@ def test_site_yml_deploys_registers_is_idempotent_and_rolls_back(site, client, p
             [
                 ("h2", "GPU count and free memory"),
                 ("h1", "ports free"),
+                ("h1", "disk space for the weights"),
                 ("h1", "Hugging Face CLI and token"),
                 ("h2", "Hugging Face CLI and token"),
             ],
             hf_token="",
         )
     site.free_mib["h2"] = 80000
+    site.free_disk_gib["h1"] = 500
 
     # --- --check changes nothing
     check = site.play("site.yml", "--check")

@@ -143,7 +143,8 @@ RULES: dict[str, Rule] = {
     },
     # removing the demo machines is a write to the inventory: planners and admins (issue 30)
     "inventory:demo-remove": page("L", "L"),
-    # pool plans: everyone reads them (they are created through the API's plans endpoint)
+    # pool plans: everyone reads them; the "several models" wizard creates them, like the wizard
+    "planner:pool-wizard": page("L", "L"),
     "planner:pool-plan-list": page(),
     "planner:pool-plan-detail": page(),
     "planner:pool-plan-bundle": page(),
