@@ -62,9 +62,12 @@ def plan(spec: PlanSpec, assumptions: Assumptions | None = None) -> PlanResult:
     requested = spec.weight_dtype
     groups = group_nodes(spec.hardware.nodes)
     by_dtype, chosen = candidates_by_dtype(spec, a, groups)
-    cands, small_reason = prefer_small_replicas(spec, by_dtype[chosen], a)
+    cands, small_reason = prefer_small_replicas(
+        spec, by_dtype[chosen], a, lambda c: with_serving(spec, c, a)
+    )
     for i in simulated_indexes(cands):
-        cands[i] = with_serving(spec, cands[i], a)
+        if cands[i].serving is None:  # prefer_small_replicas may have simulated it already
+            cands[i] = with_serving(spec, cands[i], a)
     best = cands[0]
     fill_quantization_options(spec, a, groups, by_dtype, best)
     group = next(g for g in groups if g.gpu_slug == best.gpu)

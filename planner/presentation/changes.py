@@ -17,6 +17,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from planner.engine.result import PlanResult, Recommendation
+from planner.engine.shown import shown_tok_s
 from planner.engine.spec import PlanSpec, SpecError, spec_from_dict
 from planner.presentation.compare import Comparison, DiffRow
 from planner.presentation.numbers import amount, count
@@ -180,10 +181,9 @@ def _why(left: PlanResult, right: PlanResult) -> list[str]:
         out.append(_route_why(lrec, rrec))
     lbest, rbest = left.best, right.best
     if lbest is not None and rbest is not None and lrec.fits and rrec.fits:
-        if amount(lbest.output_throughput_tok_s) != amount(rbest.output_throughput_tok_s):
-            out.append(
-                _throughput_why(lbest.output_throughput_tok_s, rbest.output_throughput_tok_s)
-            )
+        before, after = shown_tok_s(lbest), shown_tok_s(rbest)
+        if before is not None and after is not None and amount(before) != amount(after):
+            out.append(_throughput_why(before, after))
         if lbest.serves_load != rbest.serves_load:
             out.append(
                 _("The layout now holds the target concurrency.")

@@ -10,6 +10,7 @@ from typing import Any
 from django.utils.translation import gettext_lazy as _
 
 from planner.engine.result import PlanResult
+from planner.engine.shown import shown_tok_s, shown_tpot_ms, shown_ttft_ms
 from planner.presentation.messages import message_key, text
 from planner.selectors import plan_result
 
@@ -89,17 +90,30 @@ FIGURE_FIELDS = (
     ("memory.kv_budget_gib", _("KV budget per GPU (GiB)")),
     ("kv_tokens_per_replica", _("KV tokens per replica")),
     ("max_concurrency_total", _("Max concurrent sequences at max_model_len")),
-    ("output_throughput_tok_s", _("Output throughput at the load (tok/s)")),
+    ("output_tok_s", _("Output throughput at the load (tok/s)")),
     ("capacity_output_tok_s", _("Output capacity at saturation (tok/s)")),
-    ("ttft_ms", _("TTFT (ms)")),
-    ("itl_ms", _("Inter-token latency (ms)")),
+    ("ttft_p50_ms", _("TTFT, median (ms)")),
+    ("tpot_p50_ms", _("Time per output token, median (ms)")),
     ("comm_per_decode_step_ms", _("Communication per decode step (ms)")),
 )
+# The speed figures are the serving model's prediction, the ones the plan page shows (issue
+# 32: one number per quantity); the closed-form steady state only ranks the layouts.
+SHOWN_SPEEDS = {
+    "output_tok_s": shown_tok_s,
+    "ttft_p50_ms": shown_ttft_ms,
+    "tpot_p50_ms": shown_tpot_ms,
+}
 
 
-def _figure(result: PlanResult, dotted: str) -> Any:
+def _figure(result: PlanResult, key: str) -> Any:
     """Return a figure of the recommended candidate (None in a snapshot without one)."""
-    return attrgetter(dotted)(result.best) if result.best is not None else None
+    best = result.best
+    if best is None:
+        return None
+    if key in SHOWN_SPEEDS:
+        value = SHOWN_SPEEDS[key](best) if best.fits else None
+        return None if value is None else round(value, 1)
+    return attrgetter(key)(best)
 
 
 def flatten(d: Any, prefix: str = "") -> dict[str, Any]:
