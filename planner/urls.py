@@ -23,6 +23,11 @@ urlpatterns = [
         name="pool-plan-detail",
     ),
     path(
+        "plans/pools/<uuid:public_id>/what-if/",
+        pools.PoolWhatIfView.as_view(),
+        name="pool-plan-what-if",
+    ),
+    path(
         "plans/pools/<uuid:public_id>/bundle.zip",
         pools.PoolPlanBundleView.as_view(),
         name="pool-plan-bundle",

@@ -23,6 +23,20 @@ UNCHANGED = [("", _("(unchanged)"))]
 NO_CALIBRATION = "none"
 
 
+def concurrency_field(label: Any) -> forms.IntegerField:
+    """Return the optional "concurrent sequences" answer of a what-if (1 to a million)."""
+    return forms.IntegerField(
+        label=label,
+        required=False,
+        min_value=1,
+        max_value=1_000_000,
+        error_messages={
+            "min_value": _("Enter between 1 and 1000000."),
+            "max_value": _("Enter between 1 and 1000000."),
+        },
+    )
+
+
 def _gpu_choices() -> list[tuple[str, str]]:
     from catalog.data import load_gpus
 
@@ -64,16 +78,7 @@ class WhatIfForm(forms.Form):
         required=False,
         choices=UNCHANGED + [("1", _("no")), ("2", "×2"), ("4", "×4"), ("8", "×8")],
     )
-    concurrency = forms.IntegerField(
-        label=_("Concurrent sequences"),
-        required=False,
-        min_value=1,
-        max_value=1_000_000,
-        error_messages={
-            "min_value": _("Enter between 1 and 1000000."),
-            "max_value": _("Enter between 1 and 1000000."),
-        },
-    )
+    concurrency = concurrency_field(_("Concurrent sequences"))
 
     calibration = forms.ChoiceField(
         label=_("Calibration profile"),

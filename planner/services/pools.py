@@ -38,6 +38,7 @@ __all__ = [
     "pool_bundle",
     "pool_create",
     "pool_evaluate",
+    "pool_model_names",
 ]
 
 
@@ -87,6 +88,15 @@ def pool_evaluate(*, spec: Mapping[str, Any]) -> PoolEvaluation:
     return PoolEvaluation(
         spec=dict(spec), engine_input=engine_input, result=result, hostnames=hostnames
     )
+
+
+def pool_model_names(plan: PoolPlan) -> list[str]:
+    """Return the engine's name of each model of a saved pool plan, in its spec's order (a
+    model without a `name` has the one the engine derived from its repository)."""
+    try:
+        return [m.name for m in pool_spec_from_dict(plan.engine_input).models]
+    except SpecError:  # a snapshot the current engine refuses: no what-if can run on it
+        return []
 
 
 def _title(evaluation: PoolEvaluation) -> str:

@@ -5,23 +5,30 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from django.contrib import messages
 from django.contrib.auth.mixins import LoginRequiredMixin
+from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
 from django.views import View
 
 from core.downloads import attachment
 from core.mixins import PlannerRequiredMixin
+from core.roles import is_planner
 from planner.engine.pool.result import PoolResult
 from planner.engine.pool.spec import MAX_POOL_MODELS
 from planner.engine.spec import SpecError
+from planner.forms.pool_whatif import PoolWhatIfForm
 from planner.forms.pool_wizard import DEFAULT_ROWS, model_formset, place_engine_errors
 from planner.forms.wizard import MachinesStepForm, active_machines
 from planner.models import PoolPlan
+from planner.presentation.pool_compare import compare_pools
 from planner.presentation.pool_page import pool_page
 from planner.services.bundles import BundleUnavailable
-from planner.services.pools import pool_archive, pool_create
+from planner.services.pools import pool_archive, pool_create, pool_evaluate, pool_model_names
+from planner.throttles import evaluation_throttled
 
 PAGE_SIZE = 50
 
@@ -56,7 +63,9 @@ class PoolPlanDetailView(LoginRequiredMixin, View):
     def get(self, request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
         plan = get_object_or_404(PoolPlan.objects.select_related("author"), public_id=public_id)
         page = pool_page(PoolResult.from_dict(plan.result))
-        return render(request, "planner/pool_detail.html", {"plan": plan, "page": page})
+        form = PoolWhatIfForm(models=pool_model_names(plan))
+        context = {"plan": plan, "page": page, "what_if_form": form}
+        return render(request, "planner/pool_detail.html", context)
 
 
 class PoolWizardView(PlannerRequiredMixin, View):
@@ -121,3 +130,68 @@ def _rows(raw: str | None) -> int:
         return int(raw or DEFAULT_ROWS)
     except ValueError:
         return DEFAULT_ROWS
+
+
+def _what_if_errors(form: PoolWhatIfForm, exc: SpecError) -> None:
+    """Put each engine error on the form field it concerns (else on the form), path named."""
+    for path, message in exc.errors.items():
+        field = None
+        if path == "hardware.machine_count":
+            field = "machine_count"
+        elif path.endswith(".workload.concurrency"):
+            field = "concurrency"
+        form.add_error(field, f"{path}: {message}")
+
+
+class PoolWhatIfView(LoginRequiredMixin, View):
+    """GET: place the pool again with one model removed, one model's load changed or another
+    number of machines, beside the saved plan. POST: save it as a new pool plan (planners)."""
+
+    def _evaluate(self, plan: PoolPlan, data: Any) -> tuple[PoolWhatIfForm, Any]:
+        form = PoolWhatIfForm(data, models=pool_model_names(plan))
+        if not form.is_valid():
+            return form, None
+        try:
+            return form, pool_evaluate(spec=form.changed_spec(plan.spec))
+        except SpecError as exc:
+            _what_if_errors(form, exc)
+            return form, None
+
+    @evaluation_throttled
+    def get(self, request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
+        plan = get_object_or_404(PoolPlan.objects.select_related("author"), public_id=public_id)
+        left = PoolResult.from_dict(plan.result)
+        form, evaluation = self._evaluate(plan, request.GET)
+        if evaluation is None:
+            context = {"plan": plan, "page": pool_page(left), "what_if_form": form}
+            return render(request, "planner/pool_detail.html", context, status=400)
+        context = {
+            "plan": plan,
+            "what_if_form": form,
+            "comparison": compare_pools(left, evaluation.result),
+            "page": pool_page(evaluation.result),
+            "can_write": is_planner(request.user),
+            "query": request.GET.urlencode(),
+        }
+        return render(request, "planner/pool_what_if.html", context)
+
+    @evaluation_throttled
+    def post(self, request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
+        if not is_planner(request.user):
+            raise PermissionDenied(_("Saving plans requires the planner role."))
+        plan = get_object_or_404(PoolPlan, public_id=public_id)
+        form = PoolWhatIfForm(request.POST, models=pool_model_names(plan))
+        if not form.is_valid():
+            messages.error(request, _("The changed pool could not be placed."))
+            return redirect(plan.get_absolute_url())
+        title = _("%(title)s — what if %(changes)s") % {
+            "title": plan.title,
+            "changes": ", ".join(form.describe()),
+        }
+        try:
+            new = pool_create(spec=form.changed_spec(plan.spec), actor=request.user, title=title)
+        except SpecError:
+            messages.error(request, _("The changed pool could not be placed."))
+            return redirect(plan.get_absolute_url())
+        messages.success(request, _("Saved the changed pool plan."))
+        return redirect(new.get_absolute_url())

@@ -131,6 +131,10 @@ def _pages(world: dict[str, Any]) -> dict[str, list[str]]:
         "planner:pool-plan-detail": [
             reverse("planner:pool-plan-detail", kwargs={"public_id": world["pool_plan"].public_id})
         ],
+        "planner:pool-plan-what-if": [
+            reverse("planner:pool-plan-what-if", kwargs={"public_id": world["pool_plan"].public_id})
+            + "?remove_model=router&load_model=chat&concurrency=64"
+        ],
         "planner:plan-detail": [
             reverse("planner:plan-detail", kwargs=plan_id),
             reverse("planner:plan-detail", kwargs={"public_id": world["plan_shared"].public_id}),

@@ -68,4 +68,18 @@ def test_three_models_on_the_a800_pool_from_the_wizard_to_the_bundle(
     text = "\n".join(files.values())
     for _model, name, _priority in rows:
         assert name in text
+
+    # And "what if" without the code model shows it leaving, the others kept, and saves it
+    pool_url = page.url
+    page.select_option("select[name=remove_model]", "code")
+    page.click("form.what-if-form button[type=submit]")
+    page.wait_for_url("**/what-if/?*")
+    models = page.locator("[data-testid=pool-diff-models]")
+    expect(models.locator("tr.changed", has_text="code")).to_have_count(1)
+    expect(models.locator("tr", has_text="not in this pool")).to_have_count(1)
+    expect(page.locator("table.pool-map", has_text="code")).to_have_count(0)
+    page.click("text=Save as a new pool plan")
+    page.wait_for_url("**/plans/pools/*-*/")
+    assert page.url != pool_url
+    expect(page.locator("h1")).to_contain_text("what if without code")
     assert page.errors == []

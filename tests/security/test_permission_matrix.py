@@ -147,6 +147,7 @@ RULES: dict[str, Rule] = {
     "planner:pool-wizard": page("L", "L"),
     "planner:pool-plan-list": page(),
     "planner:pool-plan-detail": page(),
+    "planner:pool-plan-what-if": page("S", "L"),  # anyone may look; saving it is writing
     "planner:pool-plan-bundle": page(),
     "pool-plan-list": api(),
     "pool-plan-detail": api(),
@@ -298,6 +299,7 @@ SAMPLE_KWARGS = {
         for name in ("detail", "cancel", "export-csv", "export-json")
     },
     "planner:pool-plan-detail": lambda w: {"public_id": w["pool_plan"].public_id},
+    "planner:pool-plan-what-if": lambda w: {"public_id": w["pool_plan"].public_id},
     "planner:pool-plan-bundle": lambda w: {"public_id": w["pool_plan"].public_id},
     "pool-plan-detail": lambda w: {"public_id": w["pool_plan"].public_id},
     "planner:plan-export": lambda w: {"public_id": w["plan"].public_id, "fmt": "json"},

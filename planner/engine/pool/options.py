@@ -186,4 +186,29 @@ def model_options(
             found = _fewest_replicas(spec, group, tp, first, _most_replicas(group, tp), a)
             if found is not None:
                 options.append(_option(name, spec, group, found))
+                options += _fewer_replicas(name, spec, group, found, first, a)
     return options, rejections
+
+
+def _fewer_replicas(
+    name: str,
+    spec: PlanSpec,
+    group: NodeGroup,
+    found: tuple[int, Candidate, bool],
+    first: Candidate,
+    a: Assumptions,
+) -> list[Option]:
+    """Return options with fewer replicas than the load needs, marked as missing it.
+
+    Without them a model whose full layout takes the GPUs two others need is left unplaced
+    where serving part of its load, said to miss, is the better answer (a priority-8 model
+    against two of priority 5 and 3 would tie, and the solver could drop either side). Two
+    counts keep the program small: one replica fewer, and half.
+    """
+    replicas = found[0]
+    out = []
+    for fewer in sorted({replicas - 1, math.ceil(replicas / 2)} - {0, replicas}):
+        cand = first if fewer == 1 else _evaluate(spec, group, found[1].tp, fewer, a)
+        if cand is not None and cand.output_throughput_tok_s is not None:
+            out.append(_option(name, spec, group, (fewer, cand, False)))
+    return out

@@ -87,6 +87,8 @@ def _placed(
     slo_met = option.slo_met
     if prediction is not None and prediction.slo_met is not None:
         slo_met = prediction.slo_met  # the simulation's p95s decide, as on a single plan
+    if cand.max_concurrency_total + 1e-9 < m.spec.workload.concurrency:
+        slo_met = False  # fewer replicas than its load needs: it serves part of it
     return PlacedModel(
         name=m.name,
         model=m.spec.hf_repo,

@@ -47,8 +47,11 @@ def is_pool_spec(d: Any) -> bool:
 
 
 def _default_name(raw: Mapping[str, Any], index: int) -> str:
+    """Return the name of a model given none: its repository's or catalog slug's last part."""
     model = raw.get("model")
-    text = model if isinstance(model, str) else f"model-{index + 1}"
+    if isinstance(model, Mapping):  # resolved from the inventory or given inline
+        model = model.get("hf_repo") or model.get("slug")
+    text = model if isinstance(model, str) and model else f"model-{index + 1}"
     slug = re.sub(r"[^a-z0-9-]+", "-", text.rsplit("/", 1)[-1].lower()).strip("-")
     return slug[:40].rstrip("-") or f"model-{index + 1}"
 

@@ -1,0 +1,100 @@
+"""'What if' on a pool plan: remove a model, change one model's load, or change the machines."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from django import forms
+from django.utils.translation import gettext_lazy as _
+
+from planner.forms.whatif import concurrency_field
+from planner.services.resolve import MAX_WHAT_IF_MACHINES
+
+NONE = [("", _("(none)"))]
+MIN_POOL_MODELS = 2  # with one model left it is a single-model plan, which has its own wizard
+
+
+class PoolWhatIfForm(forms.Form):
+    remove_model = forms.ChoiceField(label=_("Remove a model"), required=False)
+    load_model = forms.ChoiceField(label=_("Change the load of"), required=False)
+    concurrency = concurrency_field(_("to this many concurrent sequences"))
+    machine_count = forms.IntegerField(
+        label=_("Number of machines"),
+        required=False,
+        min_value=1,
+        max_value=MAX_WHAT_IF_MACHINES,
+        help_text=_("Fewer keeps the first ones; more adds copies of the last machine."),
+        error_messages={
+            "min_value": _("Enter between 1 and %(n)s.") % {"n": MAX_WHAT_IF_MACHINES},
+            "max_value": _("Enter between 1 and %(n)s.") % {"n": MAX_WHAT_IF_MACHINES},
+        },
+    )
+
+    def __init__(self, *args: Any, models: list[str], **kwargs: Any) -> None:
+        """`models`: the engine's name of each model of the spec, in the spec's order."""
+        super().__init__(*args, **kwargs)
+        choices = [(name, name) for name in models]
+        self.models = models
+        for field in ("remove_model", "load_model"):
+            self.fields[field].choices = NONE + choices
+            self.fields[field].widget.attrs["translate"] = "no"  # model names, not words
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        remove, load, concurrency = (
+            data.get("remove_model"),
+            data.get("load_model"),
+            data.get("concurrency"),
+        )
+        if not (remove or load or concurrency or data.get("machine_count")):
+            raise forms.ValidationError(_("Change at least one answer."))
+        if load and not concurrency:
+            self.add_error("concurrency", _("Enter the model's new number of sequences."))
+        if concurrency and not load:
+            self.add_error("load_model", _("Choose the model whose load changes."))
+        if remove and remove == load:
+            self.add_error("load_model", _("This model is the one being removed."))
+        if remove and len(self.models) - 1 < MIN_POOL_MODELS:
+            self.add_error(
+                "remove_model",
+                _(
+                    "A pool keeps at least two models: plan the remaining one with the "
+                    "single-model wizard."
+                ),
+            )
+        return data
+
+    def changed_spec(self, spec: dict[str, Any]) -> dict[str, Any]:
+        """Return a copy of the pool spec with this form's changes applied."""
+        d = self.cleaned_data
+        new = copy.deepcopy(spec)
+        new.pop("title", None)
+        models = [m for m in new.get("models") or [] if isinstance(m, dict)]
+        for raw, name in zip(models, self.models, strict=False):
+            raw["name"] = name  # a default name stays the same when the others change
+        if d.get("remove_model"):
+            models = [m for m in models if m.get("name") != d["remove_model"]]
+        if d.get("load_model"):
+            for m in models:
+                if m.get("name") == d["load_model"]:
+                    m["workload"] = {**(m.get("workload") or {}), "concurrency": d["concurrency"]}
+        new["models"] = models
+        if d.get("machine_count"):
+            new["hardware"] = {**(new.get("hardware") or {}), "machine_count": d["machine_count"]}
+        return new
+
+    def describe(self) -> list[str]:
+        """Return each change in words, for the saved plan's title and the page."""
+        d = self.cleaned_data
+        out = []
+        if d.get("remove_model"):
+            out.append(str(_("without %(name)s")) % {"name": d["remove_model"]})
+        if d.get("load_model"):
+            out.append(
+                str(_("%(name)s at %(n)s sequences"))
+                % {"name": d["load_model"], "n": d["concurrency"]}
+            )
+        if d.get("machine_count"):
+            out.append(str(_("on %(n)s machines")) % {"n": d["machine_count"]})
+        return out
