@@ -38,8 +38,11 @@ class FormFactor(models.TextChoices):
 
 
 class PoolKind(models.TextChoices):
-    DEDICATED = "dedicated", _("dedicated")
-    SHARED = "shared", _("shared")
+    """How a pool's machines are held; the one table of pool kinds (inventory, decision records,
+    filters and the API all name a kind from here)."""
+
+    DEDICATED = "dedicated", _("Fixed, dedicated nodes")
+    SHARED = "shared", _("Dynamic, shared pool")
 
 
 class Interconnect(models.TextChoices):

@@ -5,7 +5,7 @@ from django import forms
 from django.db.models import Q, QuerySet
 from django.utils.translation import gettext_lazy as _
 
-from planner.decisions.guidance import PoolKind
+from inventory.models import PoolKind
 from planner.decisions.models import DecisionRecord, ExecutorBackend, Status
 from planner.models import Route
 

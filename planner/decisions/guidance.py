@@ -9,10 +9,7 @@ from django.db import models
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
-
-class PoolKind(models.TextChoices):
-    DEDICATED = "dedicated", _("Fixed, dedicated nodes")
-    SHARED = "shared", _("Dynamic, shared pool")
+from inventory.models import PoolKind  # the one table of pool kinds
 
 
 class ResponsibilityKind(models.TextChoices):

@@ -67,14 +67,16 @@ def export_markdown(decision: DecisionRecord) -> str:
     authors = ", ".join(sorted(u.get_username() for u in decision.authors.all()))
     lines.append("- " + _("Authors") + f": {authors or '—'}")
     lines.append("- " + _("Pool") + f": {decision.get_pool_kind_display()}")
-    if decision.plan_id:
-        plan = decision.plan
+    source = decision.plan if decision.plan_id else None
+    if decision.pool_plan_id:
+        source = decision.pool_plan
+    if source is not None:
         lines.append(
             "- "
-            + _("Plan")
-            + f": {plan.title} ({plan.public_id}, "
+            + (_("Pool plan") if decision.pool_plan_id else _("Plan"))
+            + f": {source.title} ({source.public_id}, "
             + _("engine")
-            + f" {plan.engine_version})"
+            + f" {source.engine_version})"
         )
     supersedes = sorted(format_number(d.number) for d in decision.supersedes.all())
     if supersedes:

@@ -7,13 +7,15 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
+from inventory.models import PoolKind
 from planner.decisions.guidance import (
     EVIDENCE_SPECS,
     EvidenceKind,
-    PoolKind,
     ResponsibilityKind,
     guidance_for,
 )
+from planner.engine.result import Backend
+from planner.labels import BACKEND_TITLES
 from planner.models import Route
 
 
@@ -24,9 +26,10 @@ class Status(models.TextChoices):
     SUPERSEDED = "superseded", _("Superseded")
 
 
-class ExecutorBackend(models.TextChoices):
-    MP = "mp", _("mp (multiprocessing)")
-    RAY = "ray", _("ray (Ray actors)")
+# The engine's backends, labelled once (planner.labels): the stored values cannot drift from it.
+ExecutorBackend = models.TextChoices(
+    "ExecutorBackend", [(b.name, (b.value, BACKEND_TITLES[b])) for b in Backend]
+)
 
 
 class EvidenceSource(models.TextChoices):
@@ -42,9 +45,9 @@ def format_number(number: int | None) -> str:
 class DecisionRecordQuerySet(models.QuerySet["DecisionRecord"]):
     def for_list(self) -> "DecisionRecordQuerySet":
         """Return the rows a list page or API list needs, without N+1 queries."""
-        return self.select_related("plan", "created_by", "superseded_by").prefetch_related(
-            "authors", "responsibilities", "evidence_items", "supersedes"
-        )
+        return self.select_related(
+            "plan", "pool_plan", "created_by", "superseded_by"
+        ).prefetch_related("authors", "responsibilities", "evidence_items", "supersedes")
 
 
 class DecisionRecord(models.Model):
@@ -63,6 +66,15 @@ class DecisionRecord(models.Model):
         related_name="decisions",
         verbose_name=_("plan"),
         help_text=_("The saved plan snapshot this decision came from, if any."),
+    )
+    pool_plan = models.ForeignKey(
+        "planner.PoolPlan",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="decisions",
+        verbose_name=_("pool plan"),
+        help_text=_("The saved pool plan (several models) this decision came from, if any."),
     )
     pool_kind = models.CharField(
         _("pool kind"), max_length=20, choices=PoolKind.choices, default=PoolKind.DEDICATED
@@ -149,6 +161,10 @@ class DecisionRecord(models.Model):
             models.CheckConstraint(
                 condition=~models.Q(superseded_by=models.F("pk")),
                 name="decisions_not_superseded_by_itself",
+            ),
+            models.CheckConstraint(  # one source: a single-model plan or a pool plan
+                condition=models.Q(plan__isnull=True) | models.Q(pool_plan__isnull=True),
+                name="decisions_one_plan_source",
             ),
         ]
 

@@ -12,7 +12,8 @@ from typing import Any
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
-from planner.decisions.guidance import EvidenceKind, PoolKind
+from inventory.models import PoolKind
+from planner.decisions.guidance import EvidenceKind
 from planner.engine.result import (
     Candidate,
     Placement,

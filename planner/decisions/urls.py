@@ -14,6 +14,11 @@ urlpatterns = [
         views.DecisionCreateFromPlanView.as_view(),
         name="create-from-plan",
     ),
+    path(
+        "new/from-pool-plan/<uuid:public_id>/",
+        views.DecisionCreateFromPoolPlanView.as_view(),
+        name="create-from-pool-plan",
+    ),
     path("<int:number>/", views.DecisionDetailView.as_view(), name="detail"),
     path("<int:number>/edit/", views.DecisionEditView.as_view(), name="edit"),
     path("<int:number>/accept/", views.DecisionAcceptView.as_view(), name="accept"),

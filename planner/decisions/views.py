@@ -13,16 +13,18 @@ from django.views.generic import ListView
 from core.downloads import attachment
 from core.mixins import PlannerRequiredMixin
 from core.roles import is_planner
+from inventory.models import PoolKind
 from planner.decisions import selectors, services
 from planner.decisions.filters import DecisionRecordFilterSet
 from planner.decisions.forms import AcceptForm, DecisionForm, DiffForm, SupersedeForm
-from planner.decisions.guidance import EVIDENCE_SPECS, PoolKind, guidance_for
+from planner.decisions.guidance import EVIDENCE_SPECS, guidance_for
 from planner.decisions.markdown import export_filename, export_markdown, render_markdown
 from planner.decisions.models import DecisionRecord, Status
+from planner.decisions.pool_prefill import proposal_from_pool_plan
 from planner.decisions.prefill import plan_estimates, proposal_from_plan
 from planner.decisions.revisions import field_labels
 from planner.decisions.rules import readiness
-from planner.models import Plan
+from planner.models import Plan, PoolPlan
 
 TEXT_FIELDS = ("context", "decision_text", "alternatives", "consequences")
 
@@ -127,10 +129,21 @@ class DecisionCreateView(_FormPage):
         return redirect(decision)
 
 
-class DecisionCreateFromPlanView(_FormPage):
+class _DecisionCreateFromSource(_FormPage):
+    """GET: the form prefilled from a saved plan or pool plan; POST: record it, linked to it."""
+
+    source_model: Any
+    source_field: str  # the DecisionRecord field that links the source
+
+    def proposal(self, source: Any) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def estimates(self, source: Any) -> dict[str, float]:
+        return {}
+
     def get(self, request: HttpRequest, public_id: str) -> HttpResponse:
-        plan = get_object_or_404(Plan, public_id=public_id)
-        proposal = proposal_from_plan(plan)
+        source = get_object_or_404(self.source_model, public_id=public_id)
+        proposal = self.proposal(source)
         initial: dict[str, Any] = {
             k: v for k, v in proposal.items() if k not in ("responsibilities", "estimates")
         }
@@ -139,22 +152,40 @@ class DecisionCreateFromPlanView(_FormPage):
             initial[f"resp_{kind}_owner"] = row["owner"]
             initial[f"resp_{kind}_mechanism"] = row["mechanism"]
         form = DecisionForm(initial=initial, estimates=proposal["estimates"])
-        return self.render_form(request, form, plan=plan)
+        return self.render_form(request, form, **{self.source_field: source})
 
     def post(self, request: HttpRequest, public_id: str) -> HttpResponse:
-        plan = get_object_or_404(Plan, public_id=public_id)
-        form = DecisionForm(request.POST, estimates=plan_estimates(plan))
+        source = get_object_or_404(self.source_model, public_id=public_id)
+        form = DecisionForm(request.POST, estimates=self.estimates(source))
+        page = {self.source_field: source}
         if not form.is_valid():
-            return self.render_form(request, form, status=400, plan=plan)
+            return self.render_form(request, form, status=400, **page)
         try:
-            decision = services.decision_create(
-                actor=request.user, plan=plan, **form.service_kwargs()
-            )
+            decision = services.decision_create(actor=request.user, **page, **form.service_kwargs())
         except ValidationError as exc:
             _add_errors(form, exc)
-            return self.render_form(request, form, status=400, plan=plan)
+            return self.render_form(request, form, status=400, **page)
         messages.success(request, _("%(label)s recorded.") % {"label": decision.label})
         return redirect(decision)
+
+
+class DecisionCreateFromPlanView(_DecisionCreateFromSource):
+    source_model = Plan
+    source_field = "plan"
+
+    def proposal(self, source: Any) -> dict[str, Any]:
+        return proposal_from_plan(source)
+
+    def estimates(self, source: Any) -> dict[str, float]:
+        return plan_estimates(source)
+
+
+class DecisionCreateFromPoolPlanView(_DecisionCreateFromSource):
+    source_model = PoolPlan
+    source_field = "pool_plan"
+
+    def proposal(self, source: Any) -> dict[str, Any]:
+        return proposal_from_pool_plan(source)
 
 
 class DecisionEditView(_FormPage):

@@ -64,7 +64,12 @@ class PoolPlanDetailView(LoginRequiredMixin, View):
         plan = get_object_or_404(PoolPlan.objects.select_related("author"), public_id=public_id)
         page = pool_page(PoolResult.from_dict(plan.result))
         form = PoolWhatIfForm(models=pool_model_names(plan))
-        context = {"plan": plan, "page": page, "what_if_form": form}
+        context = {
+            "plan": plan,
+            "page": page,
+            "what_if_form": form,
+            "can_write": is_planner(request.user),
+        }
         return render(request, "planner/pool_detail.html", context)
 
 

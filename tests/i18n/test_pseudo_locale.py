@@ -151,6 +151,12 @@ def _pages(world: dict[str, Any]) -> dict[str, list[str]]:
         "decisions:list": [reverse("decisions:list")],
         "decisions:create": [reverse("decisions:create")],
         "decisions:create-from-plan": [reverse("decisions:create-from-plan", kwargs=plan_id)],
+        "decisions:create-from-pool-plan": [
+            reverse(
+                "decisions:create-from-pool-plan",
+                kwargs={"public_id": world["pool_plan"].public_id},
+            )
+        ],
         "decisions:detail": [
             reverse("decisions:detail", kwargs=num),
             reverse("decisions:detail", kwargs={"number": world["rejected_decision"].number}),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import zipfile
 from pathlib import Path
 
@@ -82,4 +83,13 @@ def test_three_models_on_the_a800_pool_from_the_wizard_to_the_bundle(
     page.wait_for_url("**/plans/pools/*-*/")
     assert page.url != pool_url
     expect(page.locator("h1")).to_contain_text("what if without code")
+
+    # And a decision record from the saved pool: prefilled with the route, linked back to it
+    saved_pool = page.url
+    page.click("[data-testid=pool-record-decision]")
+    page.wait_for_url("**/decisions/new/from-pool-plan/*/")
+    expect(page.locator("textarea[name=decision_text]")).to_have_value(re.compile("LiteLLM"))
+    page.click("#dr-save")
+    page.wait_for_url("**/decisions/*/")
+    expect(page.locator(f"a[href='{saved_pool.removeprefix(live_server.url)}']")).to_have_count(1)
     assert page.errors == []

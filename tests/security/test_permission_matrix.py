@@ -161,6 +161,7 @@ RULES: dict[str, Rule] = {
         for name in (
             "create",
             "create-from-plan",
+            "create-from-pool-plan",
             "edit",
             "accept",
             "reject",
@@ -231,6 +232,7 @@ RULES: dict[str, Rule] = {
             "plan-rerun",
             "decision-list",
             "decision-from-plan",
+            "decision-from-pool-plan",
             "decision-detail",
             "decision-accept",
             "decision-diff",
@@ -304,6 +306,7 @@ SAMPLE_KWARGS = {
     "pool-plan-detail": lambda w: {"public_id": w["pool_plan"].public_id},
     "planner:plan-export": lambda w: {"public_id": w["plan"].public_id, "fmt": "json"},
     "decisions:create-from-plan": lambda w: {"public_id": w["plan"].public_id},
+    "decisions:create-from-pool-plan": lambda w: {"public_id": w["pool_plan"].public_id},
     **{
         f"decisions:{name}": (lambda w: {"number": w["decision"].number})
         for name in (

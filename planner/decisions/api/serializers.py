@@ -9,7 +9,8 @@ from rest_framework import serializers
 
 from core.api_fields import CompleteRowsMixin
 from core.id_lists import SlugListField
-from planner.decisions.guidance import EvidenceKind, PoolKind, ResponsibilityKind
+from inventory.models import PoolKind
+from planner.decisions.guidance import EvidenceKind, ResponsibilityKind
 from planner.decisions.models import (
     DecisionRecord,
     DecisionRevision,
@@ -19,7 +20,7 @@ from planner.decisions.models import (
     Responsibility,
 )
 from planner.decisions.rules import readiness
-from planner.models import Plan, Route
+from planner.models import Plan, PoolPlan, Route
 
 # API field names "responsibility", "measurement" and "origin" (not "kind"/"source"):
 # drf-spectacular names enum components after fields, and other apps' enums own those names.
@@ -75,6 +76,9 @@ class ReadinessSerializer(serializers.Serializer):
 class DecisionRecordSerializer(serializers.ModelSerializer):
     label = serializers.CharField(read_only=True)
     plan = serializers.SlugRelatedField(slug_field="public_id", read_only=True, allow_null=True)
+    pool_plan = serializers.SlugRelatedField(
+        slug_field="public_id", read_only=True, allow_null=True
+    )
     route = serializers.ChoiceField(choices=Route.choices, read_only=True, allow_blank=True)
     executor_backend = serializers.ChoiceField(
         choices=ExecutorBackend.choices, read_only=True, allow_blank=True
@@ -104,6 +108,7 @@ class DecisionRecordSerializer(serializers.ModelSerializer):
             "title",
             "status",
             "plan",
+            "pool_plan",
             "pool_kind",
             "model_name",
             "route",
@@ -230,6 +235,13 @@ class DecisionWriteSerializer(serializers.Serializer):
 
 class FromPlanSerializer(serializers.Serializer):
     plan = serializers.SlugRelatedField(slug_field="public_id", queryset=Plan.objects.all())
+    title = serializers.CharField(max_length=200, required=False)
+
+
+class FromPoolPlanSerializer(serializers.Serializer):
+    pool_plan = serializers.SlugRelatedField(
+        slug_field="public_id", queryset=PoolPlan.objects.all()
+    )
     title = serializers.CharField(max_length=200, required=False)
 
 

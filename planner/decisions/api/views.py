@@ -27,6 +27,7 @@ from planner.decisions.api.serializers import (
     DiffSerializer,
     EvidenceItemSerializer,
     FromPlanSerializer,
+    FromPoolPlanSerializer,
     MeasurementSerializer,
     RevisionDetailSerializer,
     RevisionSerializer,
@@ -160,14 +161,28 @@ class DecisionRecordViewSet(
     @action(detail=False, methods=["post"], url_path="from-plan")
     def from_plan(self, request: Request) -> Response:
         """Create a proposed record prefilled from a saved plan's snapshot."""
-        serializer = FromPlanSerializer(data=request.data)
+        return self._create_from(
+            request, FromPlanSerializer, "plan", services.decision_create_from_plan
+        )
+
+    @extend_schema(request=FromPoolPlanSerializer, responses={201: DecisionRecordSerializer})
+    @action(detail=False, methods=["post"], url_path="from-pool-plan")
+    def from_pool_plan(self, request: Request) -> Response:
+        """Create a proposed record prefilled from a saved pool plan (several models)."""
+        return self._create_from(
+            request, FromPoolPlanSerializer, "pool_plan", services.decision_create_from_pool_plan
+        )
+
+    def _create_from(self, request: Request, serializer_class, field: str, service) -> Response:
+        """Validate the body, create the record the source `field` proposes, answer 201."""
+        serializer = serializer_class(data=request.data)
         serializer.is_valid(raise_exception=True)
         overrides = {}
         if serializer.validated_data.get("title"):
             overrides["title"] = serializer.validated_data["title"]
         try:
-            decision = services.decision_create_from_plan(
-                plan=serializer.validated_data["plan"], actor=request.user, **overrides
+            decision = service(
+                **{field: serializer.validated_data[field]}, actor=request.user, **overrides
             )
         except ValidationError as exc:
             return _validation(exc)

@@ -21,6 +21,7 @@ from planner.decisions.models import (
     RevisionAction,
     Status,
 )
+from planner.decisions.pool_prefill import proposal_from_pool_plan
 from planner.decisions.prefill import proposal_from_plan
 from planner.decisions.revisions import changed_keys, diff, snapshot
 from planner.decisions.rules import readiness
@@ -30,7 +31,7 @@ from planner.decisions.services.errors import (
     DecisionReadOnly,
     InvalidTransition,
 )
-from planner.models import Plan
+from planner.models import Plan, PoolPlan
 
 # Fields a user edits directly; status, number, version and links change only through actions.
 EDITABLE_FIELDS = (
@@ -198,13 +199,16 @@ def decision_create(
     actor: Any,
     title: str,
     plan: Plan | None = None,
+    pool_plan: PoolPlan | None = None,
     responsibilities: Mapping[str, Mapping[str, Any]] | None = None,
     evidence: Mapping[str, Mapping[str, Any]] | None = None,
     authors: Iterable[Any] | None = None,
     **fields: Any,
 ) -> DecisionRecord:
     """Create a proposed record with its five responsibility rows and six evidence items."""
-    decision = DecisionRecord(title=title, plan=plan, created_by=actor, status=Status.PROPOSED)
+    decision = DecisionRecord(
+        title=title, plan=plan, pool_plan=pool_plan, created_by=actor, status=Status.PROPOSED
+    )
     _assign(decision, fields)
     decision.full_clean(exclude=["number"])
     decision._history_user = actor  # type: ignore[attr-defined]
@@ -225,12 +229,28 @@ def decision_create(
 @transaction.atomic
 def decision_create_from_plan(*, plan: Plan, actor: Any, **overrides: Any) -> DecisionRecord:
     """Create a proposed record prefilled from `plan` (overrides win over the proposal)."""
-    proposal = proposal_from_plan(plan)
+    return _create_proposed(proposal_from_plan(plan), actor, overrides, plan=plan)
+
+
+def _create_proposed(
+    proposal: dict[str, Any], actor: Any, overrides: dict[str, Any], **source: Any
+) -> DecisionRecord:
+    """Create the record a prefill proposed, linked to its `source` (overrides win)."""
     proposal.pop("estimates", None)
     responsibilities = overrides.pop("responsibilities", None) or proposal.pop("responsibilities")
     proposal.pop("responsibilities", None)
     proposal.update(overrides)
-    return decision_create(actor=actor, plan=plan, responsibilities=responsibilities, **proposal)
+    return decision_create(actor=actor, responsibilities=responsibilities, **source, **proposal)
+
+
+@transaction.atomic
+def decision_create_from_pool_plan(
+    *, pool_plan: PoolPlan, actor: Any, **overrides: Any
+) -> DecisionRecord:
+    """Create a proposed record prefilled from a pool plan (overrides win over the proposal)."""
+    return _create_proposed(
+        proposal_from_pool_plan(pool_plan), actor, overrides, pool_plan=pool_plan
+    )
 
 
 @transaction.atomic
