@@ -31,6 +31,8 @@ class TargetForm(forms.ModelForm):
             "selector",
             "machines",
             "plan",
+            "pool_plan",
+            "pool_model",
             "plan_scope",
             "decision",
             "poll_interval_s",

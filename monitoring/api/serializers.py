@@ -26,7 +26,7 @@ from monitoring.scrape.keys import BY_KEY
 from monitoring.scrape.series import parse_series_id
 from monitoring.selectors import RANGES
 from planner.decisions.models import DecisionRecord
-from planner.models import Plan
+from planner.models import Plan, PoolPlan
 
 
 class TargetSerializer(serializers.ModelSerializer):
@@ -57,6 +57,13 @@ class TargetSerializer(serializers.ModelSerializer):
         required=False,
         help_text="Ids of the inventory machines it runs on (each once; API_MAX_IDS_PER_LIST).",
     )
+    pool_plan = serializers.SlugRelatedField(
+        slug_field="public_id",
+        queryset=PoolPlan.objects.all(),
+        required=False,
+        allow_null=True,
+        help_text="The public id of a pool plan one of whose models this server serves, or null.",
+    )
     decision = serializers.SlugRelatedField(
         slug_field="number",
         queryset=DecisionRecord.objects.all(),
@@ -76,6 +83,8 @@ class TargetSerializer(serializers.ModelSerializer):
             "selector",
             "machines",
             "plan",
+            "pool_plan",
+            "pool_model",
             "plan_scope",
             "decision",
             "poll_interval_s",

@@ -14,6 +14,7 @@ from simple_history.models import HistoricalRecords
 from core.secrets import EncryptedTextField
 from monitoring import pacing
 from monitoring.series.promql import SelectorError, canonical_selector, parse_selector
+from planner.selectors.pool_models import placed_model_names
 
 MIN_POLL_INTERVAL_S = 5
 # A target's own sample_limit may not exceed this (0, "no limit", is never allowed per target).
@@ -115,6 +116,24 @@ class Target(models.Model):
         blank=True,
         related_name="monitoring_targets",
         help_text=_("The saved plan this server implements: shown as plan vs reality."),
+    )
+    pool_plan = models.ForeignKey(
+        "planner.PoolPlan",
+        verbose_name=_("pool plan"),
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="monitoring_targets",
+        help_text=_(
+            "A saved pool plan (several models) one of whose models this server serves: name "
+            "the model below. A target links a plan or a pool plan, not both."
+        ),
+    )
+    pool_model = models.CharField(
+        _("model of the pool plan"),
+        max_length=40,
+        blank=True,
+        help_text=_("The model's name in the pool plan (as its page shows it)."),
     )
     plan_scope = models.CharField(
         _("what the target serves of the plan"),
@@ -239,6 +258,24 @@ class Target(models.Model):
                 raise ValidationError({"selector": refusal})
         elif not self.base_url:
             raise ValidationError({"base_url": _("Give a base URL or a Prometheus selector.")})
+        self._clean_pool_link()
+
+    def _clean_pool_link(self) -> None:
+        """A pool plan link names one of the models the pool plan placed."""
+        if self.pool_plan_id is None:
+            if self.pool_model:
+                raise ValidationError({"pool_plan": _("Choose the pool plan of this model.")})
+            return
+        if self.plan_id is not None:
+            raise ValidationError({"pool_plan": _("Link a plan or a pool plan, not both.")})
+        placed = placed_model_names(self.pool_plan)
+        if self.pool_model not in placed:
+            raise ValidationError(
+                {
+                    "pool_model": _("Name one of the models the pool plan placed: %(names)s.")
+                    % {"names": ", ".join(placed) or "—"}
+                }
+            )
 
     @property
     def read_only(self) -> bool:

@@ -3,15 +3,18 @@
 A target linked with scope "replica" is one replica of its plan; asked for the plan scope, the
 targets linked to the same plan are summed against the whole plan. A target linked with scope
 "plan" (a Route B instance, a Route C pool behind one endpoint) is always the whole plan.
-Planned values come from `planner.selectors.plan_values`; throughput and latency are predicted
-at the concurrency the servers really ran, not at the plan's.
+Planned values come from `planner.selectors.plan_values` (a model of a pool plan: from
+`planner.selectors.pool_values`); throughput and latency are predicted at the concurrency the
+servers really ran, not at the plan's.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
+from functools import partial
 
 from django.utils.translation import gettext as _
 
@@ -21,6 +24,7 @@ from monitoring.reality.server_checks import ComparisonWarning, sanity_warnings
 from planner.decisions.selectors import LatencySlo, latency_slo
 from planner.engine.at_concurrency import ServingPoint
 from planner.selectors.plan_values import PlanUnreadable, PlanValues, plan_values, predict_at
+from planner.selectors.pool_values import pool_model_values, pool_predict_at
 
 
 class Quantity(StrEnum):
@@ -159,12 +163,38 @@ def _max(values: list[float | None]) -> float | None:
 
 
 def linked_targets(target: Target) -> list[Target]:
-    """Return every replica-scope target linked to the same plan (this one included)."""
+    """Return every replica-scope target linked to the same plan, or to the same model of the
+    same pool plan (this one included)."""
+    same = (
+        {"plan": target.plan}
+        if target.plan_id is not None
+        else {"pool_plan": target.pool_plan, "pool_model": target.pool_model}
+    )
     return list(
         Target.objects.defer("token")
-        .filter(plan=target.plan, plan_scope=PlanScope.REPLICA, kind=target.kind)
+        .filter(**same, plan_scope=PlanScope.REPLICA, kind=target.kind)
         .order_by("name")
     )
+
+
+@dataclass(frozen=True, slots=True)
+class _Link:
+    """What a target is compared with: a plan, or one model of a pool plan."""
+
+    values: PlanValues
+    predict: Callable[..., ServingPoint]  # one replica at (concurrency_per_replica, lengths)
+
+
+def _link(target: Target) -> _Link | None:
+    if target.plan is not None:
+        plan = target.plan
+        return _Link(values=plan_values(plan), predict=partial(predict_at, plan))
+    if target.pool_plan is not None:
+        pool, name = target.pool_plan, target.pool_model
+        return _Link(
+            values=pool_model_values(pool, name), predict=partial(pool_predict_at, pool, name)
+        )
+    return None
 
 
 def plan_comparison(
@@ -175,8 +205,7 @@ def plan_comparison(
     Return None when the target is not linked to a plan; raise PlanUnreadable when the plan
     recommends nothing to compare with.
     """
-    plan = target.plan
-    if plan is None:
+    if target.plan_id is None and target.pool_plan_id is None:
         return None
     if target.kind != TargetKind.VLLM:
         raise NotComparable(
@@ -185,7 +214,10 @@ def plan_comparison(
                 "plan's vLLM endpoints as targets too."
             )
         )
-    values = plan_values(plan)
+    link = _link(target)
+    if link is None:
+        return None
+    values = link.values
     whole = target.plan_scope == PlanScope.PLAN
     chosen = Scope.PLAN if whole or scope == Scope.PLAN else Scope.REPLICA
     replicas = [] if whole else linked_targets(target)
@@ -199,8 +231,7 @@ def plan_comparison(
             predictions.append(None)
             continue
         predictions.append(
-            predict_at(
-                plan,
+            link.predict(
                 concurrency_per_replica=obs.concurrency / share,
                 avg_input_tokens=obs.avg_input_tokens,
                 avg_output_tokens=obs.avg_output_tokens,

@@ -1,0 +1,138 @@
+"""What a saved pool plan predicted for one of its models, as the typed values monitoring reads.
+
+A server linked to a model of a pool plan is compared like a server linked to a single-model
+plan (plan_values.PlanValues): the model's own spec, on the pool's machines, at the layout the
+pool placed it with (its TP, replicas, GPU type and memory share). The layout is evaluated again
+by the engine with default assumptions, as the pool plan itself was (pools carry no
+calibration).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from planner.engine.assumptions import DEFAULT_ASSUMPTIONS, Assumptions
+from planner.engine.at_concurrency import (
+    LayoutUnavailable,
+    ReplicaLayout,
+    ServingPoint,
+    predict_replica,
+)
+from planner.engine.layouts import evaluate, group_nodes, spec_assumptions
+from planner.engine.pool import PoolResult, pool_spec_from_dict
+from planner.engine.pool.result import PlacedModel
+from planner.engine.result import Candidate, ResultFormatError
+from planner.engine.spec import Layout, PlanSpec, SpecError
+from planner.models import PoolPlan
+from planner.selectors.plan_values import PlannedReplica, PlanUnreadable, PlanValues
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _PoolModel:
+    spec: PlanSpec  # the model's spec, with the memory share the pool gave it
+    placed: PlacedModel
+    assumptions: Assumptions
+    route: str
+
+
+def _pool_model(pool_plan: PoolPlan, name: str) -> _PoolModel:
+    try:
+        pool = pool_spec_from_dict(pool_plan.engine_input)
+        result = PoolResult.from_dict(pool_plan.result)
+    except (SpecError, ResultFormatError) as exc:
+        raise PlanUnreadable(f"pool plan {pool_plan.public_id}: {exc}") from exc
+    placed = result.model(name)
+    model = next((m for m in pool.models if m.name == name), None)
+    if placed is None or model is None:
+        raise PlanUnreadable(f"pool plan {pool_plan.public_id} places no model called {name!r}")
+    spec = replace(model.spec, gpu_memory_utilization=placed.gpu_memory_utilization)
+    return _PoolModel(
+        spec=spec,
+        placed=placed,
+        assumptions=spec_assumptions(spec, DEFAULT_ASSUMPTIONS),
+        route=result.route.route.value,
+    )
+
+
+def _candidate(m: _PoolModel) -> Candidate:
+    group = next(
+        (g for g in group_nodes(m.spec.hardware.nodes) if g.gpu_slug == m.placed.gpu), None
+    )
+    cand = None
+    if group is not None:
+        layout = Layout(tp=m.placed.tp, pp=1, replicas=m.placed.replicas)
+        cand = evaluate(
+            m.spec, group, layout, dtype=m.placed.weight_dtype, a=m.assumptions, pinned=True
+        )
+    if cand is None or not cand.fits:
+        raise PlanUnreadable(
+            f"{m.placed.name}: TP{m.placed.tp}×{m.placed.replicas} on {m.placed.gpu} no longer "
+            "evaluates on the pool's machines"
+        )
+    return cand
+
+
+def _layout(placed: PlacedModel) -> ReplicaLayout:
+    return ReplicaLayout(gpu=placed.gpu, tp=placed.tp, pp=1, weight_dtype=placed.weight_dtype)
+
+
+def pool_model_values(pool_plan: PoolPlan, name: str) -> PlanValues:
+    """Return one model of a pool plan as the values a plan comparison reads."""
+    m = _pool_model(pool_plan, name)
+    cand = _candidate(m)
+    spec, replicas = m.spec, max(cand.replicas, 1)
+    block = m.assumptions.block_size_tokens
+    return PlanValues(
+        public_id=str(pool_plan.public_id),
+        title=f"{pool_plan.title} · {name}",
+        url=pool_plan.get_absolute_url(),
+        model_name=spec.model_name,
+        model_slug=spec.model_slug or "",
+        hf_repo=spec.hf_repo,
+        model_family=spec.architecture.model_type or "unknown",
+        route=m.route,
+        replicas=replicas,
+        nodes_per_replica=1,
+        max_model_len=spec.max_model_len,
+        kv_cache_dtype=spec.kv_cache_dtype,
+        gpu_memory_utilization=spec.gpu_memory_utilization,
+        ttft_slo_ms=spec.workload.ttft_slo_ms,
+        itl_slo_ms=spec.workload.itl_slo_ms,
+        replica=PlannedReplica(
+            layout=_layout(m.placed),
+            kv_blocks=cand.gpu_blocks(block),
+            kv_tokens=cand.kv_tokens_per_replica,
+            block_size_tokens=block,
+            kv_budget_gib=cand.memory.kv_budget_gib,
+            kv_bytes_per_token=cand.memory.kv_bytes_per_token,
+            concurrency=cand.batch_per_replica,
+            output_tok_s=cand.output_throughput_tok_s / replicas,
+            ttft_ms=cand.ttft_ms,
+            itl_ms=cand.itl_ms,
+        ),
+        calibration=None,
+    )
+
+
+def pool_predict_at(
+    pool_plan: PoolPlan,
+    name: str,
+    *,
+    concurrency_per_replica: float,
+    avg_input_tokens: float | None = None,
+    avg_output_tokens: float | None = None,
+) -> ServingPoint:
+    """Return one replica of the pool's model at the observed concurrency and lengths."""
+    m = _pool_model(pool_plan, name)
+    try:
+        return predict_replica(
+            m.spec,
+            _layout(m.placed),
+            concurrency_per_replica=concurrency_per_replica,
+            avg_input_tokens=avg_input_tokens,
+            avg_output_tokens=avg_output_tokens,
+            a=m.assumptions,
+            percentiles=True,
+        )
+    except LayoutUnavailable as exc:
+        raise PlanUnreadable(str(exc)) from exc
