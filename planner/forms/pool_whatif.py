@@ -6,12 +6,18 @@ import copy
 from typing import Any
 
 from django import forms
+from django.utils.functional import lazy
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from planner.forms.whatif import concurrency_field
 from planner.services.resolve import MAX_WHAT_IF_MACHINES
 
 NONE = [("", _("(none)"))]
+# Interpolated when shown, in the reader's language (a lazy string's % would fix it at import).
+MACHINES_RANGE = lazy(
+    lambda: gettext("Enter between 1 and %(n)s.") % {"n": MAX_WHAT_IF_MACHINES}, str
+)()
 MIN_POOL_MODELS = 2  # with one model left it is a single-model plan, which has its own wizard
 
 
@@ -25,10 +31,7 @@ class PoolWhatIfForm(forms.Form):
         min_value=1,
         max_value=MAX_WHAT_IF_MACHINES,
         help_text=_("Fewer keeps the first ones; more adds copies of the last machine."),
-        error_messages={
-            "min_value": _("Enter between 1 and %(n)s.") % {"n": MAX_WHAT_IF_MACHINES},
-            "max_value": _("Enter between 1 and %(n)s.") % {"n": MAX_WHAT_IF_MACHINES},
-        },
+        error_messages={"min_value": MACHINES_RANGE, "max_value": MACHINES_RANGE},
     )
 
     def __init__(self, *args: Any, models: list[str], **kwargs: Any) -> None:
