@@ -37,6 +37,26 @@ def test_the_form_queues_a_run_and_opens_its_page(planner_client, sim_target, no
     assert progress == {"status": "queued", "active": True, "progress": {}}
 
 
+def test_the_form_sets_spread_prefix_and_slos(planner_client, sim_target, no_enqueue):
+    planner_client.post("/benchmarks/", {
+        "target": sim_target.pk, "requests": "4", "input_tokens": "64", "output_tokens": "8",
+        "input_tokens_sd": "16", "output_tokens_sd": "2", "shared_prefix_fraction": "0.5",
+        "ttft_slo_ms": "500", "tpot_slo_ms": "40", "e2el_slo_ms": "2000"})  # fmt: skip
+    config = BenchmarkRun.objects.get().config
+    assert config["input_tokens_sd"] == 16
+    assert config["output_tokens_sd"] == 2
+    assert config["shared_prefix_fraction"] == 0.5
+    assert (config["ttft_slo_ms"], config["tpot_slo_ms"], config["e2el_slo_ms"]) == (500, 40, 2000)
+
+
+def test_a_bad_prefix_fraction_is_named_and_saves_nothing(planner_client, sim_target):
+    response = planner_client.post("/benchmarks/", {
+        "target": sim_target.pk, "requests": "4", "input_tokens": "64", "output_tokens": "8",
+        "shared_prefix_fraction": "1.5"}, follow=True)  # fmt: skip
+    assert b"shared_prefix_fraction" in response.content
+    assert not BenchmarkRun.objects.exists()
+
+
 def test_a_bad_form_names_the_field_and_saves_nothing(planner_client, sim_target):
     response = planner_client.post("/benchmarks/", {"target": sim_target.pk, "requests": "0",
                                                     "input_tokens": "1", "output_tokens": "1"},
