@@ -176,7 +176,6 @@ class PoolWhatIfView(LoginRequiredMixin, View):
             "comparison": compare_pools(left, evaluation.result),
             "page": pool_page(evaluation.result),
             "can_write": is_planner(request.user),
-            "query": request.GET.urlencode(),
         }
         return render(request, "planner/pool_what_if.html", context)
 
