@@ -1,5 +1,6 @@
 """Pages of decision records: list, document, edit, actions, revisions, print and export."""
 
+from collections.abc import Callable
 from typing import Any
 
 from django.contrib import messages
@@ -134,12 +135,8 @@ class _DecisionCreateFromSource(_FormPage):
 
     source_model: Any
     source_field: str  # the DecisionRecord field that links the source
-
-    def proposal(self, source: Any) -> dict[str, Any]:
-        raise NotImplementedError
-
-    def estimates(self, source: Any) -> dict[str, float]:
-        return {}
+    proposal: Callable[[Any], dict[str, Any]]  # the prefill of a source
+    estimates: Callable[[Any], dict[str, float]] = staticmethod(lambda source: {})
 
     def get(self, request: HttpRequest, public_id: str) -> HttpResponse:
         source = get_object_or_404(self.source_model, public_id=public_id)
@@ -172,20 +169,14 @@ class _DecisionCreateFromSource(_FormPage):
 class DecisionCreateFromPlanView(_DecisionCreateFromSource):
     source_model = Plan
     source_field = "plan"
-
-    def proposal(self, source: Any) -> dict[str, Any]:
-        return proposal_from_plan(source)
-
-    def estimates(self, source: Any) -> dict[str, float]:
-        return plan_estimates(source)
+    proposal = staticmethod(proposal_from_plan)
+    estimates = staticmethod(plan_estimates)
 
 
 class DecisionCreateFromPoolPlanView(_DecisionCreateFromSource):
     source_model = PoolPlan
     source_field = "pool_plan"
-
-    def proposal(self, source: Any) -> dict[str, Any]:
-        return proposal_from_pool_plan(source)
+    proposal = staticmethod(proposal_from_pool_plan)
 
 
 class DecisionEditView(_FormPage):
