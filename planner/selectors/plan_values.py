@@ -98,7 +98,6 @@ def plan_values(plan: Plan) -> PlanValues:
     block = a.block_size_tokens
     replicas = max(cand.replicas, 1)
     layout = _layout(cand)
-    memory = cand.memory
     return PlanValues(
         public_id=str(plan.public_id),
         title=plan.title,
@@ -115,19 +114,24 @@ def plan_values(plan: Plan) -> PlanValues:
         gpu_memory_utilization=spec.gpu_memory_utilization,
         ttft_slo_ms=spec.workload.ttft_slo_ms,
         itl_slo_ms=spec.workload.itl_slo_ms,
-        replica=PlannedReplica(
-            layout=layout,
-            kv_blocks=cand.gpu_blocks(block),
-            kv_tokens=cand.kv_tokens_per_replica,
-            block_size_tokens=block,
-            kv_budget_gib=memory.kv_budget_gib,
-            kv_bytes_per_token=memory.kv_bytes_per_token,
-            concurrency=cand.batch_per_replica,
-            output_tok_s=cand.output_throughput_tok_s / replicas,
-            ttft_ms=cand.ttft_ms,
-            itl_ms=cand.itl_ms,
-        ),
+        replica=planned_replica(cand, layout, block),
         calibration=result.calibration,
+    )
+
+
+def planned_replica(cand: Candidate, layout: ReplicaLayout, block: int) -> PlannedReplica:
+    """Return one replica of `cand` at its plan's workload (KV blocks of `block` tokens)."""
+    return PlannedReplica(
+        layout=layout,
+        kv_blocks=cand.gpu_blocks(block),
+        kv_tokens=cand.kv_tokens_per_replica,
+        block_size_tokens=block,
+        kv_budget_gib=cand.memory.kv_budget_gib,
+        kv_bytes_per_token=cand.memory.kv_bytes_per_token,
+        concurrency=cand.batch_per_replica,
+        output_tok_s=cand.output_throughput_tok_s / max(cand.replicas, 1),
+        ttft_ms=cand.ttft_ms,
+        itl_ms=cand.itl_ms,
     )
 
 

@@ -24,7 +24,7 @@ from planner.engine.pool.result import PlacedModel
 from planner.engine.result import Candidate, ResultFormatError
 from planner.engine.spec import Layout, PlanSpec, SpecError
 from planner.models import PoolPlan
-from planner.selectors.plan_values import PlannedReplica, PlanUnreadable, PlanValues
+from planner.selectors.plan_values import PlanUnreadable, PlanValues, planned_replica
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -81,7 +81,6 @@ def pool_model_values(pool_plan: PoolPlan, name: str) -> PlanValues:
     m = _pool_model(pool_plan, name)
     cand = _candidate(m)
     spec, replicas = m.spec, max(cand.replicas, 1)
-    block = m.assumptions.block_size_tokens
     return PlanValues(
         public_id=str(pool_plan.public_id),
         title=f"{pool_plan.title} · {name}",
@@ -98,18 +97,7 @@ def pool_model_values(pool_plan: PoolPlan, name: str) -> PlanValues:
         gpu_memory_utilization=spec.gpu_memory_utilization,
         ttft_slo_ms=spec.workload.ttft_slo_ms,
         itl_slo_ms=spec.workload.itl_slo_ms,
-        replica=PlannedReplica(
-            layout=_layout(m.placed),
-            kv_blocks=cand.gpu_blocks(block),
-            kv_tokens=cand.kv_tokens_per_replica,
-            block_size_tokens=block,
-            kv_budget_gib=cand.memory.kv_budget_gib,
-            kv_bytes_per_token=cand.memory.kv_bytes_per_token,
-            concurrency=cand.batch_per_replica,
-            output_tok_s=cand.output_throughput_tok_s / replicas,
-            ttft_ms=cand.ttft_ms,
-            itl_ms=cand.itl_ms,
-        ),
+        replica=planned_replica(cand, _layout(m.placed), m.assumptions.block_size_tokens),
         calibration=None,
     )
 
