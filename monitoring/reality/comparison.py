@@ -24,7 +24,7 @@ from monitoring.reality.server_checks import ComparisonWarning, sanity_warnings
 from planner.decisions.selectors import LatencySlo, latency_slo
 from planner.engine.at_concurrency import ServingPoint
 from planner.selectors.plan_values import PlanUnreadable, PlanValues, plan_values, predict_at
-from planner.selectors.pool_values import pool_model_values, pool_predict_at
+from planner.selectors.pool_values import pool_model_plan
 
 
 class Quantity(StrEnum):
@@ -185,16 +185,14 @@ class _Link:
     predict: Callable[..., ServingPoint]  # one replica at (concurrency_per_replica, lengths)
 
 
-def _link(target: Target) -> _Link | None:
+def _link(target: Target) -> _Link:
+    """Return the plan, or the pool plan's model, a linked target is compared with (each read
+    once for every replica compared)."""
     if target.plan is not None:
         plan = target.plan
         return _Link(values=plan_values(plan), predict=partial(predict_at, plan))
-    if target.pool_plan is not None:
-        pool, name = target.pool_plan, target.pool_model
-        return _Link(
-            values=pool_model_values(pool, name), predict=partial(pool_predict_at, pool, name)
-        )
-    return None
+    model = pool_model_plan(target.pool_plan, target.pool_model)
+    return _Link(values=model.values(), predict=model.predict_at)
 
 
 def plan_comparison(
@@ -215,8 +213,6 @@ def plan_comparison(
             )
         )
     link = _link(target)
-    if link is None:
-        return None
     values = link.values
     whole = target.plan_scope == PlanScope.PLAN
     chosen = Scope.PLAN if whole or scope == Scope.PLAN else Scope.REPLICA

@@ -14,8 +14,10 @@ from django.utils.translation import gettext as _
 
 from inventory.models import PoolKind
 from planner.decisions.prefill import to_confirm
+from planner.engine.pool import pool_spec_from_dict
 from planner.engine.pool.result import PoolResult, Router
 from planner.engine.result import Route
+from planner.engine.spec import SpecError
 from planner.models import PoolPlan
 from planner.presentation.messages import text
 from planner.presentation.numbers import amount
@@ -65,10 +67,12 @@ class _PoolFacts:
 
 def _pool_kind(plan: PoolPlan) -> str:
     """Return the pool's kind as the inventory stated it for the offered nodes (dedicated when
-    it says nothing, as the engine assumes)."""
-    hardware = (plan.engine_input or {}).get("hardware") or {}
-    kinds = {n.get("pool_kind") for n in hardware.get("nodes") or [] if isinstance(n, dict)}
-    kinds.add(hardware.get("pool_kind"))
+    it says nothing, as the engine assumes, or when the snapshot no longer parses)."""
+    try:
+        hardware = pool_spec_from_dict(plan.engine_input).hardware
+    except SpecError:
+        return PoolKind.DEDICATED
+    kinds = {hardware.pool_kind, *(n.pool_kind for n in hardware.nodes)}
     return PoolKind.SHARED if PoolKind.SHARED in kinds else PoolKind.DEDICATED
 
 

@@ -62,15 +62,25 @@ class PoolPlanBundleView(LoginRequiredMixin, View):
 class PoolPlanDetailView(LoginRequiredMixin, View):
     def get(self, request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
         plan = get_object_or_404(PoolPlan.objects.select_related("author"), public_id=public_id)
-        page = pool_page(PoolResult.from_dict(plan.result))
         form = PoolWhatIfForm(models=pool_model_names(plan))
-        context = {
-            "plan": plan,
-            "page": page,
-            "what_if_form": form,
-            "can_write": is_planner(request.user),
-        }
-        return render(request, "planner/pool_detail.html", context)
+        return _detail(request, plan, PoolResult.from_dict(plan.result), form)
+
+
+def _detail(
+    request: HttpRequest,
+    plan: PoolPlan,
+    result: PoolResult,
+    form: PoolWhatIfForm,
+    status: int = 200,
+) -> HttpResponse:
+    """Render the pool plan page (with the what-if form's errors, when it has some)."""
+    context = {
+        "plan": plan,
+        "page": pool_page(result),
+        "what_if_form": form,
+        "can_write": is_planner(request.user),
+    }
+    return render(request, "planner/pool_detail.html", context, status=status)
 
 
 class PoolWizardView(PlannerRequiredMixin, View):
@@ -168,8 +178,7 @@ class PoolWhatIfView(LoginRequiredMixin, View):
         left = PoolResult.from_dict(plan.result)
         form, evaluation = self._evaluate(plan, request.GET)
         if evaluation is None:
-            context = {"plan": plan, "page": pool_page(left), "what_if_form": form}
-            return render(request, "planner/pool_detail.html", context, status=400)
+            return _detail(request, plan, left, form, status=400)
         context = {
             "plan": plan,
             "what_if_form": form,

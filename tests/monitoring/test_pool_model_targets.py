@@ -10,7 +10,7 @@ from monitoring.reality.observation import observe
 from monitoring.selectors import resolve_range
 from monitoring.simulator.vllm_sim import VllmProfile
 from planner.engine.pool.result import PoolResult
-from planner.selectors.pool_values import pool_model_values, pool_predict_at
+from planner.selectors.pool_values import pool_model_plan
 from planner.services.pools import pool_create
 from tests.monitoring.simulated import feed_simulated
 from tests.planner.fleet import build_demo_fleet
@@ -64,7 +64,7 @@ def _router_server(blocks: int, seed: int = 1) -> VllmProfile:
 def test_the_values_are_the_models_own_on_its_placed_layout(pool_plan):
     placed = PoolResult.from_dict(pool_plan.result).model("router")
 
-    values = pool_model_values(pool_plan, "router")
+    values = pool_model_plan(pool_plan, "router").values()
 
     assert values.hf_repo == LLAMA_8B
     assert values.replicas == placed.replicas
@@ -73,11 +73,11 @@ def test_the_values_are_the_models_own_on_its_placed_layout(pool_plan):
     assert values.url == pool_plan.get_absolute_url()
     assert values.title == "Chat pool · router"
     assert values.ttft_slo_ms is None
-    assert pool_model_values(pool_plan, "chat").ttft_slo_ms == 3000
+    assert pool_model_plan(pool_plan, "chat").values().ttft_slo_ms == 3000
 
 
 def test_a_router_replica_is_compared_with_the_router_not_the_chat_model(make_target, pool_plan):
-    planned = pool_model_values(pool_plan, "router").replica.kv_blocks
+    planned = pool_model_plan(pool_plan, "router").values().replica.kv_blocks
     target = make_target(name="router-a", pool_plan=pool_plan, pool_model="router")
     feed_simulated(target, _router_server(int(planned * 0.9)))
     start, end = resolve_range("1h")
@@ -90,9 +90,7 @@ def test_a_router_replica_is_compared_with_the_router_not_the_chat_model(make_ta
     assert rows["kv_blocks"].planned == planned
     assert rows["kv_blocks"].deviation_pct == pytest.approx(-10.0, abs=0.2)
     seen = observe(target, start, end)
-    at_observed = pool_predict_at(
-        pool_plan,
-        "router",
+    at_observed = pool_model_plan(pool_plan, "router").predict_at(
         concurrency_per_replica=seen.concurrency,
         avg_input_tokens=seen.avg_input_tokens,
         avg_output_tokens=seen.avg_output_tokens,

@@ -138,8 +138,14 @@ def test_a_viewer_cannot_save_it(pool, viewer_client):
     assert PoolPlan.objects.count() == 1
 
 
-def test_the_evaluation_matches_the_service(pool):
+def test_the_evaluation_matches_the_service(pool, viewer_client):
     """The page's right-hand side is exactly what pool_evaluate places for the changed spec."""
+    response = viewer_client.get(_url(pool), {"remove_model": "code"})
     spec = {**pool.spec, "models": [m for m in pool.spec["models"] if m.get("name") != "code"]}
     direct = pool_evaluate(spec=spec).result
+
+    after = {m.name: m.after for m in response.context["comparison"].models}
     assert {m.name for m in direct.placed} == {"chat", "llama-3-1-8b-instruct"}
+    for m in direct.placed:
+        assert after[m.name].gpus == m.gpus
+        assert after[m.name].output_tok_s == m.prediction.output_tok_s
