@@ -342,10 +342,11 @@ def _stop(proc: subprocess.Popen) -> None:
         proc.wait()
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture(scope="module")
 def one_drill_at_a_time() -> Iterator[None]:
-    """Hold a machine-wide lock for each drill: two drills on two xdist workers would take Redis
-    down in the middle of the PostgreSQL drill's recovery window (seen once in a full run)."""
+    """Hold a machine-wide lock while this module's stack and drills run: drills on two xdist
+    workers would take Redis down in the middle of the PostgreSQL drill's recovery window (seen
+    once in a full run), or under the other worker's stack while it starts."""
     import fcntl
     import tempfile
 
@@ -358,7 +359,7 @@ def one_drill_at_a_time() -> Iterator[None]:
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory) -> Iterator[Stack]:
+def stack(tmp_path_factory, one_drill_at_a_time) -> Iterator[Stack]:
     """Simulator, migrated database of our own, targets, then a worker and a beat process."""
     if os.environ.get("SERVEPLAN_ALLOW_SERVICE_RESTARTS") != "1":
         pytest.skip(
