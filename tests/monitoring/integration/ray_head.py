@@ -39,6 +39,29 @@ def free_ports(count: int) -> list[int]:
             s.close()
 
 
+def _ephemeral_floor() -> int:
+    """The first port the kernel hands out for bind(0); 32768 when the range cannot be read."""
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+def worker_ports(role: str) -> tuple[int, int]:
+    """This test process's block of Ray worker ports for a node `role` ("head" or "worker").
+
+    The block lies below the kernel's ephemeral range, so it never overlaps the node's other
+    ports (picked by free_ports from that range): Ray refuses to start when a component's port
+    falls inside the worker range, which failed a CI run once (client port 39631 inside
+    39600-39699). Head and worker blocks of one process are disjoint; processes differ by pid.
+    """
+    block = 240
+    slots = max(1, (_ephemeral_floor() - 10000) // block)
+    base = 10000 + (os.getpid() % slots) * block
+    first = base if role == "head" else base + 120
+    return first, first + 99
+
+
 RUN_VARIABLE = "SERVEPLAN_RAY_TEST"  # the run's temp dir: every process of the cluster
 NODE_VARIABLE = "SERVEPLAN_RAY_NODE"  # which node of the run a process belongs to
 
@@ -97,6 +120,14 @@ def kill_all(marker: str) -> None:
             time.sleep(3)
 
 
+def _run_ray(cmd: list[str], env: dict[str, str]) -> None:
+    """Run `ray start`; on failure, raise with Ray's own words (a bare exit status says nothing)."""
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=180, check=False)
+    if done.returncode != 0:
+        tail = (done.stderr or done.stdout)[-3000:]
+        raise RuntimeError(f"`ray start` exited {done.returncode}:\n{tail}")
+
+
 @dataclass
 class RayHead:
     """A Ray head on `ip`. With `cluster`, other nodes may join (start_worker): every node then
@@ -126,7 +157,7 @@ class RayHead:
 
     def start(self) -> None:
         ports = free_ports(6)
-        worker_base = 20000 + (os.getpid() % 200) * 100
+        first_worker, last_worker = worker_ports("head")
         cmd = [
             str(Path(sys.executable).parent / "ray"), "start", "--head",
             f"--node-ip-address={self.ip}", f"--dashboard-host={self.ip}",
@@ -135,19 +166,19 @@ class RayHead:
             f"--node-manager-port={ports[0]}", f"--object-manager-port={ports[1]}",
             f"--ray-client-server-port={ports[2]}", f"--dashboard-agent-listen-port={ports[3]}",
             f"--dashboard-agent-grpc-port={ports[4]}", f"--runtime-env-agent-port={ports[5]}",
-            f"--min-worker-port={worker_base}", f"--max-worker-port={worker_base + 99}",
+            f"--min-worker-port={first_worker}", f"--max-worker-port={last_worker}",
             "--num-gpus=4", "--num-cpus=2", f"--temp-dir={self.temp_dir}",
             "--disable-usage-stats",
         ]  # fmt: skip
         env = self._node_env("head")
-        subprocess.run(cmd, env=env, check=True, capture_output=True, timeout=180)
+        _run_ray(cmd, env)
         self._wait(f"{self.dashboard_url}/api/version")
 
     def start_worker(self, name: str, ip: str, *, num_gpus: int = 2, num_cpus: int = 1) -> int:
         """Join a worker node at `ip` to a `cluster` head; return its exporter port."""
         assert self.cluster, "a head started without cluster=True refuses other nodes"
         ports = free_ports(6)
-        worker_base = 24000 + (os.getpid() % 200) * 40
+        first_worker, last_worker = worker_ports("worker")
         cmd = [
             str(Path(sys.executable).parent / "ray"), "start",
             f"--address={self.ip}:{self.gcs_port}", f"--node-ip-address={ip}",
@@ -155,10 +186,10 @@ class RayHead:
             f"--node-manager-port={ports[1]}", f"--object-manager-port={ports[2]}",
             f"--dashboard-agent-listen-port={ports[3]}", f"--dashboard-agent-grpc-port={ports[4]}",
             f"--runtime-env-agent-port={ports[5]}",
-            f"--min-worker-port={worker_base}", f"--max-worker-port={worker_base + 39}",
+            f"--min-worker-port={first_worker}", f"--max-worker-port={last_worker}",
             f"--num-gpus={num_gpus}", f"--num-cpus={num_cpus}", "--disable-usage-stats",
         ]  # fmt: skip
-        subprocess.run(cmd, env=self._node_env(name), check=True, capture_output=True, timeout=180)
+        _run_ray(cmd, self._node_env(name))
         return ports[0]
 
     def kill_node(self, name: str) -> None:
