@@ -157,6 +157,16 @@ def _consequences(f: _PoolFacts) -> str:
         lines.append(
             _("Missing its SLO or part of its load: %(names)s.") % {"names": ", ".join(missed)}
         )
+    sharing = [m.name for m in f.result.placed if m.shares_gpus]
+    if sharing:
+        lines.append(
+            _(
+                "%(names)s share GPUs two by two, each with half its memory: a burst on one "
+                "slows its neighbour, and the predictions assume both busy. %(confirm)s the "
+                "neighbours' TPOT under load together in a benchmark run."
+            )
+            % {"names": ", ".join(sharing), "confirm": to_confirm()}
+        )
     hurt = f.result.first_to_hurt
     if hurt is not None:
         lines.append(

@@ -74,6 +74,9 @@ class Assumptions:
     prefill_mfu: float = 0.7  # fitted on the serving runs (bench/fit_serving.py)
     pp_efficiency: float = 0.9  # pipeline bubbles
     balancer_efficiency: float = 0.95  # least_conn balancing is not perfect
+    # The share of its GPUs' time an instance gets: 0.5 when a pool plan lets two small models
+    # share a GPU (no MPS: the two processes time-slice it; both busy is the case planned for).
+    gpu_time_share: float = 1.0
     cold_start_gbs: float = 1.5  # effective weight load speed from local NVMe/page cache, GB/s
     # serving model (planner/engine/serving; fitted by bench/fit_serving.py on the calibration
     # runs of tests/planner/engine/fixtures/serving_runs.json)

@@ -169,6 +169,7 @@ class Code(StrEnum):
     POOL_HINT_CONTEXT = "pool_hint_context"
     POOL_HINT_ADD_GPUS = "pool_hint_add_gpus"
     POOL_HINT_YIELD = "pool_hint_yield"
+    POOL_HINT_SHARE = "pool_hint_share"
     POOL_ROUTE_A = "pool_route_a"
     POOL_ROUTE_C = "pool_route_c"
     POOL_C_MODELS_CHANGE = "pool_c_models_change"

@@ -248,6 +248,7 @@ SIGNATURES: dict[Code, tuple[str, ...]] = {
     Code.POOL_HINT_CONTEXT: ("max_model_len",),
     Code.POOL_HINT_ADD_GPUS: ("gpus", "gpu"),
     Code.POOL_HINT_YIELD: ("models",),
+    Code.POOL_HINT_SHARE: ("gpu",),
     Code.POOL_ROUTE_A: ("models", "gpus", "router"),
     Code.POOL_ROUTE_C: ("models", "spare"),
     Code.POOL_C_MODELS_CHANGE: (),

@@ -41,6 +41,24 @@ _FIELD_OF_PATH = {
 }
 
 
+class PoolOptionsForm(forms.Form):
+    """What holds for the whole pool beyond its machines: may small models share GPUs?"""
+
+    share_gpus = forms.BooleanField(
+        required=False,
+        label=_("Let small models share a GPU"),
+        help_text=_(
+            "Two models whose single-GPU server fits in half a GPU may then run side by side on "
+            "one, each with half its memory share. Each then gets about half the GPU's time, so "
+            "its predicted speed is lower; a model whose SLO that would break keeps a GPU of its "
+            "own."
+        ),
+    )
+
+    def spec_part(self) -> dict[str, Any]:
+        return {"share_gpus": self.cleaned_data["share_gpus"]}
+
+
 class PoolModelForm(forms.Form):
     """One model of the pool: what it is, its context, its load and SLOs, its priority."""
 

@@ -13,10 +13,24 @@ PALETTE_SIZE = 16  # pool-colour-0 .. 15 in planner.css
 
 
 @dataclass(frozen=True, slots=True)
+class GpuOwner:
+    model: str
+    colour: int  # index into the palette
+
+
+@dataclass(frozen=True, slots=True)
 class GpuCell:
     index: int
-    model: str  # "" when the GPU is spare
-    colour: int  # index into the palette; -1 when spare
+    owners: tuple[GpuOwner, ...]  # none when the GPU is spare; two when models share it
+
+    @property
+    def colour(self) -> int:
+        """Return the palette colour of a GPU one model owns; -1 when spare or shared."""
+        return self.owners[0].colour if len(self.owners) == 1 else -1
+
+    @property
+    def shared(self) -> bool:
+        return len(self.owners) > 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,19 +68,21 @@ def _ranges(indices: list[tuple[int, ...]]) -> str:
 
 
 def _gpu_map(result: PoolResult, colours: dict[str, int]) -> tuple[HostRow, ...]:
-    owner: dict[str, dict[int, str]] = defaultdict(dict)
+    owners: dict[str, dict[int, list[str]]] = defaultdict(lambda: defaultdict(list))
     for m in result.placed:
         for inst in m.instances:
             for gpu in inst.gpu_indices:
-                owner[inst.host][gpu] = m.name
-    hosts = sorted(set(owner) | set(result.spare_gpus))
+                owners[inst.host][gpu].append(m.name)
+    hosts = sorted(set(owners) | set(result.spare_gpus))
     rows = []
     for host in hosts:
-        count = len(owner[host]) + result.spare_gpus.get(host, 0)
+        count = len(owners[host]) + result.spare_gpus.get(host, 0)
         cells = []
         for i in range(count):
-            name = owner[host].get(i, "")
-            cells.append(GpuCell(index=i, model=name, colour=colours.get(name, -1)))
+            names = owners[host].get(i, [])
+            cells.append(
+                GpuCell(index=i, owners=tuple(GpuOwner(model=n, colour=colours[n]) for n in names))
+            )
         rows.append(HostRow(host=host, cells=tuple(cells)))
     return tuple(rows)
 

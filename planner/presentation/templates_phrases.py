@@ -180,6 +180,9 @@ PHRASE_TEMPLATES: dict[Code, Template] = {
         "gpus",
     ),
     Code.POOL_HINT_YIELD: Template(N_("lower the priority or the load of {models}")),
+    Code.POOL_HINT_SHARE: Template(
+        N_("let small models share a GPU: it fits in half of one {gpu}, beside another model")
+    ),
     Code.POOL_ROUTE_A: Template(
         N_(
             "Route A: {models} models on {gpus} GPUs, a fixed set. One vLLM deployment per "

@@ -21,7 +21,12 @@ from planner.engine.pool.result import PoolResult
 from planner.engine.pool.spec import MAX_POOL_MODELS
 from planner.engine.spec import SpecError
 from planner.forms.pool_whatif import PoolWhatIfForm
-from planner.forms.pool_wizard import DEFAULT_ROWS, model_formset, place_engine_errors
+from planner.forms.pool_wizard import (
+    DEFAULT_ROWS,
+    PoolOptionsForm,
+    model_formset,
+    place_engine_errors,
+)
 from planner.forms.wizard import MachinesStepForm, active_machines
 from planner.models import PoolPlan
 from planner.presentation.pool_compare import compare_pools
@@ -94,15 +99,16 @@ class PoolWizardView(PlannerRequiredMixin, View):
         source = "fleet" if machines else "hypothetical"
         form = MachinesStepForm(initial={"source": source}, machines=machines)
         rows = _rows(request.GET.get("rows"))
-        return self._render(request, form, model_formset(rows=rows), title="")
+        return self._render(request, form, model_formset(rows=rows), PoolOptionsForm(), title="")
 
     def post(self, request: HttpRequest) -> HttpResponse:
         form = MachinesStepForm(request.POST, machines=active_machines())
         formset = model_formset(request.POST)
+        options = PoolOptionsForm(request.POST)
         title = request.POST.get("title", "").strip()[:200]
         others: list[str] = []
-        if form.is_valid() and formset.is_valid():
-            spec = {"models": formset.models(), **form.spec_part()}
+        if form.is_valid() and formset.is_valid() and options.is_valid():
+            spec = {"models": formset.models(), **form.spec_part(), **options.spec_part()}
             try:
                 plan = pool_create(spec=spec, actor=request.user, title=title)
             except SpecError as exc:
@@ -113,13 +119,14 @@ class PoolWizardView(PlannerRequiredMixin, View):
                 place_engine_errors(rows, formset, others)
             else:  # a saved plan is its own audit record (core.audit: immutable snapshots)
                 return redirect(plan.get_absolute_url())
-        return self._render(request, form, formset, title=title, others=others, status=400)
+        return self._render(request, form, formset, options, title=title, others=others, status=400)
 
     def _render(
         self,
         request: HttpRequest,
         form: MachinesStepForm,
         formset: Any,
+        options: PoolOptionsForm,
         *,
         title: str,
         others: list[str] | None = None,
@@ -131,6 +138,7 @@ class PoolWizardView(PlannerRequiredMixin, View):
             "machines": form.machine_rows,
             "selected_hostnames": selected,
             "formset": formset,
+            "options": options,
             "title": title,
             "engine_errors": others or [],
             "more_rows": min(MAX_POOL_MODELS, len(formset.forms) + 1),

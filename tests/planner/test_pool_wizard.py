@@ -149,3 +149,30 @@ def test_an_inventory_pool_is_offered_and_used(planner_client, demo_fleet):
     plan = PoolPlan.objects.get()
     assert plan.spec["hardware"] == {"pool": "a800-pool"}
     assert set(plan.hostnames) <= {"a800-01", "a800-02"}
+
+
+def test_small_models_that_may_share_gpus_are_shown_two_to_a_gpu(planner_client):
+    small = [
+        {"model": m, "name": f"small-{i}", "max_model_len": 4096, "concurrency": 4}
+        for i, m in enumerate(("llama-3.1-8b", "qwen2.5-7b", "mistral-7b", "qwen3-8b"))
+    ]
+    machines = {"node_count": 1, "gpu": "l40s", "intra_link": "pcie"}
+
+    response = planner_client.post(URL, _post(small, share_gpus="on", **machines))
+
+    assert response.status_code == 302, response.content.decode()[:2000]
+    plan = PoolPlan.objects.get()
+    assert plan.spec["share_gpus"] is True
+    assert plan.gpus_used == 2  # four models, two per GPU
+    html = planner_client.get(response["Location"]).content.decode()
+    assert html.count('class="pool-gpu pool-shared"') == 2
+    assert html.count("pool-half pool-colour-") == 4
+    assert "shares each GPU with another model" in html
+
+
+def test_gpu_sharing_is_off_unless_ticked(planner_client):
+    rows = [{"model": "llama-3.1-8b", "name": "a"}, {"model": "qwen2.5-7b", "name": "b"}]
+    response = planner_client.post(URL, _post(rows))
+
+    assert response.status_code == 302
+    assert PoolPlan.objects.get().spec["share_gpus"] is False

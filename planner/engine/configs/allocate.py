@@ -48,14 +48,23 @@ def _cuda_env(gpus: Sequence[int]) -> tuple[tuple[str, str], ...]:
 
 
 def vllm_process(
-    host: str, name: str, serve: Sequence[str], *, gpus: tuple[int, ...], port: int, replica: int
+    host: str,
+    name: str,
+    serve: Sequence[str],
+    *,
+    gpus: tuple[int, ...],
+    port: int,
+    replica: int,
+    gpu_share: float = 1.0,
 ) -> Process:
-    """Return one single-node `vllm serve` (`serve` is the model and its flags) on fixed GPUs."""
+    """Return one single-node `vllm serve` (`serve` is the model and its flags) on fixed GPUs,
+    claiming `gpu_share` of each (below 1 when it shares them with another server)."""
     return Process(
         host=host,
         name=name,
         kind=ProcessKind.VLLM,
         gpus=gpus,
+        gpu_share=gpu_share,
         ports=(port,),
         replica=replica,
         container=container_name(name, host),
@@ -199,7 +208,7 @@ def serve_bounds(
     lows = {a.name: max(1, a.layout.replicas) for a in apps}
     highs = dict(lows)
     wants = {a.name: lows[a.name] if traffic_shape == "steady" else 2 * lows[a.name] for a in apps}
-    sizes = {a.name: a.layout.gpus_per_replica for a in apps}
+    sizes = {a.name: a.gpus_per_replica for a in apps}
 
     def packs(bounds: Mapping[str, int]) -> bool:
         demands = [(sizes[name], count) for name, count in bounds.items()]

@@ -35,6 +35,9 @@ class Process:
     name: str  # unique on its host: pid file and log file
     kind: ProcessKind
     gpus: tuple[int, ...] = ()  # CUDA_VISIBLE_DEVICES indices claimed on `host`
+    # The share of each of its GPUs it claims: 1 owns them; a vLLM server beside another on
+    # the same GPU claims its gpu_memory_utilization, and the claims of a GPU add up to <= 1.
+    gpu_share: float = 1.0
     ports: tuple[int, ...] = ()  # TCP ports it listens on, on `host`
     replica: int | None = None
     node_rank: int | None = None
@@ -64,10 +67,11 @@ class HostAllocation:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ServeReplicas:
-    """Route C: one Serve application's replica bounds and GPUs per replica."""
+    """Route C: one Serve application's replica bounds and GPUs per replica (0.5: two
+    replicas share a GPU, Ray's fractional num_gpus)."""
 
     application: str
-    gpus_per_replica: int
+    gpus_per_replica: float
     min_replicas: int
     max_replicas: int
 
@@ -101,6 +105,7 @@ class AllocationTable:
                             "name": p.name,
                             "kind": str(p.kind),
                             "cuda_visible_devices": ",".join(map(str, p.gpus)),
+                            "gpu_share": p.gpu_share,
                             "ports": list(p.ports),
                             "replica": p.replica,
                             "node_rank": p.node_rank,
@@ -158,20 +163,21 @@ def table_clashes(table: AllocationTable) -> list[Clash]:
     clashes: list[Clash] = []
     for h in table.hosts:
         names: set[str] = set()
-        gpus: dict[int, str] = {}
+        gpus: dict[int, list[Process]] = {}
         ports: dict[int, str] = {}
         for p in h.processes:
             if p.name in names:
                 clashes.append(Clash(kind=ClashKind.NAME_TWICE, host=h.host, detail=p.name))
             names.add(p.name)
             for g in p.gpus:
-                if g in gpus:
-                    detail = f"GPU {g}: {gpus[g]} and {p.name}"
+                claims = gpus.setdefault(g, [])
+                if claims and sum(c.gpu_share for c in claims) + p.gpu_share > 1 + 1e-9:
+                    detail = f"GPU {g}: {claims[0].name} and {p.name}"
                     clashes.append(Clash(kind=ClashKind.GPU_TWICE, host=h.host, detail=detail))
                 elif not 0 <= g < h.usable_gpus:
                     detail = f"GPU {g} of {p.name}; the host offers {h.usable_gpus}"
                     clashes.append(Clash(kind=ClashKind.GPU_MISSING, host=h.host, detail=detail))
-                gpus.setdefault(g, p.name)
+                claims.append(p)
             for port in p.ports:
                 if port in ports:
                     detail = f"port {port}: {ports[port]} and {p.name}"
@@ -181,18 +187,35 @@ def table_clashes(table: AllocationTable) -> list[Clash]:
     return clashes
 
 
-def replicas_that_fit(usable_gpus: Iterable[int], demands: Sequence[tuple[int, int]]) -> list[int]:
+def gpu_partners(host: HostAllocation) -> dict[str, Process]:
+    """Return, for each process that shares a GPU with one started before it on the host, that
+    earlier process: it starts once the earlier one serves (vLLM counts memory another process
+    takes during its start-up profile against its own budget)."""
+    first_on: dict[int, Process] = {}
+    partners: dict[str, Process] = {}
+    for p in host.processes:
+        for g in p.gpus:
+            earlier = first_on.setdefault(g, p)
+            if earlier is not p and p.gpu_share < 1:
+                partners.setdefault(p.name, earlier)
+    return partners
+
+
+def replicas_that_fit(
+    usable_gpus: Iterable[int], demands: Sequence[tuple[float, int]]
+) -> list[int]:
     """Return how many of each (gpus_per_replica, replicas) demand the nodes hold at once.
 
     A replica stays on one node; the largest replicas are placed first, node by node, so the
-    answer is what every application may reach together (in the order of `demands`).
+    answer is what every application may reach together (in the order of `demands`). Half-GPU
+    replicas pack two to a GPU, as Ray packs fractional GPU requests.
     """
-    free = sorted(usable_gpus, reverse=True)
+    free: list[float] = sorted(usable_gpus, reverse=True)
     placed = [0] * len(demands)
     for i in sorted(range(len(demands)), key=lambda i: -demands[i][0]):
         size, wanted = demands[i]
         for node, gpus in enumerate(free):
-            take = min(gpus // size, wanted - placed[i])
+            take = min(int(gpus / size + 1e-9), wanted - placed[i])
             free[node] -= take * size
             placed[i] += take
     return placed

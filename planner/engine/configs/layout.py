@@ -122,3 +122,13 @@ class ServeApp:
     layout: BundleLayout
     name: str
     route_prefix: str
+    # The share of a GPU each replica asks Ray for: 0.5 when two replicas share one (TP 1
+    # only, each with half the memory share in its spec); 1 takes TP x PP whole GPUs.
+    gpu_share: float = 1.0
+
+    @property
+    def gpus_per_replica(self) -> float:
+        """Return the GPUs a replica asks Ray for (ray_actor_options.num_gpus)."""
+        if self.gpu_share < 1:
+            return self.gpu_share
+        return self.layout.gpus_per_replica

@@ -38,6 +38,8 @@ class PoolDeployment:
     spec: PlanSpec
     layout: BundleLayout  # layout.hosts[r] is instance r's host
     gpu_indices: tuple[tuple[int, ...], ...]  # instance r's GPUs on its host, as planned
+    # Its instances share their GPU with another model's: each claims its memory share of it.
+    shares_gpus: bool = False
 
 
 def allocate_pool(models: Sequence[PoolDeployment], nodes: Sequence[Node]) -> AllocationTable:
@@ -54,12 +56,21 @@ def allocate_pool(models: Sequence[PoolDeployment], nodes: Sequence[Node]) -> Al
             raise ValueError(f"{m.name}: one host and one GPU set per single-node instance")
         model = model_ref(m.spec, m.layout.weight_dtype)
         common = serve_args(m.spec, m.layout)
+        share = m.spec.gpu_memory_utilization if m.shares_gpus else 1.0
         for r, ((host,), gpus) in enumerate(zip(m.layout.hosts, m.gpu_indices, strict=True)):
             port = API_PORT + slot_of.get(host, 0)
             slot_of[host] = slot_of.get(host, 0) + 1
             name = f"vllm-{m.name}-r{r}"
             procs[host].append(
-                vllm_process(host, name, (model, *common), gpus=gpus, port=port, replica=r)
+                vllm_process(
+                    host,
+                    name,
+                    (model, *common),
+                    gpus=gpus,
+                    port=port,
+                    replica=r,
+                    gpu_share=share,
+                )
             )
     router = hosts[0]
     argv = ("litellm", "--config", LITELLM_CONFIG_FILE, "--host", "0.0.0.0")

@@ -12,7 +12,7 @@ import shlex
 from collections.abc import Iterable, Sequence
 
 from planner.engine.configs.allocate import DASHBOARD_URL, SERVE_HTTP_PORT
-from planner.engine.configs.allocation import HostAllocation, Process, ProcessKind
+from planner.engine.configs.allocation import HostAllocation, Process, ProcessKind, gpu_partners
 from planner.engine.configs.serve import SERVE_CONFIG_FILE
 
 NGINX_IMAGE = "nginx:1.27"
@@ -232,13 +232,35 @@ def render_start(
     uses_dir = any(p.kind is not ProcessKind.SERVE_DEPLOY for p in processes)
     lines = _prologue(host.host, usage, bundle_dir=uses_dir)
     lines += list(extra_first)
+    partners = gpu_partners(host)
     for p in processes:
-        lines += [
-            "",
-            _describe(p),
-            *_start(p, host, image, serve_app=serve_app, model_paths=model_paths),
-        ]
+        lines += ["", _describe(p)]
+        if p.name in partners:
+            lines += _wait_for_partner(p, partners[p.name])
+        lines += _start(p, host, image, serve_app=serve_app, model_paths=model_paths)
     return "\n".join(lines) + "\n"
+
+
+# How long a shared GPU's second server waits for the first to serve (loading and profiling).
+PARTNER_WAIT_S = 1800
+_PARTNER_POLL_S = 5
+
+
+def _wait_for_partner(p: Process, partner: Process) -> list[str]:
+    """Return lines that wait until `partner`, which shares a GPU with `p`, serves: vLLM counts
+    memory another process takes during its start-up profile against its own KV budget."""
+    url = shlex.quote(f"http://127.0.0.1:{partner.ports[0]}/health")
+    tries = PARTNER_WAIT_S // _PARTNER_POLL_S
+    return [
+        f"# GPU {','.join(map(str, p.gpus))} is shared: start once {partner.name} serves.",
+        f"for _ in $(seq 1 {tries}); do",
+        f"  curl -fsS --max-time 5 -o /dev/null {url} && break",
+        f"  sleep {_PARTNER_POLL_S}",
+        "done",
+        f"curl -fsS --max-time 5 -o /dev/null {url} || "
+        f"{{ echo {shlex.quote(f'{partner.name} did not serve: {p.name} not started')} >&2; "
+        "exit 1; }",
+    ]
 
 
 def render_stop(host: HostAllocation) -> str:

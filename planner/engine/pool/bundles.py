@@ -14,9 +14,11 @@ from planner.engine.configs.bundle import build_pool_bundle, build_serve_bundle
 from planner.engine.configs.bundle_types import Bundle
 from planner.engine.configs.layout import BundleLayout, ServeApp
 from planner.engine.configs.pool_alloc import PoolDeployment
+from planner.engine.pool.options import SHARED_GPU_FRACTION
 from planner.engine.pool.result import PlacedModel
 from planner.engine.pool.spec import PoolModel, PoolSpec
 from planner.engine.result import Route
+from planner.engine.spec import PlanSpec
 
 
 def placed_layout(placed: PlacedModel) -> BundleLayout:
@@ -35,20 +37,28 @@ def placed_layout(placed: PlacedModel) -> BundleLayout:
     )
 
 
+def _placed_spec(m: PoolModel, placed: PlacedModel) -> PlanSpec:
+    """Return the model's spec with the memory share the plan gave it (half when it shares)."""
+    return dataclasses.replace(m.spec, gpu_memory_utilization=placed.gpu_memory_utilization)
+
+
 def _serve_app(m: PoolModel, placed: PlacedModel) -> ServeApp:
     return ServeApp(
-        spec=m.spec, layout=placed_layout(placed), name=m.name, route_prefix=f"/{m.name}"
+        spec=_placed_spec(m, placed),
+        layout=placed_layout(placed),
+        name=m.name,
+        route_prefix=f"/{m.name}",
+        gpu_share=SHARED_GPU_FRACTION if placed.shares_gpus else 1.0,
     )
 
 
 def _deployment(m: PoolModel, placed: PlacedModel) -> PoolDeployment:
-    # Each model keeps the memory share the plan gave it (smaller when models share GPUs).
-    spec = dataclasses.replace(m.spec, gpu_memory_utilization=placed.gpu_memory_utilization)
     return PoolDeployment(
         name=m.name,
-        spec=spec,
+        spec=_placed_spec(m, placed),
         layout=placed_layout(placed),
         gpu_indices=tuple(inst.gpu_indices for inst in placed.instances),
+        shares_gpus=placed.shares_gpus,
     )
 
 

@@ -5,17 +5,28 @@ type `gpu`, `replicas` instances, the fewest that hold the model's load and meet
 engine's steady state (the ranking basis of single-model plans too). When no replica count meets
 the SLOs, the count that holds the load is kept as an option that misses them, so a model is
 still served, and said to miss, rather than dropped.
+
+When the pool lets small models share GPUs, a model whose single-GPU instance fits in half its
+memory share also gets a *shared* option: TP 1 instances at half the model's
+gpu_memory_utilization (0.45 of 0.9), two models' instances per GPU at most, each predicted
+with half the GPU's time (both instances busy, the case to plan for: without MPS two processes
+time-slice the GPU). vLLM's gpu_memory_utilization is a per-instance limit, so two instances
+at 0.45 fit one GPU side by side.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from planner.engine.assumptions import Assumptions
 from planner.engine.layouts import NodeGroup, evaluate
 from planner.engine.result import Candidate
 from planner.engine.spec import Layout, PlanSpec, valid_tp_sizes
+
+# A shared GPU holds this many instances; each gets that fraction of its time (and Ray's num_gpus).
+INSTANCES_PER_SHARED_GPU = 2
+SHARED_GPU_FRACTION = 1 / INSTANCES_PER_SHARED_GPU
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -31,10 +42,33 @@ class Option:
     # (1.0: it is at its limit now); the model with the smallest is the first to hurt.
     growth_headroom: float
     candidate: Candidate
+    shared: bool = False  # TP 1 instances that each take half a GPU beside another model's
 
     @property
     def gpus(self) -> int:
+        """Return the GPUs its instances run on (a shared instance's GPU counts once for it)."""
         return self.tp * self.replicas
+
+
+def shared_inputs(spec: PlanSpec, a: Assumptions) -> tuple[PlanSpec, Assumptions]:
+    """Return the spec and assumptions of an instance that shares its GPU with another model's:
+    its memory share and the GPU's time divided between the two."""
+    return (
+        replace(spec, gpu_memory_utilization=option_utilization(spec, shared=True)),
+        replace(a, gpu_time_share=a.gpu_time_share * SHARED_GPU_FRACTION),
+    )
+
+
+def option_utilization(spec: PlanSpec, *, shared: bool) -> float:
+    """Return the gpu_memory_utilization of the model's instances (shared: half of its own)."""
+    if shared:
+        return round(spec.gpu_memory_utilization / INSTANCES_PER_SHARED_GPU, 3)
+    return spec.gpu_memory_utilization
+
+
+def option_inputs(spec: PlanSpec, option: Option, a: Assumptions) -> tuple[PlanSpec, Assumptions]:
+    """Return the spec and assumptions `option` was evaluated with."""
+    return shared_inputs(spec, a) if option.shared else (spec, a)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -128,7 +162,12 @@ def _fewest_replicas(
 
 
 def _option(
-    name: str, spec: PlanSpec, group: NodeGroup, found: tuple[int, Candidate, bool]
+    name: str,
+    spec: PlanSpec,
+    group: NodeGroup,
+    found: tuple[int, Candidate, bool],
+    *,
+    shared: bool = False,
 ) -> Option:
     replicas, cand, met = found
     return Option(
@@ -139,6 +178,7 @@ def _option(
         slo_met=met,
         growth_headroom=_growth(spec, cand, met),
         candidate=cand,
+        shared=shared,
     )
 
 
@@ -147,23 +187,40 @@ def _most_replicas(group: NodeGroup, tp: int) -> int:
 
 
 def option_at(
-    name: str, spec: PlanSpec, group: NodeGroup, tp: int, replicas: int, a: Assumptions
+    name: str,
+    spec: PlanSpec,
+    group: NodeGroup,
+    tp: int,
+    replicas: int,
+    a: Assumptions,
+    *,
+    shared: bool = False,
 ) -> Option | None:
-    """Return the option of `replicas` instances of TP`tp`, or None past the group's GPUs."""
+    """Return the option of `replicas` instances of TP`tp` (shared: half-GPU instances, given
+    the model's own spec and assumptions), or None past the group's GPUs."""
+    if shared:
+        spec, a = shared_inputs(spec, a)
     if replicas > _most_replicas(group, tp):
         return None
     cand = _evaluate(spec, group, tp, replicas, a)
     if cand is None or cand.output_throughput_tok_s is None:
         return None
-    return _option(
-        name, spec, group, (replicas, cand, _meets_slo(spec, cand) and _holds(spec, cand))
-    )
+    met = _meets_slo(spec, cand) and _holds(spec, cand)
+    return _option(name, spec, group, (replicas, cand, met), shared=shared)
 
 
 def model_options(
-    name: str, spec: PlanSpec, groups: list[NodeGroup], a: Assumptions
+    name: str,
+    spec: PlanSpec,
+    groups: list[NodeGroup],
+    a: Assumptions,
+    *,
+    share_gpus: bool = False,
 ) -> tuple[list[Option], list[Rejection]]:
-    """Return the model's options on every GPU type of the pool, and the layouts that cannot fit."""
+    """Return the model's options on every GPU type of the pool, and the layouts that cannot fit.
+
+    With `share_gpus`, a model small enough for half a GPU also gets its shared option.
+    """
     options: list[Option] = []
     rejections: list[Rejection] = []
     pinned = spec.pinned
@@ -187,7 +244,33 @@ def model_options(
             if found is not None:
                 options.append(_option(name, spec, group, found))
                 options += _fewer_replicas(name, spec, group, found, first, a)
+        if share_gpus and (pinned is None or pinned.tp == 1):
+            options += _shared_options(name, spec, group, a)
     return options, rejections
+
+
+def _shared_options(name: str, spec: PlanSpec, group: NodeGroup, a: Assumptions) -> list[Option]:
+    """Return the model's half-GPU options on the group, or none when it is not small enough
+    (its single-GPU instance does not fit in half its memory share)."""
+    if 1 not in valid_tp_sizes(spec.architecture, group.gpus_per_node):
+        return []
+    pinned = spec.pinned
+    if pinned is not None:
+        option = option_at(name, spec, group, 1, pinned.replicas, a, shared=True)
+        return [option] if option is not None else []
+    spec, a = shared_inputs(spec, a)
+    first = _evaluate(spec, group, 1, 1, a)
+    if first is None or first.output_throughput_tok_s is None:
+        return []
+    # Each instance of a model takes a GPU of its own (beside another model's): at most one
+    # instance per GPU of the group.
+    found = _fewest_replicas(spec, group, 1, first, _most_replicas(group, 1), a)
+    if found is None:
+        return []
+    return [
+        _option(name, spec, group, found, shared=True),
+        *_fewer_replicas(name, spec, group, found, first, a, shared=True),
+    ]
 
 
 def _fewer_replicas(
@@ -197,6 +280,8 @@ def _fewer_replicas(
     found: tuple[int, Candidate, bool],
     first: Candidate,
     a: Assumptions,
+    *,
+    shared: bool = False,
 ) -> list[Option]:
     """Return options with fewer replicas than the load needs, marked as missing it.
 
@@ -210,5 +295,5 @@ def _fewer_replicas(
     for fewer in sorted({replicas - 1, math.ceil(replicas / 2)} - {0, replicas}):
         cand = first if fewer == 1 else _evaluate(spec, group, found[1].tp, fewer, a)
         if cand is not None and cand.output_throughput_tok_s is not None:
-            out.append(_option(name, spec, group, (fewer, cand, False)))
+            out.append(_option(name, spec, group, (fewer, cand, False), shared=shared))
     return out

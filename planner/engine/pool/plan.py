@@ -7,14 +7,23 @@ from dataclasses import replace
 
 from planner.engine.assumptions import DEFAULT_ASSUMPTIONS, Assumptions
 from planner.engine.layouts import NodeGroup, group_nodes, spec_assumptions
+from planner.engine.messages import Code, message
 from planner.engine.pool.gpus import lay_out
-from planner.engine.pool.options import Option, Rejection, model_options, option_at
+from planner.engine.pool.options import (
+    Option,
+    Rejection,
+    model_options,
+    option_at,
+    option_inputs,
+    option_utilization,
+)
 from planner.engine.pool.result import (
     FirstToHurt,
     InstancePlacement,
     PlacedModel,
     PoolResult,
     UnplacedModel,
+    gpus_in_use,
 )
 from planner.engine.pool.route import pool_route
 from planner.engine.pool.solve import Solution, place
@@ -28,8 +37,14 @@ from planner.engine.serving_choice import with_serving
 MAX_VERIFY_ROUNDS = 6
 
 
-def _key(o: Option) -> tuple[str, str, int, int]:
-    return (o.model, o.gpu, o.tp, o.replicas)
+def _key(o: Option) -> tuple[str, str, int, int, bool]:
+    return (o.model, o.gpu, o.tp, o.replicas, o.shared)
+
+
+def _simulate(m: PoolModel, o: Option, base: Assumptions) -> Candidate:
+    """Return the option's candidate with the serving model's prediction at the model's load."""
+    spec, a = option_inputs(m.spec, o, spec_assumptions(m.spec, base))
+    return with_serving(spec, o.candidate, a)
 
 
 def _place_verified(
@@ -42,16 +57,14 @@ def _place_verified(
     """
     models = {m.name: m for m in spec.models}
     priorities = {m.name: m.priority for m in spec.models}
-    simulated: dict[tuple[str, str, int, int], Candidate] = {}
+    simulated: dict[tuple[str, str, int, int, bool], Candidate] = {}
     solution = place(options, priorities, spec.hardware.nodes)
     for _ in range(MAX_VERIFY_ROUNDS):
         missed: list[Option] = []
         for name, chosen in solution.chosen.items():
             o, m = chosen.option, models[name]
             if _key(o) not in simulated:
-                simulated[_key(o)] = with_serving(
-                    m.spec, o.candidate, spec_assumptions(m.spec, base)
-                )
+                simulated[_key(o)] = _simulate(m, o, base)
             pred = simulated[_key(o)].serving
             if o.slo_met and pred is not None and pred.slo_met is False:
                 missed.append(o)
@@ -67,6 +80,7 @@ def _place_verified(
                 o.tp,
                 o.replicas + 1,
                 spec_assumptions(models[o.model].spec, base),
+                shared=o.shared,
             )
             if more is not None and _key(more) not in {_key(x) for x in options}:
                 options.append(more)
@@ -75,7 +89,7 @@ def _place_verified(
     for name, chosen in solution.chosen.items():
         o, m = chosen.option, models[name]
         if _key(o) not in simulated:
-            simulated[_key(o)] = with_serving(m.spec, o.candidate, spec_assumptions(m.spec, base))
+            simulated[_key(o)] = _simulate(m, o, base)
         served[name] = simulated[_key(o)]
     return solution, served
 
@@ -99,7 +113,8 @@ def _placed(
         replicas=option.replicas,
         gpus=option.gpus,
         instances=tuple(sorted(instances, key=lambda i: (i.host, i.gpu_indices))),
-        gpu_memory_utilization=m.spec.gpu_memory_utilization,
+        gpu_memory_utilization=option_utilization(m.spec, shared=option.shared),
+        shares_gpus=option.shared,
         weights_gib_per_gpu=cand.memory.weights_gib,
         kv_tokens_per_replica=cand.kv_tokens_per_replica,
         max_concurrency_total=cand.max_concurrency_total,
@@ -113,22 +128,25 @@ def _placed(
 def _instances(spec: PoolSpec, solution: Solution) -> dict[str, list[InstancePlacement]]:
     """Return each placed model's instances with their GPU indices, node by node."""
     wanted: dict[str, list[tuple[str, int]]] = defaultdict(list)
+    sharing: dict[str, list[str]] = defaultdict(list)
     for name, chosen in solution.chosen.items():
         for host, count in chosen.instances.items():
-            wanted[host] += [(name, chosen.option.tp)] * count
+            if chosen.option.shared:
+                sharing[host] += [name] * count
+            else:
+                wanted[host] += [(name, chosen.option.tp)] * count
     usable = {n.hostname: n.usable_gpus for n in spec.hardware.nodes}
     out: dict[str, list[InstancePlacement]] = defaultdict(list)
-    for host, instances in sorted(wanted.items()):
-        for inst in lay_out(host, usable[host], instances):
+    for host in sorted(set(wanted) | set(sharing)):
+        for inst in lay_out(host, usable[host], wanted[host], sharing[host]):
             out[inst.model].append(InstancePlacement(host=host, gpu_indices=inst.gpu_indices))
     return out
 
 
 def _spare(spec: PoolSpec, placed: list[PlacedModel]) -> dict[str, int]:
     used: dict[str, int] = defaultdict(int)
-    for m in placed:
-        for inst in m.instances:
-            used[inst.host] += len(inst.gpu_indices)
+    for host, _ in {(i.host, g) for m in placed for i in m.instances for g in i.gpu_indices}:
+        used[host] += 1
     return {
         n.hostname: n.usable_gpus - used[n.hostname]
         for n in spec.hardware.nodes
@@ -143,7 +161,9 @@ def plan_pool(spec: PoolSpec, assumptions: Assumptions | None = None) -> PoolRes
     options: list[Option] = []
     rejections: dict[str, list[Rejection]] = {}
     for m in spec.models:
-        own, rejected = model_options(m.name, m.spec, groups, spec_assumptions(m.spec, base))
+        own, rejected = model_options(
+            m.name, m.spec, groups, spec_assumptions(m.spec, base), share_gpus=spec.share_gpus
+        )
         options += own
         rejections[m.name] = rejected
     solution, served = _place_verified(spec, groups, options, base)
@@ -158,6 +178,8 @@ def plan_pool(spec: PoolSpec, assumptions: Assumptions | None = None) -> PoolRes
         for m in spec.models
         if m.name in solution.unplaced
     ]
+    if unplaced and not spec.share_gpus:
+        unplaced = _with_sharing_hints(spec, unplaced, base)
     hurt = min(placed, key=lambda p: (p.growth_headroom, -p.priority), default=None)
     return PoolResult(
         placed=tuple(placed),
@@ -169,6 +191,22 @@ def plan_pool(spec: PoolSpec, assumptions: Assumptions | None = None) -> PoolRes
         route=pool_route(spec, placed),
         optimal=solution.optimal,
     )
+
+
+def _with_sharing_hints(
+    spec: PoolSpec, unplaced: list[UnplacedModel], base: Assumptions
+) -> list[UnplacedModel]:
+    """Return the unplaced models, each hinted to share GPUs when the same pool with sharing
+    places it (the hint is checked by placing that pool)."""
+    shared = plan_pool(replace(spec, share_gpus=True), base)
+    out = []
+    for u in unplaced:
+        placed = shared.model(u.name)
+        if placed is not None:
+            hint = message(Code.POOL_HINT_SHARE, gpu=placed.gpu)
+            u = replace(u, hints=(*u.hints, hint))
+        out.append(u)
+    return out
 
 
 def _unplaced(
@@ -186,7 +224,7 @@ def _unplaced(
         own=[o for o in options if o.model == m.name],
         rejections=rejections,
         placed=placed,
-        free_gpus=sum(n.usable_gpus for n in spec.hardware.nodes) - sum(p.gpus for p in placed),
+        free_gpus=sum(n.usable_gpus for n in spec.hardware.nodes) - gpus_in_use(placed),
         a=spec_assumptions(m.spec, base),
     )
     return UnplacedModel(

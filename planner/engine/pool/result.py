@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache
@@ -47,6 +47,14 @@ class PlacedModel:
     prediction: Prediction | None
     slo_met: bool  # True when the model has no SLO
     growth_headroom: float  # how far its load may grow before it runs out of KV or SLO
+    # Its instances take half a GPU each, beside another model's (the pool allows sharing):
+    # gpu_memory_utilization is then half the model's own, and its speed half the GPU's time.
+    shares_gpus: bool = False
+
+
+def gpus_in_use(placed: Iterable[PlacedModel]) -> int:
+    """Return the GPUs the placed models run on (a GPU two models share counts once)."""
+    return len({(i.host, g) for m in placed for i in m.instances for g in i.gpu_indices})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -82,7 +90,7 @@ class PoolResult:
 
     @property
     def gpus_used(self) -> int:
-        return sum(m.gpus for m in self.placed)
+        return gpus_in_use(self.placed)
 
     def model(self, name: str) -> PlacedModel | None:
         return next((m for m in self.placed if m.name == name), None)

@@ -12,7 +12,7 @@ already runs Ray pays less for it.
 from __future__ import annotations
 
 from planner.engine.messages import Code, Message, message
-from planner.engine.pool.result import PlacedModel, PoolRoute, Router
+from planner.engine.pool.result import PlacedModel, PoolRoute, Router, gpus_in_use
 from planner.engine.pool.spec import PoolSpec
 from planner.engine.result import Route
 
@@ -26,7 +26,7 @@ def pool_route(spec: PoolSpec, placed: list[PlacedModel]) -> PoolRoute:
     """Return the route that serves the pool, with every signal weighed and its numbers."""
     ops = spec.models[0].spec.operations
     varying = [m.name for m in spec.models if m.spec.workload.traffic_shape != "steady"]
-    spare = sum(n.usable_gpus for n in spec.hardware.nodes) - sum(p.gpus for p in placed)
+    spare = sum(n.usable_gpus for n in spec.hardware.nodes) - gpus_in_use(placed)
     reasons: list[Message] = []
     weight = 0
     if ops.models_change_often:
@@ -51,7 +51,7 @@ def pool_route(spec: PoolSpec, placed: list[PlacedModel]) -> PoolRoute:
         message(
             Code.POOL_ROUTE_A,
             models=len(spec.models),
-            gpus=sum(p.gpus for p in placed),
+            gpus=gpus_in_use(placed),
             router=Router.LITELLM.value,
         ),
     )

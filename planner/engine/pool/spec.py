@@ -16,6 +16,8 @@ DEFAULT_PRIORITY = 5
 _NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
 # The fields that belong to the pool, not to one model.
 _SHARED_KEYS = ("hardware", "operations", "network", "vllm_version", "step_backend")
+# The fields of the pool itself, which no model's spec has.
+_POOL_KEYS = ("share_gpus",)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -30,6 +32,9 @@ class PoolModel:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PoolSpec:
     models: tuple[PoolModel, ...]
+    # May two small models' instances share one GPU, each with half the memory share? Off by
+    # default: a shared GPU's time is split too, which the plan predicts (options.py).
+    share_gpus: bool = False
 
     @property
     def hardware(self) -> Hardware:
@@ -38,7 +43,8 @@ class PoolSpec:
 
     def without(self, name: str) -> PoolSpec:
         """Return the pool without the model called `name` (what-if: remove a model)."""
-        return PoolSpec(models=tuple(m for m in self.models if m.name != name))
+        kept = tuple(m for m in self.models if m.name != name)
+        return PoolSpec(models=kept, share_gpus=self.share_gpus)
 
 
 def is_pool_spec(d: Any) -> bool:
@@ -70,7 +76,7 @@ def _model(d: Mapping[str, Any], raw: Any, index: int, errors: dict[str, str]) -
     if not isinstance(raw, Mapping):
         errors[path] = "must be a JSON object"
         return None
-    misplaced = [k for k in _SHARED_KEYS if k in raw]
+    misplaced = [k for k in (*_SHARED_KEYS, *_POOL_KEYS) if k in raw]
     for key in misplaced:
         errors[f"{path}.{key}"] = "belongs to the pool, not to one model: set it once at the top"
     name = raw.get("name", _default_name(raw, index))
@@ -79,7 +85,9 @@ def _model(d: Mapping[str, Any], raw: Any, index: int, errors: dict[str, str]) -
             "must be 1-40 lower-case letters, digits and dashes, starting with a letter or digit"
         )
     priority = _priority(raw, f"{path}.priority", errors)
-    fields = {k: v for k, v in raw.items() if k not in ("name", "priority", *_SHARED_KEYS)}
+    fields = {
+        k: v for k, v in raw.items() if k not in ("name", "priority", *_SHARED_KEYS, *_POOL_KEYS)
+    }
     shared = {k: d[k] for k in _SHARED_KEYS if k in d}
     try:
         spec = spec_from_dict({**fields, **shared})
@@ -106,8 +114,11 @@ def pool_spec_from_dict(d: Mapping[str, Any]) -> PoolSpec:
     raw_models = d.get("models")
     if not isinstance(raw_models, list) or not 2 <= len(raw_models) <= MAX_POOL_MODELS:
         raise SpecError({"models": f"must be a list of 2 to {MAX_POOL_MODELS} models"})
-    unknown = sorted(set(d) - {"models", *_SHARED_KEYS})
+    unknown = sorted(set(d) - {"models", *_SHARED_KEYS, *_POOL_KEYS})
     errors: dict[str, str] = {key: "is not a pool field" for key in unknown}
+    share_gpus = d.get("share_gpus", False)
+    if not isinstance(share_gpus, bool):
+        errors["share_gpus"] = "must be true or false"
     models = [_model(d, raw, i, errors) for i, raw in enumerate(raw_models)]
     seen: dict[str, int] = {}
     for i, m in enumerate(models):
@@ -120,4 +131,4 @@ def pool_spec_from_dict(d: Mapping[str, Any]) -> PoolSpec:
         seen.setdefault(m.name, i)
     if errors:
         raise SpecError(errors)
-    return PoolSpec(models=tuple(m for m in models if m is not None))
+    return PoolSpec(models=tuple(m for m in models if m is not None), share_gpus=share_gpus)

@@ -41,7 +41,7 @@ def _no_room(
     m: PoolModel, own: list[Option], placed: list[PlacedModel], free: int
 ) -> tuple[Message, tuple[Message, ...]]:
     """The model has layouts, but the GPUs left after the others hold none of them."""
-    smallest = min(own, key=lambda o: (o.gpus, not o.slo_met))
+    smallest = min(own, key=lambda o: (o.shared, o.gpus, not o.slo_met))
     # Free GPUs spread over nodes can add up to enough and still hold no TP group of one node.
     short = smallest.gpus - free if smallest.gpus > free else smallest.tp
     hints = [message(Code.POOL_HINT_ADD_GPUS, gpus=short, gpu=smallest.gpu)]

@@ -75,6 +75,9 @@ class ServingContext:
     # Measured forward-pass times replacing the roofline (None: the roofline times the steps).
     kernels: KernelTimes | None = None
     backend: BackendChoice = ROOFLINE_CHOICE
+    # The share of the GPU's time this replica gets (0.5 when it shares the GPU with another
+    # model's instance): every GPU step takes 1/share as long, the host's CPU work does not.
+    gpu_time_share: float = 1.0
 
     @property
     def kv_tokens(self) -> int:
@@ -193,6 +196,7 @@ def build_context(
         block_size=a.block_size_tokens,
         kernels=kernels,
         backend=backend,
+        gpu_time_share=a.gpu_time_share,
     )
 
 

@@ -124,7 +124,7 @@ def step_ms(
             attn_pairs=attn_pairs / pp,
         )
     hops = (pp - 1) * pp_hop_ms(ctx, (decode_seqs + prefill_tokens) / pp)
-    gpu = (pp * stage + hops) / ctx.pp_efficiency
+    gpu = (pp * stage + hops) / ctx.pp_efficiency / ctx.gpu_time_share
     cpu = ctx.step_overhead_ms + running_seqs * ctx.per_seq_overhead_ms
     return step_wall_ms(gpu, cpu, overlapped=ctx.async_scheduling)
 

@@ -4,13 +4,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import yaml
+
 from planner.engine import plan, spec_from_dict
 from planner.engine.configs.bundle import Bundle, build_bundle
+from planner.engine.configs.deploy.ansible_yaml import Unsafe
 from planner.engine.configs.deploy.files import Registration, deploy_files
 from planner.engine.configs.layout import BundleLayout, Variant, variants
-from tests.planner.engine.pool.pool_bundles import a100_pool_bundle
+from tests.planner.engine.pool.pool_bundles import a100_pool_bundle, shared_gpu_bundle
 
 PLAN_ID = "0b3c6a1e-1111-4222-8333-444455556666"
+
+
+class UnsafeLoader(yaml.SafeLoader):
+    """Reads !unsafe as Ansible does: the text, marked."""
+
+
+UnsafeLoader.add_constructor("!unsafe", lambda loader, node: Unsafe(loader.construct_scalar(node)))
 
 
 def nodes(n: int, gpus: int, *, base: str = "10.0.0.", first: int = 11) -> list[dict]:
@@ -52,6 +62,7 @@ def every_variant() -> dict[str, Bundle]:
         for variant in variants(layout):
             out.setdefault(variant.key, build_bundle(spec, layout, spec.hardware.nodes, variant))
     out["pool-A"] = a100_pool_bundle()  # several models behind one LiteLLM proxy
+    out["pool-A-shared"] = shared_gpu_bundle()  # two models' servers per GPU, one after the other
     return out
 
 

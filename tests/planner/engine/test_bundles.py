@@ -23,9 +23,10 @@ from planner.engine.configs.allocation import (
 )
 from planner.engine.configs.bundle import build_bundle, build_serve_bundle
 from planner.engine.configs.layout import BundleLayout, ServeApp, Variant, variants
+from planner.engine.result import Route
 from tests.planner.engine.bundle_dryrun import dry_run
 from tests.planner.engine.bundle_expect import assert_dry_run_matches_plan
-from tests.planner.engine.pool.pool_bundles import a100_pool_bundle
+from tests.planner.engine.pool.pool_bundles import a100_pool_bundle, shared_gpu_bundle
 
 
 def _nodes(n, gpus, gpu, *, pool_kind="dedicated", free=None, base_ip="10.0.0."):
@@ -451,6 +452,9 @@ def _all_bundles():
             if other != variant:
                 out.append(build_bundle(spec, layout, spec.hardware.nodes, other))
     out.append(a100_pool_bundle())  # a pool's Route A: several models behind LiteLLM
+    # Small models two to a GPU: the second server of a GPU waits for the first (Route A), or
+    # Ray packs half-GPU replicas (Route C).
+    out += [shared_gpu_bundle(Route.A), shared_gpu_bundle(Route.C)]
     return out
 
 

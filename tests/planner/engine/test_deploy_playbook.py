@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from planner.engine.configs.deploy import ansible_filters as f
 from planner.engine.configs.deploy.ansible_yaml import Unsafe, dump, unsafe_tree
 from planner.engine.configs.deploy.files import Registration
-from tests.planner.engine.deploy_bundles import PLAN_ID, every_variant, write_archive
+from tests.planner.engine.deploy_bundles import PLAN_ID, UnsafeLoader, every_variant, write_archive
 
 PLAYBOOKS = ("site.yml", "stop.yml", "rollback.yml")
 
@@ -27,7 +27,7 @@ def archives(tmp_path_factory):
     for key, bundle in every_variant().items():
         write_archive(bundle, root / key, registration)
         out[key] = root / key
-    assert sorted(out) == ["A-mp", "B-mp", "B-ray", "C-ray", "pool-A", "single-mp"]
+    assert sorted(out) == ["A-mp", "B-mp", "B-ray", "C-ray", "pool-A", "pool-A-shared", "single-mp"]
     return out
 
 
@@ -58,7 +58,7 @@ def test_every_route_and_backend_passes_ansible_lint(archives):
 
 def test_group_vars_hold_the_allocation_the_scripts_use(archives):
     data = yaml.load(
-        (archives["A-mp"] / "group_vars/all/allocation.yml").read_text(), Loader=_UnsafeLoader
+        (archives["A-mp"] / "group_vars/all/allocation.yml").read_text(), Loader=UnsafeLoader
     )
     h1 = data["serveplan_hosts"]["h1"]
     vllm = next(p for p in h1["processes"] if p["kind"] == "vllm")
@@ -131,12 +131,6 @@ def test_run_argv_has_the_restart_policy_and_a_label_that_follows_the_config():
 # ------------------------------------------------------------------------- quoting
 
 
-class _UnsafeLoader(yaml.SafeLoader):
-    """Reads !unsafe as Ansible does: the text, marked."""
-
-
-_UnsafeLoader.add_constructor("!unsafe", lambda loader, node: Unsafe(loader.construct_scalar(node)))
-
 VALUES = st.text(
     alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00\ufeff"),
     max_size=40,
@@ -148,7 +142,7 @@ VALUES = st.text(
 def test_every_value_reaches_group_vars_unchanged_and_untemplated(value, items):
     data = unsafe_tree({"a": value, "b": items, "c": {"d": value}})
     text = dump(data)
-    back = yaml.load(text, Loader=_UnsafeLoader)
+    back = yaml.load(text, Loader=UnsafeLoader)
     assert back == {"a": value, "b": items, "c": {"d": value}}
     assert isinstance(back["a"], Unsafe)
     assert all(isinstance(x, Unsafe) for x in back["b"])

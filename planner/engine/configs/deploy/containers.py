@@ -13,7 +13,7 @@ from typing import Any
 
 from catalog.identifiers import host_port
 from planner.engine.configs.allocate import RAY_DASHBOARD_PORT, SERVE_HTTP_PORT
-from planner.engine.configs.allocation import HostAllocation, Process, ProcessKind
+from planner.engine.configs.allocation import HostAllocation, Process, ProcessKind, gpu_partners
 from planner.engine.configs.scripts import (
     BUNDLE_MOUNT,
     GPU_EXPORTER_IMAGE,
@@ -70,6 +70,9 @@ class DeployProcess:
     ports: tuple[int, ...] = ()
     gpu_indices: tuple[int, ...] = ()  # what preflight checks as free
     health_urls: tuple[str, ...] = field(default=())
+    # The health URL of the server that shares its GPU and starts first ("" when none): vLLM
+    # counts memory another process takes during its start-up profile against its own budget.
+    waits_for: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -88,6 +91,7 @@ class DeployProcess:
             "ports": list(self.ports),
             "gpu_indices": list(self.gpu_indices),
             "health_urls": list(self.health_urls),
+            "waits_for": self.waits_for,
         }
 
 
@@ -144,8 +148,10 @@ def deploy_process(
                 **base, exec_in=_ray_container(host), command=p.argv, health_urls=health
             )
         model = [v for v in models if v.target == p.argv[2]]
+        partner = gpu_partners(host).get(p.name)
         return DeployProcess(
             **base,
+            waits_for=_url(host, partner.ports[0], "/health") if partner else "",
             container=p.container,
             image=image,
             entrypoint="vllm",

@@ -8,7 +8,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from planner.engine.configs.allocation import ProcessKind
+from planner.engine.configs.allocation import ProcessKind, gpu_partners
 from planner.engine.configs.bundle_types import Bundle, BundleFile
 from planner.engine.configs.deploy import ansible_filters
 from planner.engine.configs.deploy.ansible_yaml import dump
@@ -69,6 +69,7 @@ def deploy_files(bundle: Bundle, registration: Registration) -> tuple[BundleFile
     """Return the playbook, its inventory, group_vars and filter, and serveplan.env."""
     tag = bundle_tag(bundle, registration)
     kinds = {p.kind for p in bundle.table.processes}
+    shares_gpus = any(gpu_partners(h) for h in bundle.table.hosts)
     multi_host = len(bundle.table.hosts) > 1
     settings = settings_vars(
         bundle_tag=tag, serveplan_url=registration.serveplan_url, plan=registration.plan
@@ -82,7 +83,10 @@ def deploy_files(bundle: Bundle, registration: Registration) -> tuple[BundleFile
         ),
         BundleFile(name="group_vars/all/serveplan.yml", text=settings),
         BundleFile(name="group_vars/all/vault.yml.example", text=VAULT_EXAMPLE),
-        BundleFile(name="site.yml", text=dump(site_playbook(kinds, multi_host=multi_host))),
+        BundleFile(
+            name="site.yml",
+            text=dump(site_playbook(kinds, multi_host=multi_host, shares_gpus=shares_gpus)),
+        ),
         BundleFile(name="stop.yml", text=dump(stop_playbook())),
         BundleFile(name="rollback.yml", text=dump(rollback_playbook())),
         BundleFile(

@@ -38,7 +38,9 @@ def _play(
     }
 
 
-def _phase_tasks(phase: int, kinds: set[ProcessKind]) -> list[dict[str, Any]]:
+def _phase_tasks(
+    phase: int, kinds: set[ProcessKind], *, shares_gpus: bool = False
+) -> list[dict[str, Any]]:
     """Return the tasks that start one phase's processes on every host."""
     mine = f"serveplan_to_start | selectattr('phase', 'equalto', {phase})"
     tasks: list[dict[str, Any]] = []
@@ -63,6 +65,8 @@ def _phase_tasks(phase: int, kinds: set[ProcessKind]) -> list[dict[str, Any]]:
                 "changed_when": True,
             },
         ]
+        if shares_gpus and phase == PHASES[ProcessKind.VLLM]:
+            tasks[-1:] = _shared_gpu_start_tasks(mine)
     if phase == PHASES[ProcessKind.VLLM] and ProcessKind.RAY_HEAD in kinds:
         tasks.insert(0, _ray_wait_task())
     exec_kinds = [ProcessKind.VLLM] if phase == PHASES[ProcessKind.VLLM] else []
@@ -83,6 +87,40 @@ def _phase_tasks(phase: int, kinds: set[ProcessKind]) -> list[dict[str, Any]]:
             }
         )
     return tasks
+
+
+def _shared_gpu_start_tasks(mine: str) -> list[dict[str, Any]]:
+    """Return the vLLM start tasks of a bundle whose servers share GPUs: the first server of
+    each GPU starts, serves, then the second starts beside it."""
+    start: dict[str, Any] = {
+        "ansible.builtin.command": {"argv": _ARGV},
+        "loop_control": {"label": "{{ item.container }}"},
+        "changed_when": True,
+    }
+    return [
+        {
+            "name": "Start the first server of every GPU with a restart policy",
+            **start,
+            "loop": "{{ " + mine + " | selectattr('container') | rejectattr('waits_for') | list }}",
+        },
+        {
+            "name": "Wait until the first server of each shared GPU serves",
+            "ansible.builtin.uri": {"url": "{{ item }}", "status_code": 200, "timeout": 10},
+            "loop": "{{ "
+            + mine
+            + " | selectattr('waits_for') | map(attribute='waits_for') | unique | list }}",
+            "register": "serveplan_partner",
+            "until": "serveplan_partner.status == 200",
+            "retries": "{{ serveplan_health_retries }}",
+            "delay": "{{ serveplan_health_delay_s }}",
+            "when": "not ansible_check_mode",  # nothing was started
+        },
+        {
+            "name": "Start the second server of each shared GPU with a restart policy",
+            **start,
+            "loop": "{{ " + mine + " | selectattr('container') | selectattr('waits_for') | list }}",
+        },
+    ]
 
 
 def _ray_servers_tasks(phase: int) -> list[dict[str, Any]]:
@@ -196,7 +234,7 @@ def _weights_tasks() -> list[dict[str, Any]]:
     ]
 
 
-def _services_tasks(kinds: set[ProcessKind]) -> list[dict[str, Any]]:
+def _services_tasks(kinds: set[ProcessKind], *, shares_gpus: bool) -> list[dict[str, Any]]:
     """The containers that exist noted, then each phase's services started in order."""
     tasks: list[dict[str, Any]] = [
         {
@@ -209,7 +247,7 @@ def _services_tasks(kinds: set[ProcessKind]) -> list[dict[str, Any]]:
         }
     ]
     for phase in sorted({PHASES[k] for k in kinds}):
-        tasks += _phase_tasks(phase, kinds)
+        tasks += _phase_tasks(phase, kinds, shares_gpus=shares_gpus)
     return tasks
 
 
@@ -261,8 +299,12 @@ def _smoke_tasks() -> list[dict[str, Any]]:
     ]
 
 
-def site_playbook(kinds: set[ProcessKind], *, multi_host: bool) -> list[dict[str, Any]]:
-    """Return site.yml: preflight, install, weights, services, health, smoke, register."""
+def site_playbook(
+    kinds: set[ProcessKind], *, multi_host: bool, shares_gpus: bool = False
+) -> list[dict[str, Any]]:
+    """Return site.yml: preflight, install, weights, services, health, smoke, register.
+
+    With `shares_gpus`, the second server of each shared GPU starts once the first serves."""
     return [
         _play(
             "Preflight every host before touching anything",
@@ -272,7 +314,11 @@ def site_playbook(kinds: set[ProcessKind], *, multi_host: bool) -> list[dict[str
         ),
         _play("Install the bundle and its secrets", ["install"], _install_tasks()),
         _play("Fetch the weights once per host", ["weights"], _weights_tasks()),
-        _play("Start the services in the allocation's order", ["services"], _services_tasks(kinds)),
+        _play(
+            "Start the services in the allocation's order",
+            ["services"],
+            _services_tasks(kinds, shares_gpus=shares_gpus),
+        ),
         _play("Wait for health", ["health"], _health_tasks()),
         # From the first host: it reaches every server and balancer as the clients will.
         _play(
