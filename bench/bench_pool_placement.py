@@ -2,7 +2,8 @@
 
 Target (issue 31): the placement of 8 models on 64 GPUs in <= 2 s. Printed: median and worst of
 5 runs of the integer program (solve.place) and of the whole plan_pool (options, placement,
-the serving simulation of every placed model, GPU indices).
+the serving simulation of every placed model, GPU indices), without and with GPU sharing
+(share_gpus: one more integer per node and a shared option per small model).
 Run: .venv/bin/python bench/bench_pool_placement.py
 """
 
@@ -34,7 +35,7 @@ MODELS = [
 RUNS = 5
 
 
-def spec() -> dict[str, object]:
+def spec(*, share_gpus: bool = False) -> dict[str, object]:
     nodes = [
         {"hostname": f"h100-{i}", "gpu": "h100-sxm", "gpu_count": 8, "intra_link": "nvswitch"}
         for i in range(8)
@@ -55,7 +56,7 @@ def spec() -> dict[str, object]:
         }
         for i, (model, concurrency, priority) in enumerate(MODELS)
     ]
-    return {"hardware": {"nodes": nodes}, "models": models}
+    return {"hardware": {"nodes": nodes}, "models": models, "share_gpus": share_gpus}
 
 
 def _timed(fn) -> list[float]:  # noqa: ANN001
@@ -68,12 +69,20 @@ def _timed(fn) -> list[float]:  # noqa: ANN001
 
 
 def main() -> None:
-    pool = pool_spec_from_dict(spec())
+    for share_gpus in (False, True):
+        print(f"== share_gpus={share_gpus}")
+        _bench(share_gpus)
+
+
+def _bench(share_gpus: bool) -> None:
+    pool = pool_spec_from_dict(spec(share_gpus=share_gpus))
     groups = group_nodes(pool.hardware.nodes)
     options = [
         o
         for m in pool.models
-        for o in model_options(m.name, m.spec, groups, DEFAULT_ASSUMPTIONS)[0]
+        for o in model_options(m.name, m.spec, groups, DEFAULT_ASSUMPTIONS, share_gpus=share_gpus)[
+            0
+        ]
     ]
     priorities = {m.name: m.priority for m in pool.models}
     solve = _timed(lambda: place(options, priorities, pool.hardware.nodes))

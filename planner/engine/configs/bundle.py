@@ -7,6 +7,7 @@ one or more models. Both refuse (BundleClash) to emit a bundle whose table or sc
 from __future__ import annotations
 
 import json
+from collections import defaultdict
 from collections.abc import Sequence
 
 from catalog.identifiers import to_name
@@ -112,6 +113,7 @@ def build_serve_bundle(
         served=[served_model(a.spec, a.layout, route_prefix=a.route_prefix) for a in apps],
         serve_app=True,
         layouts=[a.layout for a in apps],
+        ray_shared_gpu_shares=[a.spec.gpu_memory_utilization for a in apps if a.gpu_share < 1],
     )
 
 
@@ -157,7 +159,13 @@ def _assemble(
     served: Sequence[ServedModel],
     serve_app: bool,
     layouts: Sequence[BundleLayout] = (),
+    ray_shared_gpu_shares: Sequence[float] = (),
 ) -> Bundle:
+    """Return the bundle of `table` (BundleClash when it does not hold).
+
+    `ray_shared_gpu_shares`: the memory shares of Serve replicas that ask Ray for half a GPU
+    (Ray may pack any two of them on one GPU).
+    """
     clashes = table_clashes(table)
     if clashes:
         raise BundleClash(clashes)
@@ -247,10 +255,25 @@ def _assemble(
         quantized_paths=tuple(m.path for m in served if not m.fetched),
         partly_free_hosts=tuple(n.hostname for n in used if n.usable_gpus < n.gpu_count),
         served=tuple(served),
-        # Preflight asks every GPU for this share free: a pool's strictest model sets it.
-        gpu_memory_utilization=max(s.gpu_memory_utilization for s in specs),
+        # Preflight asks every GPU for this share free: a pool's strictest model sets it, or
+        # the two servers of a shared GPU together.
+        gpu_memory_utilization=_strictest_gpu_share(table, specs, ray_shared_gpu_shares),
         networks=_networks(used) if len(used) > 1 else (),
     )
+
+
+def _strictest_gpu_share(
+    table: AllocationTable, specs: Sequence[PlanSpec], ray_shared: Sequence[float]
+) -> float:
+    """Return the largest share of one GPU's memory the bundle's servers take together."""
+    strictest = max(s.gpu_memory_utilization for s in specs)
+    taken: dict[tuple[str, int], float] = defaultdict(float)
+    for p in table.processes:
+        if p.gpu_share < 1:
+            for g in p.gpus:
+                taken[(p.host, g)] += p.gpu_share
+    pair = sum(sorted(ray_shared)[-2:])  # the two largest replicas Ray may put on one GPU
+    return round(max([strictest, pair, *taken.values()]), 3)
 
 
 def _networks(nodes: Sequence[Node]) -> tuple[HostNetwork, ...]:

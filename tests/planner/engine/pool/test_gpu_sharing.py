@@ -164,6 +164,7 @@ def test_route_a_starts_the_second_server_of_a_gpu_once_the_first_serves():
     for p in servers:
         assert p.gpu_share == pytest.approx(0.45)
         assert p.flag("--gpu-memory-utilization") == "0.45"
+    assert bundle.gpu_memory_utilization == pytest.approx(0.9)  # preflight: both shares free
     launch = bundle.file("launch-l40s-a.sh")
     first, second = (p for p in servers if p.gpus == (0,))
     wait = launch.index(f"start once {first.name} serves")
@@ -204,6 +205,7 @@ def test_route_c_asks_ray_for_half_a_gpu_per_replica_with_half_the_memory():
         args = app["args"]["vllm_args"]
         assert args[args.index("--gpu-memory-utilization") + 1] == "0.45"
     assert all(s.gpus_per_replica == 0.5 for s in bundle.table.serve)
+    assert bundle.gpu_memory_utilization == pytest.approx(0.9)  # Ray may pack any two
     assert table_clashes(bundle.table) == []
 
 
