@@ -1,8 +1,9 @@
-"""'What if' on a pool plan: remove a model, change one model's load, or change the machines."""
+"""'What if' on a pool plan: add or remove a model, change one model's load, or the machines."""
 
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 from django import forms
@@ -10,7 +11,9 @@ from django.utils.functional import lazy
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
+from planner.engine.pool.spec import MAX_POOL_MODELS
 from planner.forms.whatif import concurrency_field
+from planner.forms.wizard import model_choices
 from planner.services.resolve import MAX_WHAT_IF_MACHINES
 
 NONE = [("", _("(none)"))]
@@ -19,9 +22,16 @@ MACHINES_RANGE = lazy(
     lambda: gettext("Enter between 1 and %(n)s.") % {"n": MAX_WHAT_IF_MACHINES}, str
 )()
 MIN_POOL_MODELS = 2  # with one model left it is a single-model plan, which has its own wizard
+ADDED_MODEL_CONTEXT = 8192  # an added model's max_model_len, as the wizard's rows start
 
 
 class PoolWhatIfForm(forms.Form):
+    add_model = forms.ChoiceField(
+        label=_("Add a model"),
+        required=False,
+        help_text=_("At an 8,192-token context and default priority; the wizard sets more."),
+    )
+    add_concurrency = concurrency_field(_("serving this many concurrent sequences"))
     remove_model = forms.ChoiceField(label=_("Remove a model"), required=False)
     load_model = forms.ChoiceField(label=_("Change the load of"), required=False)
     concurrency = concurrency_field(_("to this many concurrent sequences"))
@@ -42,6 +52,7 @@ class PoolWhatIfForm(forms.Form):
         for field in ("remove_model", "load_model"):
             self.fields[field].choices = NONE + choices
             self.fields[field].widget.attrs["translate"] = "no"  # model names, not words
+        self.fields["add_model"].choices = NONE + model_choices()
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
@@ -50,8 +61,19 @@ class PoolWhatIfForm(forms.Form):
             data.get("load_model"),
             data.get("concurrency"),
         )
-        if not (remove or load or concurrency or data.get("machine_count")):
+        add = data.get("add_model")
+        answers = (add, data.get("add_concurrency"), remove, load, concurrency)
+        if not any(answers) and not data.get("machine_count"):
             raise forms.ValidationError(_("Change at least one answer."))
+        if add and not data.get("add_concurrency"):
+            self.add_error("add_concurrency", _("Enter the added model's number of sequences."))
+        if data.get("add_concurrency") and not add:
+            self.add_error("add_model", _("Choose the model to add."))
+        if add and len(self.models) + 1 - bool(remove) > MAX_POOL_MODELS:
+            self.add_error(
+                "add_model",
+                _("A pool holds at most %(n)s models.") % {"n": MAX_POOL_MODELS},
+            )
         if load and not concurrency:
             self.add_error("concurrency", _("Enter the model's new number of sequences."))
         if concurrency and not load:
@@ -82,15 +104,39 @@ class PoolWhatIfForm(forms.Form):
             for m in models:
                 if m.get("name") == d["load_model"]:
                     m["workload"] = {**(m.get("workload") or {}), "concurrency": d["concurrency"]}
+        if d.get("add_model"):
+            models.append(
+                {
+                    "name": self.added_name(),
+                    "model": d["add_model"],
+                    "max_model_len": ADDED_MODEL_CONTEXT,
+                    "workload": {"concurrency": d["add_concurrency"]},
+                }
+            )
         new["models"] = models
         if d.get("machine_count"):
             new["hardware"] = {**(new.get("hardware") or {}), "machine_count": d["machine_count"]}
         return new
 
+    def added_name(self) -> str:
+        """Return the pool's name for the added model: its slug, made unique in the pool."""
+        slug = self.cleaned_data["add_model"]
+        base = re.sub(r"[^a-z0-9-]+", "-", slug.lower()).strip("-")[:36].rstrip("-") or "model"
+        taken = set(self.models)
+        name, n = base, 2
+        while name in taken:
+            name, n = f"{base}-{n}", n + 1
+        return name
+
     def describe(self) -> list[str]:
         """Return each change in words, for the saved plan's title and the page."""
         d = self.cleaned_data
         out = []
+        if d.get("add_model"):
+            out.append(
+                str(_("with %(name)s at %(n)s sequences"))
+                % {"name": self.added_name(), "n": d["add_concurrency"]}
+            )
         if d.get("remove_model"):
             out.append(str(_("without %(name)s")) % {"name": d["remove_model"]})
         if d.get("load_model"):

@@ -1,4 +1,4 @@
-"""'What if' on a pool plan: remove a model, change a model's load, change the machines."""
+"""'What if' on a pool plan: add or remove a model, change a model's load, the machines."""
 
 from __future__ import annotations
 
@@ -74,6 +74,32 @@ def test_a_heavier_load_gives_the_model_more_gpus(pool, viewer_client):
     assert chat.after.gpus > chat.before.gpus
 
 
+def test_adding_a_model_places_it_beside_the_others(pool, viewer_client):
+    response = viewer_client.get(_url(pool), {"add_model": "qwen3-8b", "add_concurrency": 8})
+
+    assert response.status_code == 200
+    added = next(m for m in response.context["comparison"].models if m.name == "qwen3-8b")
+    assert added.before.layout == "not in this pool"
+    assert added.after.gpus >= 1
+    assert added.after.slo_met is not None
+    html = response.content.decode()
+    assert 'With <span translate="no">qwen3-8b</span> added, at 8 concurrent sequences' in html
+
+
+def test_an_added_model_of_a_taken_name_gets_a_name_of_its_own(pool, planner_client):
+    response = planner_client.post(_url(pool), {"add_model": "qwen2.5-7b", "add_concurrency": 2})
+
+    new = PoolPlan.objects.exclude(pk=pool.pk).get()
+    assert response.status_code == 302
+    assert new.model_names == ["chat", "llama-3-1-8b-instruct", "code", "qwen2-5-7b"]
+    again = planner_client.post(
+        new.get_absolute_url() + "what-if/", {"add_model": "qwen2.5-7b", "add_concurrency": 2}
+    )
+    assert again.status_code == 302
+    newest = PoolPlan.objects.order_by("-created_at").first()
+    assert newest.model_names[-1] == "qwen2-5-7b-2"
+
+
 def test_compare_pools_of_the_same_result_changes_nothing(pool):
     result = PoolResult.from_dict(pool.result)
     assert compare_pools(result, result).changed_count == 0
@@ -97,6 +123,9 @@ def test_more_machines_place_the_pool_again(pool, viewer_client):
         ({"remove_model": "nope"}, "remove_model", "Select a valid choice"),
         ({"machine_count": 0}, "machine_count", "Enter between 1"),
         ({"load_model": "chat", "concurrency": "x"}, "concurrency", "whole number"),
+        ({"add_model": "qwen3-8b"}, "add_concurrency", "added model's number of sequences"),
+        ({"add_concurrency": 4}, "add_model", "Choose the model to add"),
+        ({"add_model": "no-such-model", "add_concurrency": 4}, "add_model", "valid choice"),
     ],
 )
 def test_bad_answers_are_named_on_their_field(pool, viewer_client, query, field, words):
