@@ -22,6 +22,11 @@ urlpatterns = [
     path("events/", pages.EventListView.as_view(), name="event-list"),
     path("plans/<uuid:public_id>/reality/", reality.PlanRealityView.as_view(), name="plan-reality"),
     path(
+        "pool-plans/<uuid:public_id>/reality/",
+        reality.PoolPlanRealityView.as_view(),
+        name="pool-plan-reality",
+    ),
+    path(
         "decisions/<int:number>/reality/",
         reality.DecisionRealityView.as_view(),
         name="decision-reality",

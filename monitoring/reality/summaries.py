@@ -25,20 +25,31 @@ class RealitySummary:
     error: str = ""
 
 
+def _planned(target: Target) -> tuple[object, ...] | None:
+    """Return what the target is compared with: its plan, or its model of a pool plan."""
+    if target.plan_id is not None:
+        return ("plan", target.plan_id)
+    if target.pool_plan_id is not None:
+        return ("pool", target.pool_plan_id, target.pool_model)
+    return None
+
+
 def summaries(targets: list[Target]) -> list[RealitySummary]:
-    """Return, per plan, one comparison: the whole plan once, each whole-plan target once.
+    """Return, per plan (or per model of a pool plan), one comparison: the whole plan once,
+    each whole-plan target once.
 
     A Ray cluster or GPU exporter linked to a plan is only compared (and explains why it cannot
     be) when no vLLM server is linked to that plan: the servers are what the plan predicts.
     """
     start, end = selectors.resolve_range(selectors.DEFAULT_RANGE)
-    served = {t.plan_id for t in targets if t.kind == TargetKind.VLLM}
+    served = {_planned(t) for t in targets if t.kind == TargetKind.VLLM}
     out: list[RealitySummary] = []
-    done: set[int] = set()
+    done: set[object] = set()
     for target in targets:
-        if target.plan_id is None or (target.kind != TargetKind.VLLM and target.plan_id in served):
+        planned = _planned(target)
+        if planned is None or (target.kind != TargetKind.VLLM and planned in served):
             continue
-        key = target.plan_id if target.plan_scope == PlanScope.REPLICA else -target.pk
+        key = planned if target.plan_scope == PlanScope.REPLICA else ("target", target.pk)
         if key in done:
             continue
         done.add(key)

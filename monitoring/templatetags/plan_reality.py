@@ -22,6 +22,15 @@ def plan_reality(plan: Any) -> dict[str, Any]:
 
 
 @register.inclusion_tag("monitoring/partials/plan_reality_deferred.html")
+def pool_plan_reality(pool_plan: Any) -> dict[str, Any]:
+    """Render the placeholder of plan vs reality for every model of `pool_plan` with linked
+    servers."""
+    return {
+        "url": reverse("monitoring:pool-plan-reality", kwargs={"public_id": pool_plan.public_id})
+    }
+
+
+@register.inclusion_tag("monitoring/partials/plan_reality_deferred.html")
 def decision_reality(decision: Any) -> dict[str, Any]:
     """Render the placeholder of plan vs reality for the servers linked to `decision` or to its
     plan."""

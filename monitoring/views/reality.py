@@ -1,4 +1,4 @@
-"""Plan vs reality of a plan or a decision, as the HTML section their pages load."""
+"""Plan vs reality of a plan, a pool plan or a decision, as the HTML section their pages load."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from django.views import View
 from monitoring.models import Target
 from monitoring.reality.summaries import linked_targets, summaries
 from planner.decisions.selectors import decision_get
-from planner.selectors import plan_get
+from planner.selectors import plan_get, pool_plan_get
 
 TEMPLATE = "monitoring/partials/plan_reality.html"
 
@@ -26,6 +26,20 @@ class PlanRealityView(View):
         for target in targets:
             target.plan = plan  # one instance: its result is read once for every replica
         context = {"summaries": summaries(targets), "targets": targets, "subject": "plan"}
+        return render(request, TEMPLATE, context)
+
+
+class PoolPlanRealityView(View):
+    """The pool plan page's section: one comparison per model with linked servers."""
+
+    def get(self, request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
+        pool = pool_plan_get(public_id)
+        targets = list(
+            Target.objects.defer("token").filter(pool_plan=pool).order_by("pool_model", "name")
+        )
+        for target in targets:
+            target.pool_plan = pool  # one instance: its result is read once per model
+        context = {"summaries": summaries(targets), "targets": targets, "subject": "pool"}
         return render(request, TEMPLATE, context)
 
 

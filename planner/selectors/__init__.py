@@ -5,6 +5,6 @@ the typed `PlanResult` contract (planner/engine/result.py) whatever engine versi
 typed values derived from it (plan_values for monitoring).
 """
 
-from planner.selectors.plans import plan_best_candidate, plan_get, plan_result
+from planner.selectors.plans import plan_best_candidate, plan_get, plan_result, pool_plan_get
 
-__all__ = ["plan_best_candidate", "plan_get", "plan_result"]
+__all__ = ["plan_best_candidate", "plan_get", "plan_result", "pool_plan_get"]

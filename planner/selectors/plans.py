@@ -9,7 +9,7 @@ from typing import Any
 from django.shortcuts import get_object_or_404
 
 from planner.engine.result import Candidate, PlanResult, ResultFormatError
-from planner.models import Plan
+from planner.models import Plan, PoolPlan
 
 log = logging.getLogger(__name__)
 
@@ -21,6 +21,11 @@ def plan_get(public_id: Any) -> Plan:
     return get_object_or_404(
         Plan.objects.with_author().select_related("rerun_of"), public_id=public_id
     )
+
+
+def pool_plan_get(public_id: Any) -> PoolPlan:
+    """Return the pool plan, or raise Http404."""
+    return get_object_or_404(PoolPlan, public_id=public_id)
 
 
 def _row_defaults(plan: Plan) -> dict[str, Any]:

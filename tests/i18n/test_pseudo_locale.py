@@ -162,6 +162,11 @@ def _pages(world: dict[str, Any]) -> dict[str, list[str]]:
             reverse("decisions:detail", kwargs={"number": world["rejected_decision"].number}),
         ],
         "monitoring:decision-reality": [reverse("monitoring:decision-reality", kwargs=num)],
+        "monitoring:pool-plan-reality": [
+            reverse(
+                "monitoring:pool-plan-reality", kwargs={"public_id": world["pool_plan"].public_id}
+            )
+        ],
         "decisions:edit": [reverse("decisions:edit", kwargs=num)],
         "decisions:supersede": [reverse("decisions:supersede", kwargs=num)],
         "decisions:revisions": [reverse("decisions:revisions", kwargs=num)],

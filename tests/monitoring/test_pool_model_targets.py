@@ -120,6 +120,33 @@ def test_the_target_page_shows_the_pool_models_comparison(make_target, pool_plan
     assert pool_plan.get_absolute_url() in page
 
 
+def test_the_pool_page_compares_each_model_with_its_own_servers(
+    make_target, pool_plan, viewer_client
+):
+    router = make_target(name="router-a", pool_plan=pool_plan, pool_model="router")
+    feed_simulated(router, _router_server(1000))
+    make_target(name="chat-a", pool_plan=pool_plan, pool_model="chat")
+    url = f"/monitoring/pool-plans/{pool_plan.public_id}/reality/"
+
+    page = viewer_client.get(pool_plan.get_absolute_url()).content.decode()
+    section = viewer_client.get(url)
+
+    assert f'data-reality-url="{url}"' in page  # the page defers the comparison to the section
+    assert section.status_code == 200
+    summaries = section.context["summaries"]
+    assert [s.target.pool_model for s in summaries] == ["chat", "router"]
+    html = section.content.decode()
+    assert '<h3><span translate="no">router</span></h3>' in html
+    assert f"{router.get_absolute_url()}?scope=plan" in html
+
+
+def test_a_pool_plan_without_linked_servers_says_how_to_link_them(pool_plan, viewer_client):
+    response = viewer_client.get(f"/monitoring/pool-plans/{pool_plan.public_id}/reality/")
+
+    assert response.status_code == 200
+    assert "No monitored server is linked to this yet" in response.content.decode()
+
+
 @pytest.mark.parametrize(
     ("fields", "field", "words"),
     [

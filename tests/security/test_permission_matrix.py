@@ -184,6 +184,7 @@ RULES: dict[str, Rule] = {
             "calibration-list",
             "calibration-detail",
             "plan-reality",
+            "pool-plan-reality",
             "decision-reality",
         )
     },
@@ -366,6 +367,7 @@ SAMPLE_KWARGS = {
     "monitoring:calibration-detail": lambda w: {"public_id": w["calibration"].public_id},
     "monitoring:plan-reality": lambda w: {"public_id": w["plan"].public_id},
     "monitoring:decision-reality": lambda w: {"number": w["decision"].number},
+    "monitoring:pool-plan-reality": lambda w: {"public_id": w["pool_plan"].public_id},
     "monitoring:calibration-replan": lambda w: {"public_id": w["calibration"].public_id},
     "monitoring-api:calibration-profile-detail": lambda w: {
         "public_id": w["calibration"].public_id
