@@ -63,7 +63,7 @@ def lay_out(
     return out + _deal_shared(host, [i for i, used in enumerate(taken) if not used], sharing)
 
 
-def _deal_shared(host: str, free: list[int], sharing: list[str]) -> list[Instance]:
+def _deal_shared(host: str, free: list[int], sharing: Sequence[str]) -> list[Instance]:
     """Return the shared instances on the fewest of the `free` GPUs, two per GPU at most, one
     model's instances on distinct GPUs (the placement leaves room for that many GPUs)."""
     if not sharing:
