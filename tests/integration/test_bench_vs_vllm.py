@@ -169,11 +169,17 @@ def test_the_metric_definitions_equal_vllms_calculate_metrics(tiny_vllm):
     assert 0 < s.goodput_rps < s.request_throughput_rps
 
 
-def test_the_api_and_manage_py_bench_agree_with_vllm_bench_serve(tiny_vllm, planner_api, tmp_path):
-    target = target_create(name="tiny", kind="vllm", base_url=tiny_vllm.url)
-    # Warm the server up (its first requests pay for lazy initialisation), untimed.
-    call_command("bench", "tiny", "--requests", "4", "--concurrency", "2", "--input-tokens",
-                 "64", "--output-tokens", "16", stdout=StringIO())  # fmt: skip
+# Live timings on this shared 2-core machine swing (see the module's docstring): in one CI run
+# vLLM's API process merged all 16 tokens of ServePlan's requests into one chunk (TTFT = E2E =
+# 81 ms) while `vllm bench serve`, seconds later, saw them one by one (TTFT 14 ms). A unit or
+# definition error shows in every attempt; a descheduled process does not, so up to 3 attempts
+# are run and one must agree on every median.
+LIVE_ATTEMPTS = 3
+
+
+def _live_medians(tiny_vllm, planner_api, target, tmp_path) -> dict[str, tuple[float, ...]]:
+    """Run the workload through the API, `vllm bench serve` and `manage.py bench`; check the
+    counts and return each tool's (TTFT, TPOT, E2E) medians."""
     created = planner_api.post("/api/v1/benchmarks/", {"target": target.pk, **WORKLOAD},
                                format="json")  # fmt: skip
     assert created.status_code == 201, created.content
@@ -196,7 +202,28 @@ def test_the_api_and_manage_py_bench_agree_with_vllm_bench_serve(tiny_vllm, plan
         assert summary["failed"] == vllm["failed"] == 0
         assert summary["total_input_tokens"] == vllm["total_input_tokens"] == 16 * 64
         assert summary["total_output_tokens"] == vllm["total_output_tokens"] == 16 * 16
-    for name in ("api", "command"):
-        assert _close(seen[name][0], seen["vllm"][0], TTFT_TOLERANCE), seen
-        assert _close(seen[name][1], seen["vllm"][1], TPOT_TOLERANCE), seen
-        assert _close(seen[name][2], seen["vllm"][2], E2E_TOLERANCE), seen
+    return seen
+
+
+def _agree(seen: dict[str, tuple[float, ...]]) -> bool:
+    tolerances = (TTFT_TOLERANCE, TPOT_TOLERANCE, E2E_TOLERANCE)
+    return all(
+        _close(ours, theirs, tolerance)
+        for name in ("api", "command")
+        for ours, theirs, tolerance in zip(seen[name], seen["vllm"], tolerances, strict=True)
+    )
+
+
+def test_the_api_and_manage_py_bench_agree_with_vllm_bench_serve(tiny_vllm, planner_api, tmp_path):
+    target = target_create(name="tiny", kind="vllm", base_url=tiny_vllm.url)
+    # Warm the server up (its first requests pay for lazy initialisation), untimed.
+    call_command("bench", "tiny", "--requests", "4", "--concurrency", "2", "--input-tokens",
+                 "64", "--output-tokens", "16", stdout=StringIO())  # fmt: skip
+    attempts = []
+    for attempt in range(LIVE_ATTEMPTS):
+        workdir = tmp_path / f"attempt-{attempt}"
+        workdir.mkdir()
+        attempts.append(_live_medians(tiny_vllm, planner_api, target, workdir))
+        if _agree(attempts[-1]):
+            break
+    assert _agree(attempts[-1]), attempts
