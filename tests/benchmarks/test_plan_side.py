@@ -45,8 +45,11 @@ def test_a_sweep_sits_beside_the_plans_prediction(linked_target, planner):
     measured = run.levels[0]["summary"]["tpot"]["median_ms"]
     assert row["measured"] == pytest.approx(measured, abs=1e-3)
     assert row["low"] <= row["predicted"] <= row["high"]
-    assert row["deviation_pct"] == pytest.approx(
-        100 * (row["measured"] - row["predicted"]) / row["predicted"], abs=0.1)  # fmt: skip
+    # The row's figures are rounded to 3 decimals and its deviation comes from the unrounded
+    # ones: on this busy machine the simulated server once ran 277 % slow, where a 0.1-point
+    # bound alone was narrower than that rounding (277.0 against 277.1 recomputed).
+    recomputed = 100 * (row["measured"] - row["predicted"]) / row["predicted"]
+    assert row["deviation_pct"] == pytest.approx(recomputed, rel=1e-3, abs=0.1)
     # The simulated server decodes 15% slower than modelled: the deviation says so.
     assert row["deviation_pct"] > 0
     assert set(comparison["knee"]) == {"measured", "predicted"}
