@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import re
 from typing import Any
 
 from django import forms
@@ -11,7 +10,7 @@ from django.utils.functional import lazy
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from planner.engine.pool.spec import MAX_POOL_MODELS
+from planner.engine.pool.spec import MAX_POOL_MODELS, name_from
 from planner.forms.whatif import concurrency_field
 from planner.forms.wizard import model_choices
 from planner.services.resolve import MAX_WHAT_IF_MACHINES
@@ -120,8 +119,8 @@ class PoolWhatIfForm(forms.Form):
 
     def added_name(self) -> str:
         """Return the pool's name for the added model: its slug, made unique in the pool."""
-        slug = self.cleaned_data["add_model"]
-        base = re.sub(r"[^a-z0-9-]+", "-", slug.lower()).strip("-")[:36].rstrip("-") or "model"
+        # 36 characters leave room for a "-NN" suffix within the 40 a name may have.
+        base = name_from(self.cleaned_data["add_model"], length=36) or "model"
         taken = set(self.models)
         name, n = base, 2
         while name in taken:

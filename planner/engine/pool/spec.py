@@ -52,14 +52,20 @@ def is_pool_spec(d: Any) -> bool:
     return isinstance(d, Mapping) and "models" in d
 
 
+def name_from(text: str, *, length: int = 40) -> str:
+    """Return a pool name made of `text` (a repository or slug): its last part, lower-case,
+    dashes for anything else, at most `length` characters; "" when nothing is left."""
+    slug = re.sub(r"[^a-z0-9-]+", "-", text.rsplit("/", 1)[-1].lower()).strip("-")
+    return slug[:length].rstrip("-")
+
+
 def _default_name(raw: Mapping[str, Any], index: int) -> str:
     """Return the name of a model given none: its repository's or catalog slug's last part."""
     model = raw.get("model")
     if isinstance(model, Mapping):  # resolved from the inventory or given inline
         model = model.get("hf_repo") or model.get("slug")
     text = model if isinstance(model, str) and model else f"model-{index + 1}"
-    slug = re.sub(r"[^a-z0-9-]+", "-", text.rsplit("/", 1)[-1].lower()).strip("-")
-    return slug[:40].rstrip("-") or f"model-{index + 1}"
+    return name_from(text) or f"model-{index + 1}"
 
 
 def _priority(raw: Mapping[str, Any], path: str, errors: dict[str, str]) -> int:
