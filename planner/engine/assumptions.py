@@ -70,6 +70,14 @@ class Assumptions:
     hbm_efficiency: float = 0.75  # achievable share of datasheet HBM bandwidth (fitted, see docs)
     decode_step_overhead_ms: float = 1.5  # scheduler, sampler, launches per decode step
     decode_per_seq_overhead_ms: float = 0.035  # per running sequence per step (fitted)
+    # The V0 engine's host work (vLLM < 0.8, serving/host.py), fixed and per running sequence:
+    # before 0.6 with the API server on the engine's thread, then in a process of its own. Fitted
+    # on the calibration runs of serving_load_runs.json (bench/fit_v0_host.py).
+    v0_in_process_step_overhead_ms: float = 4.0
+    v0_in_process_per_seq_overhead_ms: float = 0.18
+    v0_step_overhead_ms: float = 4.0  # not fitted apart: taken from the in-process era
+    v0_per_seq_overhead_ms: float = 0.12
+    v0_multi_gpu_step_overhead_ms: float = 9.0  # driver-to-worker broadcast, executor round trip
     decode_mfu: float = 0.5
     prefill_mfu: float = 0.7  # fitted on the serving runs (bench/fit_serving.py)
     pp_efficiency: float = 0.9  # pipeline bubbles

@@ -22,6 +22,12 @@ from planner.engine.network import Link, inter_node_link, intra_node_link, nic_k
 from planner.engine.result import Candidate, MemoryBreakdown, ranked
 from planner.engine.serving import build_context
 from planner.engine.serving.backend import BackendChoice, KernelTimes, resolve_kernels
+from planner.engine.serving.host import (
+    V0_MAX_NUM_SEQS,
+    EngineEra,
+    default_v0_batched_tokens,
+    engine_era,
+)
 from planner.engine.spec import Layout, Node, PlanSpec, Workload, valid_tp_sizes
 from planner.engine.throughput import Perf, estimate
 
@@ -164,14 +170,15 @@ def evaluate(
         tp_link=tp_link,
         pp_link=pp_link,
         dtype=dtype,
-        max_num_seqs=spec.max_num_seqs or default_max_num_seqs(visible, gpu.slug, a),
+        max_num_seqs=spec.max_num_seqs or _default_seqs(spec, visible, gpu.slug, a),
         max_num_batched_tokens=spec.max_num_batched_tokens
-        or default_batched_tokens(visible, gpu.slug, a),
+        or _default_tokens(spec, visible, gpu.slug, a),
         a=a,
         overlap=a.overlap_factor,
         kernels=kernels,
         backend=backend,
         vllm_version=spec.vllm_version,
+        max_model_len=spec.max_model_len,
     )
     wl = spec.workload
     # A layout whose memory does not fit never starts: it has no speeds to rank or show (its
@@ -232,6 +239,19 @@ def _speeds(perf: Perf | None) -> dict[str, Any]:
         "total_throughput_tok_s": perf.total_tok_s if perf else None,
         "capacity_output_tok_s": perf.capacity_output_tok_s if perf else None,
     }
+
+
+def _default_seqs(spec: PlanSpec, visible_gib: float, gpu_slug: str, a: Assumptions) -> int:
+    """Return the max_num_seqs the planned vLLM version starts with when none is set."""
+    if engine_era(spec.vllm_version) != EngineEra.V1:
+        return V0_MAX_NUM_SEQS
+    return default_max_num_seqs(visible_gib, gpu_slug, a)
+
+
+def _default_tokens(spec: PlanSpec, visible_gib: float, gpu_slug: str, a: Assumptions) -> int:
+    """Return the max_num_batched_tokens the planned vLLM version starts with when none is set."""
+    v0 = default_v0_batched_tokens(spec.vllm_version, spec.max_model_len)
+    return v0 if v0 is not None else default_batched_tokens(visible_gib, gpu_slug, a)
 
 
 def _replica_memory(

@@ -16,7 +16,14 @@ from planner.engine.memory import MemoryResult
 from planner.engine.network import Link
 from planner.engine.serving.backend import ROOFLINE_CHOICE, BackendChoice, KernelTimes
 from planner.engine.serving.efficiency import kernel_efficiency
-from planner.engine.serving.host import async_scheduling, mixed_steps_replay_full_graphs
+from planner.engine.serving.host import (
+    EngineEra,
+    async_scheduling,
+    engine_era,
+    host_overheads,
+    mixed_steps_replay_full_graphs,
+)
+from planner.engine.serving.host import prefill_first as runs_prompts_first
 from planner.engine.serving.kernels import gpu_generation, kernel_speed
 from planner.engine.spec import GpuSpec
 
@@ -78,6 +85,8 @@ class ServingContext:
     # The share of the GPU's time this replica gets (0.5 when it shares the GPU with another
     # model's instance): every GPU step takes 1/share as long, the host's CPU work does not.
     gpu_time_share: float = 1.0
+    # V0's default scheduler: a step runs whole prompts or decodes, prompts first (host.py).
+    prefill_first: bool = False
 
     @property
     def kv_tokens(self) -> int:
@@ -125,11 +134,15 @@ def build_context(
     kernels: KernelTimes | None = None,
     backend: BackendChoice = ROOFLINE_CHOICE,
     vllm_version: str | None = None,
+    max_model_len: int | None = None,
+    chunked_prefill: bool | None = None,
 ) -> ServingContext:
     """Return the serving context of one replica of TP×PP on `gpu` with `dtype` weights.
 
     With `kernels`, steps are timed by those measured forward passes instead of the roofline.
-    `vllm_version` (default: the assumptions') decides whether scheduling is asynchronous.
+    `vllm_version` (default: the assumptions') decides whether scheduling is asynchronous, how
+    heavy the engine's host work is, and (with `max_model_len`) whether V0's prompt-first
+    scheduler runs (`chunked_prefill`, when a run states it, overrides the version's default).
     """
     stage = max(mem.stages, key=lambda s: s.weights_bytes)
     b = parameter_breakdown(arch)
@@ -154,6 +167,7 @@ def build_context(
         if mixed_steps_replay_full_graphs(version)
         else a.launch_per_layer_mixed_us
     )
+    step_overhead_ms, per_seq_overhead_ms = host_overheads(version, a, gpus=tp * pp)
     return ServingContext(
         label=label,
         tp=tp,
@@ -177,8 +191,8 @@ def build_context(
         sliding_window=_sliding_window(arch),
         launch_decode_ms=layers * a.launch_per_layer_decode_us / 1e3 + fixed_ms,
         launch_mixed_ms=layers * mixed_launch_us / 1e3 + fixed_ms,
-        step_overhead_ms=a.decode_step_overhead_ms,
-        per_seq_overhead_ms=a.decode_per_seq_overhead_ms,
+        step_overhead_ms=step_overhead_ms,
+        per_seq_overhead_ms=per_seq_overhead_ms,
         async_scheduling=async_scheduling(version, pp),
         request_overhead_ms=a.request_overhead_ms,
         frontend_request_ms=a.frontend_request_ms,
@@ -197,7 +211,17 @@ def build_context(
         kernels=kernels,
         backend=backend,
         gpu_time_share=a.gpu_time_share,
+        prefill_first=_prompts_first(version, max_model_len, chunked_prefill),
     )
+
+
+def _prompts_first(version: str, max_model_len: int | None, chunked: bool | None) -> bool:
+    """Return whether the replica's scheduler runs whole prompts before decodes (V0's default)."""
+    if engine_era(version) == EngineEra.V1 or chunked:
+        return False
+    if chunked is False:
+        return True
+    return max_model_len is not None and runs_prompts_first(version, max_model_len)
 
 
 def expert_fraction(ctx: ServingContext, tokens: float) -> float:

@@ -8,11 +8,17 @@ two forward passes, so a step took GPU + CPU time. vLLM's asynchronous scheduler
 step N+1 while step N runs on the GPU, so a step takes the longer of the two. It was first
 refused with pipeline parallelism, which it supports since vllm-project/vllm#32359 and #32618
 (January 2026, 0.16).
+
+Before V1 (vLLM < 0.8) the engine was V0, whose host work per sequence was several times V1's,
+and whose default scheduler ran prompts whole, ahead of every decode (`EngineEra`, below).
 """
 
 from __future__ import annotations
 
-from planner.engine.profiling import VersionError, parse_version
+from enum import StrEnum
+
+from planner.engine.assumptions import Assumptions
+from planner.engine.profiling import V1_DEFAULT_SINCE, VersionError, parse_version
 
 ASYNC_SCHEDULING_SINCE = (0, 12, 0)
 ASYNC_WITH_PP_SINCE = (0, 16, 0)
@@ -46,3 +52,70 @@ def mixed_steps_replay_full_graphs(vllm_version: str) -> bool:
         return parse_version(vllm_version) >= FULL_GRAPHS_FOR_MIXED_SINCE
     except VersionError:
         return False
+
+
+class EngineEra(StrEnum):
+    """How a vLLM version splits its CPU work between processes, coarsely.
+
+    vLLM 0.6.0's performance notes (blog.vllm.ai/2024/09/05/perf-update) profiled Llama 3 8B
+    on one H100 under 0.5.3: the API server took 33 % of the time, scheduling and input
+    preparation 29 %, the GPU 38 %. 0.6.0 moved the API server into its own process
+    (vllm-project/vllm#6883) and overlapped output processing with the next step (#7049); V1
+    (default from 0.8.0) rewrote the engine core around a persistent batch.
+    """
+
+    V0_IN_PROCESS = "v0-in-process"  # < 0.6: API server, detokeniser and engine on one thread
+    V0 = "v0"  # 0.6 to 0.7: the API server apart, the engine's Python work per sequence heavy
+    V1 = "v1"  # from 0.8: serving/host.py's constants, fitted on 0.10
+
+
+V0_API_PROCESS_SINCE = (0, 6, 0)
+
+
+def engine_era(vllm_version: str) -> EngineEra:
+    """Return the era of `vllm_version` (V1 when the version cannot be read)."""
+    try:
+        v = parse_version(vllm_version)
+    except VersionError:
+        return EngineEra.V1
+    if v >= V1_DEFAULT_SINCE:
+        return EngineEra.V1
+    return EngineEra.V0 if v >= V0_API_PROCESS_SINCE else EngineEra.V0_IN_PROCESS
+
+
+# V0 turned chunked prefill on by default only past a 32K context; below it, the scheduler
+# ran each step either whole prompts (as many as max(max_model_len, 2048) tokens allow) or
+# every running decode, prompts first: a burst stalls the decodes of everyone already running.
+V0_CHUNKED_PREFILL_ABOVE = 32_768
+V0_CHUNKED_BATCHED_TOKENS = 512  # V0's default token budget with chunked prefill on
+V0_WHOLE_PROMPT_MIN_BATCHED_TOKENS = 2048
+V0_MAX_NUM_SEQS = 256  # V0's default max_num_seqs, whatever the GPU
+
+
+def prefill_first(vllm_version: str, max_model_len: int) -> bool:
+    """Return whether `vllm_version`'s default scheduler runs prompts whole, before decodes."""
+    return engine_era(vllm_version) != EngineEra.V1 and max_model_len <= V0_CHUNKED_PREFILL_ABOVE
+
+
+def default_v0_batched_tokens(vllm_version: str, max_model_len: int) -> int | None:
+    """Return V0's default max_num_batched_tokens, or None for a V1 version."""
+    if engine_era(vllm_version) == EngineEra.V1:
+        return None
+    if prefill_first(vllm_version, max_model_len):
+        return max(max_model_len, V0_WHOLE_PROMPT_MIN_BATCHED_TOKENS)
+    return V0_CHUNKED_BATCHED_TOKENS
+
+
+def host_overheads(vllm_version: str, a: Assumptions, *, gpus: int = 1) -> tuple[float, float]:
+    """Return the engine's host work per step: (fixed ms, ms per running sequence).
+
+    A V0 replica on several GPUs also broadcast each step's inputs from its driver worker to
+    the others (`v0_multi_gpu_step_overhead_ms`); V1's workers keep their own persistent batch.
+    """
+    era = engine_era(vllm_version)
+    if era == EngineEra.V1:
+        return a.decode_step_overhead_ms, a.decode_per_seq_overhead_ms
+    broadcast = a.v0_multi_gpu_step_overhead_ms if gpus > 1 else 0.0
+    if era == EngineEra.V0_IN_PROCESS:
+        return a.v0_in_process_step_overhead_ms + broadcast, a.v0_in_process_per_seq_overhead_ms
+    return a.v0_step_overhead_ms + broadcast, a.v0_per_seq_overhead_ms

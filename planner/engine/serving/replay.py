@@ -128,4 +128,6 @@ def replay_context(
         kernels=kernels,
         backend=choice,
         vllm_version=run.get("vllm_version") or a.vllm_version,
+        max_model_len=run.get("max_model_len") or 4096,
+        chunked_prefill=run.get("chunked_prefill"),
     )

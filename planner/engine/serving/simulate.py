@@ -4,9 +4,11 @@ Each step the scheduler serves running requests first (one decode token each, or
 of an unfinished prefill), then admits waiting requests FCFS while the token budget
 (max_num_batched_tokens), the sequence limit (max_num_seqs) and free KV blocks allow. A decode
 that finds no free block preempts the most recently admitted request, which loses its KV and is
-recomputed later (vLLM V1's recompute preemption). The first token is sampled in the step that
-finishes a prompt. Stretches where every running request only decodes and nothing can change the
-batch are advanced in one jump, so a few hundred requests cost milliseconds.
+recomputed later (vLLM V1's recompute preemption). V0's default scheduler (ctx.prefill_first)
+instead runs a step of whole waiting prompts whenever one can start, and the decodes only when
+none can. The first token is sampled in the step that finishes a prompt. Stretches where every
+running request only decodes and nothing can change the batch are advanced in one jump, so a few
+hundred requests cost milliseconds.
 
 A closed-loop client sends its next request only once the last token of the previous one has
 come back through the API server, and that request goes through the API server again before the
@@ -247,8 +249,14 @@ class _Scheduler:
     def step(self) -> None:
         """One ordinary engine step: running requests first, then waiting ones, then time it."""
         batch = _Batch(self.ctx.max_num_batched_tokens)
-        self.schedule_running(batch)
-        self.schedule_waiting(batch)
+        if self.ctx.prefill_first:
+            # V0 without chunked prefill: whole prompts when any can start, else the decodes.
+            self.schedule_prompts(batch)
+            if not batch.plan:
+                self.schedule_running(batch)
+        else:
+            self.schedule_running(batch)
+            self.schedule_waiting(batch)
         if not batch.plan:
             self.drop_unfittable()
             return
@@ -259,7 +267,8 @@ class _Scheduler:
             prefill_tokens=batch.prefill,
             kv_read_tokens=batch.kv_read,
             attn_pairs=batch.pairs,
-            running_seqs=len(self.running),
+            # A V0 prompt step does its per-sequence host work for the prompts alone.
+            running_seqs=len(batch.plan) if batch.decode == 0 else len(self.running),
             decode_kv_tokens=batch.decode_kv,
         )
         firsts = sum(1 for r, need in batch.plan if r.computed < r.prompt <= r.computed + need)
@@ -357,23 +366,40 @@ class _Scheduler:
             and len(running) < ctx.max_num_seqs
             and len(plan) == len(running)
         ):
-            r = waiting[0]
-            if r.computed == 0 and r.cached:
-                r.computed = r.cached
-            need = min(r.prompt - r.computed, batch.budget)
-            want = blocks_for(ctx, r.computed + need)
-            if want - r.blocks > self.free_blocks:
+            r = _with_cached_prefix(waiting[0])
+            if not self.admit(batch, r, min(r.prompt - r.computed, batch.budget)):
                 break
-            waiting.popleft()
-            self.free_blocks -= want - r.blocks
-            r.blocks = want
-            running.append(r)
-            self.prefilling += 1
-            batch.prefill += need
-            batch.pairs += attention_pairs(ctx, r.computed, need)
-            batch.kv_read += visible_context(ctx, r.computed)
-            plan.append((r, need))
-            batch.budget -= need
+
+    def schedule_prompts(self, batch: _Batch) -> None:
+        """Admit whole waiting prompts FCFS while the budget, the sequence limit and KV allow
+        (V0's prompt-only step); a prompt longer than the budget starts alone, in chunks."""
+        while self.waiting and len(self.running) < self.ctx.max_num_seqs:
+            r = _with_cached_prefix(self.waiting[0])
+            need = r.prompt - r.computed
+            if need > batch.budget:
+                if batch.plan:
+                    break
+                need = batch.budget
+            if not self.admit(batch, r, need):
+                break
+
+    def admit(self, batch: _Batch, r: Request, need: int) -> bool:
+        """Move the first waiting request to running with `need` prompt tokens in this step;
+        False (nothing changed) when its KV blocks are not free."""
+        want = blocks_for(self.ctx, r.computed + need)
+        if want - r.blocks > self.free_blocks:
+            return False
+        self.waiting.popleft()
+        self.free_blocks -= want - r.blocks
+        r.blocks = want
+        self.running.append(r)
+        self.prefilling += 1
+        batch.prefill += need
+        batch.pairs += attention_pairs(self.ctx, r.computed, need)
+        batch.kv_read += visible_context(self.ctx, r.computed)
+        batch.plan.append((r, need))
+        batch.budget -= need
+        return True
 
     def drop_unfittable(self) -> None:
         """Nothing fits (a prompt larger than the whole cache): drop it, as vLLM rejects it."""
@@ -407,6 +433,13 @@ class _Scheduler:
                 self.finish(r)
                 ended += 1
         self.release(ended, self.round_trip)
+
+
+def _with_cached_prefix(r: Request) -> Request:
+    """Return `r` with its cached prompt prefix counted as computed, before it first starts."""
+    if r.computed == 0 and r.cached:
+        r.computed = r.cached
+    return r
 
 
 def _admissible(ctx: ServingContext, r: Request, free_blocks: int) -> bool:

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from catalog.data import load_gpus
+from planner.engine.assumptions import DEFAULT_ASSUMPTIONS
+from planner.engine.serving.host import EngineEra, engine_era
 from planner.engine.serving.kernels import gpu_generation
 from planner.engine.serving.replay import replay
 
@@ -33,6 +35,7 @@ class RunError:
     in_flight: float
     generation: str
     arrival: str
+    engine: EngineEra
     tpot: float | None
     ttft: float | None
     tok_s: float | None
@@ -93,13 +96,18 @@ def run_error(run: Mapping[str, Any]) -> RunError:
         return pred_value / measured - 1 if measured else None
 
     ttft = rel(pred.ttft_mean_ms, "ttft_mean_ms") if run.get("ttft_comparable", True) else None
+    # A run that published only the median TPOT is compared on the median.
+    tpot = rel(pred.tpot_mean_ms, "tpot_mean_ms")
+    if tpot is None:
+        tpot = rel(pred.tpot_p50_ms, "tpot_median_ms")
     return RunError(
         run_id=run["id"],
         split=run["split"],
         in_flight=in_flight(run),
         generation=gpu_generation(gpu.slug, gpu.fp8_support),
         arrival=run["load"]["arrival"],
-        tpot=rel(pred.tpot_mean_ms, "tpot_mean_ms"),
+        engine=engine_era(run.get("vllm_version") or DEFAULT_ASSUMPTIONS.vllm_version),
+        tpot=tpot,
         ttft=ttft,
         tok_s=rel(pred.output_tok_s, "output_tok_s"),
     )
@@ -125,7 +133,8 @@ def group_error(name: str, errors: list[RunError]) -> GroupError:
 
 
 def validation_table(errors: list[RunError], split: str = "validation") -> list[GroupError]:
-    """Return the errors of `split`'s runs: all, by load level, by GPU generation, by arrival."""
+    """Return the errors of `split`'s runs: all, by load level, by GPU generation, by arrival
+    and by engine era (V0 before vLLM 0.8)."""
     mine = [e for e in errors if e.split == split]
     rows = [group_error(f"all {split}", mine)]
     for _, label in LOAD_LEVELS:
@@ -136,6 +145,10 @@ def validation_table(errors: list[RunError], split: str = "validation") -> list[
         rows.append(group_error(generation, [e for e in mine if e.generation == generation]))
     for arrival in sorted({e.arrival for e in mine}):
         rows.append(group_error(f"{arrival} load", [e for e in mine if e.arrival == arrival]))
+    for era in EngineEra:
+        group = [e for e in mine if e.engine == era]
+        if group:
+            rows.append(group_error(f"engine {era}", group))
     return rows
 
 

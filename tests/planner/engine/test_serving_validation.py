@@ -25,8 +25,11 @@ RUNS = load_runs([FIXTURES / "serving_runs.json", FIXTURES / "serving_load_runs.
 LOAD_RUNS = load_runs([FIXTURES / "serving_load_runs.json"])
 
 # Held-out mean absolute % error the model reaches (the issue's targets: 15 / 25 / 15).
-HELD_OUT = {"tpot_pct": 6.0, "ttft_pct": 16.0, "tok_s_pct": 7.0}
-BY_LOAD_LEVEL_TPOT = {"<= 8": 13.0, "9-64": 4.0, "65-256": 6.0, "> 256": 4.0}
+HELD_OUT = {"tpot_pct": 7.0, "ttft_pct": 13.0, "tok_s_pct": 9.0}
+BY_LOAD_LEVEL_TPOT = {"<= 8": 13.0, "9-64": 4.0, "65-256": 6.0, "> 256": 10.0}
+# The V0 engine's runs (vLLM < 0.8) on their own: before its host terms the model put TPOT
+# 58 % low and output tok/s 109 % high on these held-out runs (bench/fit_v0_host.py).
+HELD_OUT_V0 = {"tpot_pct": 12.0, "tok_s_pct": 18.0}
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +40,7 @@ def held_out() -> dict[str, GroupError]:
 
 def test_held_out_error_stays_at_what_the_model_reaches(held_out):
     overall = held_out["all validation"]
-    assert overall.runs >= 29
+    assert overall.runs >= 37
     for metric, limit in HELD_OUT.items():
         assert getattr(overall, metric) <= limit, metric
 
@@ -47,6 +50,15 @@ def test_every_load_level_is_reported_and_holds(held_out):
         row = held_out[f"in flight {level}"]
         assert row.tpot_pct is not None, level
         assert row.tpot_pct <= limit, level
+
+
+def test_v0_engine_runs_hold_on_their_own(held_out):
+    rows = [held_out["engine v0-in-process"], held_out["engine v0"]]
+    assert sum(r.runs for r in rows) >= 8
+    tpot = rows[0]  # only the in-process era published TPOT
+    assert tpot.tpot_pct <= HELD_OUT_V0["tpot_pct"]
+    weighted = sum(r.tok_s_pct * r.tok_s_runs for r in rows) / sum(r.tok_s_runs for r in rows)
+    assert weighted <= HELD_OUT_V0["tok_s_pct"]
 
 
 def test_every_gpu_generation_of_the_held_out_runs_is_reported(held_out):

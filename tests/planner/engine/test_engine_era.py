@@ -1,0 +1,115 @@
+"""vLLM's V0 engine (before 0.8): heavier host work, and prompts run whole before any decode."""
+
+import dataclasses
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from planner.engine import plan
+from planner.engine.serving.host import (
+    EngineEra,
+    default_v0_batched_tokens,
+    engine_era,
+    prefill_first,
+)
+from planner.engine.serving.predict import predict
+from planner.engine.serving.replay import replay_context, workload_of
+from planner.engine.serving.simulate import simulate
+from planner.engine.spec import spec_from_dict
+from tests.planner.engine.conftest import hardware
+
+_RUN = {
+    "id": "era-probe",
+    "model_slug": "llama-3.1-8b",
+    "gpu": "h100-sxm",
+    "tp": 1,
+    "pp": 1,
+    "weight_dtype": "bf16",
+    "gpu_memory_utilization": 0.9,
+    "max_model_len": 2048,
+    "max_num_batched_tokens": 2048,
+    "max_num_seqs": 256,
+    "load": {"arrival": "burst", "burst_size": 400, "input_tokens": 200, "output_tokens": 200},
+}
+
+
+def _ctx(version: str, **run):
+    return replay_context({**_RUN, "vllm_version": version, **run})
+
+
+@pytest.mark.parametrize(
+    ("version", "era"),
+    [
+        ("0.4.3", EngineEra.V0_IN_PROCESS),
+        ("0.5.4", EngineEra.V0_IN_PROCESS),
+        ("0.6.0", EngineEra.V0),
+        ("v0.7.3", EngineEra.V0),
+        ("0.8.0", EngineEra.V1),
+        ("0.19.0", EngineEra.V1),
+        ("not-a-version", EngineEra.V1),
+    ],
+)
+def test_each_version_falls_in_its_era(version, era):
+    assert engine_era(version) == era
+
+
+def test_v0_runs_prompts_first_only_where_chunked_prefill_was_off():
+    assert prefill_first("0.6.3", 32_768)
+    assert not prefill_first("0.6.3", 65_536)  # V0 chunked long contexts by default
+    assert not prefill_first("0.10.1", 2048)
+    assert default_v0_batched_tokens("0.5.4", 1024) == 2048
+    assert default_v0_batched_tokens("0.5.4", 8192) == 8192
+    assert default_v0_batched_tokens("0.5.4", 131_072) == 512
+    assert default_v0_batched_tokens("0.10.1", 8192) is None
+
+
+def test_v0_host_work_is_heavier_and_v1_keeps_its_constants():
+    v1, v0, old = _ctx("0.10.1"), _ctx("0.6.3"), _ctx("0.5.4")
+    assert v1.per_seq_overhead_ms < v0.per_seq_overhead_ms < old.per_seq_overhead_ms
+    assert not v1.prefill_first
+    assert v0.prefill_first
+    assert old.prefill_first
+
+
+def test_prompts_first_stalls_the_decodes_of_a_burst():
+    """The same replica and burst: V0's prompt-only steps hold every running decode back."""
+    v1 = _ctx("0.10.1")
+    v0_scheduler = dataclasses.replace(v1, prefill_first=True)
+    wl = workload_of({**_RUN, "load": {**_RUN["load"], "input_tokens": 1500, "output_tokens": 100}})
+    chunked, whole = predict(v1, wl, scan=False), predict(v0_scheduler, wl, scan=False)
+    assert whole.tpot_mean_ms > chunked.tpot_mean_ms * 1.1
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    n=st.integers(1, 60),
+    n_in=st.integers(1, 3000),
+    n_out=st.integers(1, 300),
+    seqs=st.integers(1, 64),
+)
+def test_prompts_first_finishes_every_request_with_its_tokens(n, n_in, n_out, seqs):
+    ctx = dataclasses.replace(_ctx("0.5.4"), max_num_seqs=seqs, max_num_batched_tokens=2048)
+    result = simulate(ctx, [(0.0, n_in, n_out, 0)] * n)
+    assert len(result.finished) == n
+    assert all(f.output_tokens == n_out for f in result.finished)
+    assert all(f.ttft_ms > 0 and f.e2e_ms >= f.ttft_ms for f in result.finished)
+
+
+def test_a_plan_for_a_v0_version_is_slower_and_says_its_scheduler_defaults():
+    def spec(version):
+        return spec_from_dict(
+            {
+                "model": "llama-3.1-8b",
+                "vllm_version": version,
+                "max_model_len": 4096,
+                "workload": {"concurrency": 128, "avg_input_tokens": 512, "avg_output_tokens": 256},
+                "hardware": hardware(1, 1, "h100-sxm"),
+                "pinned_layout": {"tp": 1, "pp": 1, "replicas": 1},
+            }
+        )
+
+    old, new = plan(spec("0.5.4")), plan(spec("0.10.1"))
+    assert old.pinned.serving.tpot_mean_ms > 1.5 * new.pinned.serving.tpot_mean_ms
+    assert old.pinned.serving_context.max_num_seqs == 256
+    assert old.pinned.serving_context.max_num_batched_tokens == 4096
