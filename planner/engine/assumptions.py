@@ -81,6 +81,10 @@ class Assumptions:
     decode_mfu: float = 0.5
     prefill_mfu: float = 0.7  # fitted on the serving runs (bench/fit_serving.py)
     pp_efficiency: float = 0.9  # pipeline bubbles
+    # Each step of a replica whose pipeline stages sit on different nodes also waits for the
+    # executor's round trip between them (vLLM over Ray): fitted on one run, Qwen2.5-72B at TP 8
+    # × PP 2 on two H100 nodes, 67.5 tok/s against 99.5 on one node (docs/benchmarks.md).
+    pp_cross_node_step_overhead_ms: float = 4.6
     balancer_efficiency: float = 0.95  # least_conn balancing is not perfect
     # The share of its GPUs' time an instance gets: 0.5 when a pool plan lets two small models
     # share a GPU (no MPS: the two processes time-slice it; both busy is the case planned for).

@@ -38,6 +38,8 @@ class Code(StrEnum):
     QUANTIZE_FIRST = "quantize_first"
     MEMORY_RULES = "memory_rules"
     VLLM_VERSION_ASSUMED = "vllm_version_assumed"
+    V0_ENGINE_HOST = "v0_engine_host"
+    V0_PROMPTS_FIRST = "v0_prompts_first"
     CUDA_GRAPHS_SKIPPED_PLATFORM = "cuda_graphs_skipped_platform"
     CUDA_GRAPHS_RUNNER_V2 = "cuda_graphs_runner_v2"
     QUANTIZE_FEWER_NODES = "quantize_fewer_nodes"

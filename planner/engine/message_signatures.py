@@ -59,6 +59,8 @@ SIGNATURES: dict[Code, tuple[str, ...]] = {
         "kv_tokens",
     ),
     Code.VLLM_VERSION_ASSUMED: ("vllm_version",),
+    Code.V0_ENGINE_HOST: ("vllm_version", "step_ms", "per_seq_ms", "v1_per_seq_ms"),
+    Code.V0_PROMPTS_FIRST: ("vllm_version", "max_num_batched_tokens"),
     Code.MEMORY_RULES: (
         "vllm_version",
         "engine",

@@ -43,6 +43,7 @@ from planner.engine.serving_choice import simulated_indexes, with_serving
 from planner.engine.signals import evaluate_signals
 from planner.engine.small_replicas import prefer_small_replicas
 from planner.engine.spec import Node, PlanSpec
+from planner.engine.speed_rules import speed_rules_messages
 from planner.engine.summary import model_summary, network_summary, recommendation_summary
 from planner.engine.vllm_flags import VLLM_VERSION
 
@@ -79,7 +80,7 @@ def plan(spec: PlanSpec, assumptions: Assumptions | None = None) -> PlanResult:
     backend, why_backend = choose_backend(spec, route)
     balancer = choose_balancer(route, best)
 
-    reasons = [memory_rules_message(spec, best, a)]
+    reasons = [memory_rules_message(spec, best, a), *speed_rules_messages(spec, best, a)]
     if not spec.vllm_version_stated:
         reasons.append(message(Code.VLLM_VERSION_ASSUMED, vllm_version=spec.vllm_version))
     graph_rule = cuda_graph_rule_message(spec, best)

@@ -64,3 +64,8 @@ def counted(
 def memory_rule(text: str) -> Template:
     """Return the template of a sentence on vLLM's memory profiling (issue 13's figures)."""
     return Template(text, rules=(Rule.NUMBERS,), sources=(Issue(13),))
+
+
+def speed_rule(text: str) -> Template:
+    """Return the template of a sentence on the vLLM engine the speeds follow (issue 32)."""
+    return Template(text, rules=(Rule.NUMBERS,), sources=(Issue(32),))

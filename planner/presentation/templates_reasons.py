@@ -4,7 +4,14 @@ verdict, the pinned layout and the SLO checks."""
 from __future__ import annotations
 
 from planner.engine.messages import N_, NP_, Code
-from planner.presentation.template_types import Article, Rule, Template, counted, memory_rule
+from planner.presentation.template_types import (
+    Article,
+    Rule,
+    Template,
+    counted,
+    memory_rule,
+    speed_rule,
+)
 
 REASON_TEMPLATES: dict[Code, Template] = {
     Code.NODE_SELECTION: counted(
@@ -108,9 +115,25 @@ REASON_TEMPLATES: dict[Code, Template] = {
     ),
     Code.VLLM_VERSION_ASSUMED: memory_rule(
         N_(
-            "No vLLM version was given: the memory figures assume vLLM {vllm_version}, the "
-            "version the generated configs run. Memory profiling changed between releases (KV "
-            "capacity by up to a fifth): give the version you run."
+            "No vLLM version was given: the memory figures and the speeds assume vLLM "
+            "{vllm_version}, the version the generated configs run. Memory profiling changed "
+            "between releases (KV capacity by up to a fifth), and so did the engine's host work "
+            "(by several times before 0.8): give the version you run."
+        )
+    ),
+    Code.V0_ENGINE_HOST: speed_rule(
+        N_(
+            "vLLM {vllm_version} runs the V0 engine, and the speeds follow it: between two "
+            "forward passes its host spends {step_ms} ms per step and {per_seq_ms} ms per running "
+            "sequence (V1, the engine from vLLM 0.8, spends {v1_per_seq_ms} ms per sequence), "
+            "which caps a fast GPU under load. Upgrading vLLM is the cheapest speed-up here."
+        )
+    ),
+    Code.V0_PROMPTS_FIRST: speed_rule(
+        N_(
+            "vLLM {vllm_version} does not chunk prompts below a 32K context: a step runs either "
+            "whole waiting prompts (up to {max_num_batched_tokens} tokens) or the decodes, prompts "
+            "first, so a burst stalls every request already decoding and TPOT rises with it."
         )
     ),
     Code.MEMORY_RULES: memory_rule(

@@ -26,6 +26,7 @@ from planner.engine.serving.host import (
 from planner.engine.serving.host import prefill_first as runs_prompts_first
 from planner.engine.serving.kernels import gpu_generation, kernel_speed
 from planner.engine.spec import GpuSpec
+from planner.engine.spec.values import NIC_KINDS
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -73,6 +74,7 @@ class ServingContext:
     activation_bytes: float
     overlap: float
     pp_efficiency: float
+    pp_step_overhead_ms: float  # per step, when pipeline stages sit on different nodes
     # scheduler limits
     max_num_seqs: int
     max_num_batched_tokens: int
@@ -204,6 +206,9 @@ def build_context(
         activation_bytes=a.activation_bytes,
         overlap=overlap,
         pp_efficiency=a.pp_efficiency if pp > 1 else 1.0,
+        pp_step_overhead_ms=(
+            a.pp_cross_node_step_overhead_ms if pp > 1 and pp_link.kind in NIC_KINDS else 0.0
+        ),
         max_num_seqs=max_num_seqs,
         max_num_batched_tokens=max_num_batched_tokens,
         kv_blocks=max(mem.blocks, 0),

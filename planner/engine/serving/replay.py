@@ -16,11 +16,11 @@ from catalog.data import load_models
 from catalog.hf_config import from_hf_config
 from planner.engine.assumptions import Assumptions
 from planner.engine.memory import plan_memory
-from planner.engine.network import intra_node_link
+from planner.engine.network import inter_node_link, intra_node_link
 from planner.engine.serving.backend import StepBackend, resolve_kernels
 from planner.engine.serving.context import ServingContext, build_context
 from planner.engine.serving.predict import Prediction, predict
-from planner.engine.spec import NetworkOverrides, Node, Workload, catalog_gpu
+from planner.engine.spec import NetworkOverrides, Nic, Node, Workload, catalog_gpu
 
 
 def workload_of(run: Mapping[str, Any]) -> Workload:
@@ -88,11 +88,17 @@ def replay_context(
         # The KV cache the server logged, not our memory model's (which is validated apart).
         blocks = int(run["kv_tokens"]) // a.block_size_tokens
         mem = dataclasses.replace(mem, blocks=blocks, kv_tokens=blocks * a.block_size_tokens)
+    cross_node_pp = run.get("pp_link")  # {"kind": "infiniband", "gbps": 400}: stages on two nodes
     node = Node(
         hostname="run",
         gpu=gpu,
-        gpu_count=tp * pp,
+        gpu_count=tp * (1 if cross_node_pp else pp),
         intra_link="nvlink" if run.get("tp_link", "nvlink") in ("nvlink", "") else "pcie",
+        nics=(
+            (Nic(name="data", speed_gbps=cross_node_pp["gbps"], kind=cross_node_pp["kind"]),)
+            if cross_node_pp
+            else ()
+        ),
     )
     link = intra_node_link(
         node,
@@ -118,7 +124,7 @@ def replay_context(
         tp=tp,
         pp=pp,
         tp_link=link,
-        pp_link=link,
+        pp_link=inter_node_link([node] * pp, a, NetworkOverrides()) if cross_node_pp else link,
         dtype=run["weight_dtype"],
         max_num_seqs=int(run["max_num_seqs"]),
         max_num_batched_tokens=int(run["max_num_batched_tokens"]),

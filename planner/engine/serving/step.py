@@ -6,6 +6,7 @@ stage time = GEMM time + attention time + kernel launches + TP all-reduces × (1
   attention time = max(KV read / reachable HBM bandwidth,
                        attention pairs × FLOPs per pair / (TFLOPS × MFU))
 step time  = pp × stage time(tokens / pp) + (pp − 1) hops, over the PP efficiency (bubbles),
+             + the executor's round trip when the stages sit on different nodes,
              + scheduler/sampler overhead per step and per running sequence (or the longer of
              the two where vLLM schedules asynchronously: serving/host.py).
 
@@ -124,7 +125,7 @@ def step_ms(
             attn_pairs=attn_pairs / pp,
         )
     hops = (pp - 1) * pp_hop_ms(ctx, (decode_seqs + prefill_tokens) / pp)
-    gpu = (pp * stage + hops) / ctx.pp_efficiency / ctx.gpu_time_share
+    gpu = (pp * stage + hops) / ctx.pp_efficiency / ctx.gpu_time_share + ctx.pp_step_overhead_ms
     cpu = ctx.step_overhead_ms + running_seqs * ctx.per_seq_overhead_ms
     return step_wall_ms(gpu, cpu, overlapped=ctx.async_scheduling)
 

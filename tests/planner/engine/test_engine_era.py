@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from planner.engine import plan
+from planner.engine.messages import Code
 from planner.engine.serving.host import (
     EngineEra,
     default_v0_batched_tokens,
@@ -113,3 +114,23 @@ def test_a_plan_for_a_v0_version_is_slower_and_says_its_scheduler_defaults():
     assert old.pinned.serving.tpot_mean_ms > 1.5 * new.pinned.serving.tpot_mean_ms
     assert old.pinned.serving_context.max_num_seqs == 256
     assert old.pinned.serving_context.max_num_batched_tokens == 4096
+
+
+def test_a_plan_for_a_v0_version_says_why_its_speeds_are_lower():
+    def codes(version, max_model_len=4096):
+        spec = spec_from_dict(
+            {
+                "model": "llama-3.1-8b",
+                "vllm_version": version,
+                "max_model_len": max_model_len,
+                "workload": {"concurrency": 64, "avg_input_tokens": 512, "avg_output_tokens": 256},
+                "hardware": hardware(1, 1, "h100-sxm"),
+            }
+        )
+        return {r.code for r in plan(spec).recommendation.reasons}
+
+    assert {Code.V0_ENGINE_HOST, Code.V0_PROMPTS_FIRST} <= codes("0.6.3")
+    long_context = codes("0.6.3", 65_536)
+    assert Code.V0_ENGINE_HOST in long_context
+    assert Code.V0_PROMPTS_FIRST not in long_context  # V0 chunked prompts above 32K
+    assert not {Code.V0_ENGINE_HOST, Code.V0_PROMPTS_FIRST} & codes("0.10.1")
