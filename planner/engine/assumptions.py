@@ -105,6 +105,11 @@ class Assumptions:
     moe_layer_fixed_us: float = 25.0
     # Fixed kernel time per MLA layer (latent up-projections): an estimate, not calibrated.
     mla_layer_fixed_us: float = 20.0
+    # vLLM's MLA decode kernel reads the latent KV cache at this share of the dense reads'
+    # bandwidth: aiconfigurator-core's measured MLA blocks (DeepSeek-R1, TP 8, H200, batch
+    # 16-256, context 2,000 → 8,000) take 0.11-0.13 µs per (sequence, context token) pair where
+    # the reads alone would take 0.02 (bench/fit_mla_kernels.py). No benchmark run is used.
+    mla_kv_read_efficiency: float = 0.18
     request_overhead_ms: float = 24.0  # API server, tokenizer, detokenizer per request (fitted)
     # The API server's serial work under load (serving/frontend.py): per request admitted, per
     # prompt token tokenised, per output token streamed. Fitted on the server-bound calibration

@@ -46,6 +46,7 @@ class ServingContext:
     moe_routing_token_share: float
     kv_bytes_per_token: float
     hbm_bytes_per_ms: float
+    kv_hbm_bytes_per_ms: float  # the attention kernels' KV reads (MLA's run slower)
     expert_hbm_bytes_per_ms: float
     # compute side (FLOPs per GPU)
     flops_per_token: float
@@ -183,6 +184,7 @@ def build_context(
         moe_routing_token_share=a.moe_routing_token_share,
         kv_bytes_per_token=stage.kv_bytes_per_token,
         hbm_bytes_per_ms=hbm,
+        kv_hbm_bytes_per_ms=hbm * (a.mla_kv_read_efficiency if arch.is_mla else 1.0),
         expert_hbm_bytes_per_ms=hbm * a.moe_hbm_efficiency,
         flops_per_token=2.0 * b.active / (tp * pp),
         attn_flops_per_pair=_attn_flops_per_pair(arch, layers, tp),

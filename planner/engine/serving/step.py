@@ -49,7 +49,7 @@ def stage_ms(
         ctx.prefill_attn_flops_per_ms if prefill_tokens > 0 else ctx.decode_attn_flops_per_ms
     )
     t_attn = max(
-        kv_read_tokens * ctx.kv_bytes_per_token / ctx.hbm_bytes_per_ms,
+        kv_read_tokens * ctx.kv_bytes_per_token / ctx.kv_hbm_bytes_per_ms,
         attn_pairs * ctx.attn_flops_per_pair / attn_rate,
     )
     launch = ctx.launch_mixed_ms if prefill_tokens > 0 else ctx.launch_decode_ms
