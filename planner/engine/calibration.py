@@ -49,18 +49,25 @@ class CalibrationFactors:
 
 
 def calibrated(a: Assumptions, f: CalibrationFactors) -> Assumptions:
-    """Return the assumptions corrected by the factors."""
-    return replace(
+    """Return the assumptions corrected by the factors.
+
+    A fitted per-request overhead was measured on the team's own server, whichever vLLM engine
+    it runs, so it replaces the per-sequence host work of every engine era (serving/host.py).
+    """
+    corrected = replace(
         a,
         extra_non_torch_gib=a.extra_non_torch_gib + f.kv_overhead_gib,
         hbm_efficiency=a.hbm_efficiency * f.decode_efficiency,
         decode_mfu=a.decode_mfu * f.decode_efficiency,
         prefill_mfu=a.prefill_mfu * f.prefill_efficiency,
-        decode_per_seq_overhead_ms=(
-            a.decode_per_seq_overhead_ms
-            if f.per_request_overhead_ms is None
-            else f.per_request_overhead_ms
-        ),
+    )
+    if f.per_request_overhead_ms is None:
+        return corrected
+    return replace(
+        corrected,
+        decode_per_seq_overhead_ms=f.per_request_overhead_ms,
+        v0_per_seq_overhead_ms=f.per_request_overhead_ms,
+        v0_in_process_per_seq_overhead_ms=f.per_request_overhead_ms,
     )
 
 

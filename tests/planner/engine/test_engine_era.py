@@ -7,11 +7,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from planner.engine import plan
+from planner.engine.assumptions import DEFAULT_ASSUMPTIONS
+from planner.engine.calibration import CalibrationFactors, calibrated
 from planner.engine.messages import Code
 from planner.engine.serving.host import (
     EngineEra,
     default_v0_batched_tokens,
     engine_era,
+    host_overheads,
     prefill_first,
 )
 from planner.engine.serving.predict import predict
@@ -134,3 +137,9 @@ def test_a_plan_for_a_v0_version_says_why_its_speeds_are_lower():
     assert Code.V0_ENGINE_HOST in long_context
     assert Code.V0_PROMPTS_FIRST not in long_context  # V0 chunked prompts above 32K
     assert not {Code.V0_ENGINE_HOST, Code.V0_PROMPTS_FIRST} & codes("0.10.1")
+
+
+def test_a_calibrated_per_sequence_overhead_holds_for_every_engine_era():
+    measured = calibrated(DEFAULT_ASSUMPTIONS, CalibrationFactors(per_request_overhead_ms=0.07))
+    for version in ("0.5.4", "0.6.3", "0.19.0"):
+        assert host_overheads(version, measured)[1] == 0.07
