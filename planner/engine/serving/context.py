@@ -17,13 +17,11 @@ from planner.engine.network import Link
 from planner.engine.serving.backend import ROOFLINE_CHOICE, BackendChoice, KernelTimes
 from planner.engine.serving.efficiency import kernel_efficiency
 from planner.engine.serving.host import (
-    EngineEra,
     async_scheduling,
-    engine_era,
     host_overheads,
     mixed_steps_replay_full_graphs,
+    prefill_first,
 )
-from planner.engine.serving.host import prefill_first as runs_prompts_first
 from planner.engine.serving.kernels import gpu_generation, kernel_speed
 from planner.engine.spec import GpuSpec
 from planner.engine.spec.values import NIC_KINDS
@@ -218,17 +216,8 @@ def build_context(
         kernels=kernels,
         backend=backend,
         gpu_time_share=a.gpu_time_share,
-        prefill_first=_prompts_first(version, max_model_len, chunked_prefill),
+        prefill_first=prefill_first(version, max_model_len, chunked_prefill),
     )
-
-
-def _prompts_first(version: str, max_model_len: int | None, chunked: bool | None) -> bool:
-    """Return whether the replica's scheduler runs whole prompts before decodes (V0's default)."""
-    if engine_era(version) == EngineEra.V1 or chunked:
-        return False
-    if chunked is False:
-        return True
-    return max_model_len is not None and runs_prompts_first(version, max_model_len)
 
 
 def expert_fraction(ctx: ServingContext, tokens: float) -> float:

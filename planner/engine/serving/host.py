@@ -92,9 +92,19 @@ V0_WHOLE_PROMPT_MIN_BATCHED_TOKENS = 2048
 V0_MAX_NUM_SEQS = 256  # V0's default max_num_seqs, whatever the GPU
 
 
-def prefill_first(vllm_version: str, max_model_len: int) -> bool:
-    """Return whether `vllm_version`'s default scheduler runs prompts whole, before decodes."""
-    return engine_era(vllm_version) != EngineEra.V1 and max_model_len <= V0_CHUNKED_PREFILL_ABOVE
+def prefill_first(
+    vllm_version: str, max_model_len: int | None, chunked_prefill: bool | None = None
+) -> bool:
+    """Return whether `vllm_version`'s scheduler runs prompts whole, before decodes.
+
+    `chunked_prefill` is a setting a run states; None follows the version's default, which
+    needs `max_model_len` (None: unknown, taken as chunked).
+    """
+    if engine_era(vllm_version) == EngineEra.V1 or chunked_prefill:
+        return False
+    if chunked_prefill is False:
+        return True
+    return max_model_len is not None and max_model_len <= V0_CHUNKED_PREFILL_ABOVE
 
 
 def default_v0_batched_tokens(vllm_version: str, max_model_len: int) -> int | None:
