@@ -6,7 +6,7 @@ from catalog.data import GpuVendor
 from planner.engine.assumptions import Assumptions
 from planner.engine.memory import default_batched_tokens
 from planner.engine.messages import Code, Message, message
-from planner.engine.profiling import CudaGraphRule, profiling_rules
+from planner.engine.profiling import CudaGraphRule, profiling_rules, v0_profile_tokens
 from planner.engine.result import Candidate, MemoryRules
 from planner.engine.spec import PlanSpec
 
@@ -42,11 +42,12 @@ def memory_rules_message(spec: PlanSpec, best: Candidate, a: Assumptions) -> Mes
     """Return the reason that names the profiling rules behind the KV figures."""
     first = next(n for n in spec.hardware.nodes if n.gpu.slug == best.gpu)
     rules = profiling_rules(spec.vllm_version, first.gpu.vendor, moe=spec.architecture.is_moe)
-    tokens = spec.max_num_batched_tokens or default_batched_tokens(
-        first.gpu.driver_visible_gib, first.gpu.slug, a
-    )
     if rules.full_length_prefill:
-        tokens = spec.max_model_len if spec.max_model_len <= 32768 else tokens
+        tokens = v0_profile_tokens(spec.max_model_len, spec.max_num_batched_tokens)
+    else:
+        tokens = spec.max_num_batched_tokens or default_batched_tokens(
+            first.gpu.driver_visible_gib, first.gpu.slug, a
+        )
     return message(
         Code.MEMORY_RULES,
         vllm_version=rules.version,

@@ -117,6 +117,24 @@ class ProfilingRules:
         return f"vLLM {self.version} rules: {profile}; {graphs}."
 
 
+# V0 turned chunked prefill on by default only past a 32K context, in 2048-token chunks.
+V0_CHUNKED_PREFILL_ABOVE = 32_768
+V0_CHUNK_TOKENS = 2048
+
+
+def v0_chunks_prefill(max_model_len: int) -> bool:
+    """Return whether V0 chunked prompts by default at this context length."""
+    return max_model_len > V0_CHUNKED_PREFILL_ABOVE
+
+
+def v0_profile_tokens(max_model_len: int, max_num_batched_tokens: int | None) -> int:
+    """Return the tokens of V0's profile run: one whole context where it did not chunk, else a
+    chunk (the stated budget or V0's default)."""
+    if not v0_chunks_prefill(max_model_len):
+        return max_model_len
+    return max_num_batched_tokens or V0_CHUNK_TOKENS
+
+
 def parse_version(version: str) -> tuple[int, int, int]:
     """Return (major, minor, patch) of '0.19.0', 'v0.10.1.1' or '0.11.0rc2'."""
     match = re.fullmatch(r"v?(\d+)\.(\d+)(?:\.(\d+))?(?:[.\-+]?\w*)*", version.strip())

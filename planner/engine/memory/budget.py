@@ -26,6 +26,7 @@ from planner.engine.profiling import (
     ProfilingRules,
     parse_version,
     profiling_rules,
+    v0_profile_tokens,
 )
 from planner.engine.vllm_flags import VLLM_VERSION
 
@@ -96,8 +97,7 @@ def _profile(
     tokens = max_num_batched_tokens or default_batched_tokens(visible_gib, gpu_slug, a)
     seqs = max_num_seqs or default_max_num_seqs(visible_gib, gpu_slug, a)
     if rules.full_length_prefill:
-        # V0 turned chunked prefill on by default only above 32K tokens.
-        tokens = max_model_len if max_model_len <= 32768 else (max_num_batched_tokens or 2048)
+        tokens = v0_profile_tokens(max_model_len, max_num_batched_tokens)
     subtract = rules.subtract_cuda_graphs
     if a.subtract_cuda_graph_memory is not None:
         subtract = a.subtract_cuda_graph_memory

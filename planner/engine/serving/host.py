@@ -18,7 +18,13 @@ from __future__ import annotations
 from enum import StrEnum
 
 from planner.engine.assumptions import Assumptions
-from planner.engine.profiling import V1_DEFAULT_SINCE, VersionError, parse_version
+from planner.engine.profiling import (
+    V0_CHUNK_TOKENS,
+    V1_DEFAULT_SINCE,
+    VersionError,
+    parse_version,
+    v0_chunks_prefill,
+)
 
 ASYNC_SCHEDULING_SINCE = (0, 12, 0)
 ASYNC_WITH_PP_SINCE = (0, 16, 0)
@@ -83,11 +89,9 @@ def engine_era(vllm_version: str) -> EngineEra:
     return EngineEra.V0 if v >= V0_API_PROCESS_SINCE else EngineEra.V0_IN_PROCESS
 
 
-# V0 turned chunked prefill on by default only past a 32K context; below it, the scheduler
-# ran each step either whole prompts (as many as max(max_model_len, 2048) tokens allow) or
-# every running decode, prompts first: a burst stalls the decodes of everyone already running.
-V0_CHUNKED_PREFILL_ABOVE = 32_768
-V0_CHUNKED_BATCHED_TOKENS = 512  # V0's default token budget with chunked prefill on
+# Where V0 did not chunk prompts (profiling.v0_chunks_prefill), its scheduler ran each step
+# either whole prompts (as many as max(max_model_len, 2048) tokens allow) or every running
+# decode, prompts first: a burst stalls the decodes of everyone already running.
 V0_WHOLE_PROMPT_MIN_BATCHED_TOKENS = 2048
 V0_MAX_NUM_SEQS = 256  # V0's default max_num_seqs, whatever the GPU
 
@@ -104,7 +108,7 @@ def prefill_first(
         return False
     if chunked_prefill is False:
         return True
-    return max_model_len is not None and max_model_len <= V0_CHUNKED_PREFILL_ABOVE
+    return max_model_len is not None and not v0_chunks_prefill(max_model_len)
 
 
 def default_v0_batched_tokens(vllm_version: str, max_model_len: int) -> int | None:
@@ -113,7 +117,7 @@ def default_v0_batched_tokens(vllm_version: str, max_model_len: int) -> int | No
         return None
     if prefill_first(vllm_version, max_model_len):
         return max(max_model_len, V0_WHOLE_PROMPT_MIN_BATCHED_TOKENS)
-    return V0_CHUNKED_BATCHED_TOKENS
+    return V0_CHUNK_TOKENS
 
 
 def host_overheads(vllm_version: str, a: Assumptions, *, gpus: int = 1) -> tuple[float, float]:

@@ -10,6 +10,7 @@ from planner.engine import plan
 from planner.engine.assumptions import DEFAULT_ASSUMPTIONS
 from planner.engine.calibration import CalibrationFactors, calibrated
 from planner.engine.messages import Code
+from planner.engine.profiling import V0_CHUNK_TOKENS
 from planner.engine.serving.host import (
     EngineEra,
     default_v0_batched_tokens,
@@ -64,7 +65,7 @@ def test_v0_runs_prompts_first_only_where_chunked_prefill_was_off():
     assert not prefill_first("0.10.1", 2048)
     assert default_v0_batched_tokens("0.5.4", 1024) == 2048
     assert default_v0_batched_tokens("0.5.4", 8192) == 8192
-    assert default_v0_batched_tokens("0.5.4", 131_072) == 512
+    assert default_v0_batched_tokens("0.5.4", 131_072) == V0_CHUNK_TOKENS
     assert default_v0_batched_tokens("0.10.1", 8192) is None
 
 
