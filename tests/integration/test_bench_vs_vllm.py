@@ -169,11 +169,13 @@ def test_the_metric_definitions_equal_vllms_calculate_metrics(tiny_vllm):
     assert 0 < s.goodput_rps < s.request_throughput_rps
 
 
-# Live timings on this shared 2-core machine swing (see the module's docstring): in one CI run
+# Live timings on this shared 2-core machine swing (see the module's docstring): in CI runs
 # vLLM's API process merged all 16 tokens of ServePlan's requests into one chunk (TTFT = E2E =
-# 81 ms) while `vllm bench serve`, seconds later, saw them one by one (TTFT 14 ms). A unit or
-# definition error shows in every attempt; a descheduled process does not, so up to 3 attempts
-# are run and one must agree on every median.
+# 71-114 ms, TPOT 0.02 ms) in three attempts running, while `vllm bench serve`, seconds later,
+# saw them one by one (TTFT 10-16 ms). A merged stream's TTFT is the time of its last token, so
+# it is held to the other tool's E2E (_first_tokens). A unit or definition error shows in every
+# attempt; a descheduled process does not, so up to 3 attempts are run and one must agree on
+# every median.
 LIVE_ATTEMPTS = 3
 
 
@@ -205,12 +207,32 @@ def _live_medians(tiny_vllm, planner_api, target, tmp_path) -> dict[str, tuple[f
     return seen
 
 
+# A median TPOT under this means a tool saw its streams' tokens arrive together: a step of the
+# tiny model on this CPU takes milliseconds, so no two tokens streamed apart come this close.
+MERGED_TPOT_MS = 0.5
+
+
+def _merged(medians: tuple[float, ...]) -> bool:
+    return medians[1] < MERGED_TPOT_MS
+
+
+def _first_tokens(ours: tuple[float, ...], theirs: tuple[float, ...]) -> tuple[float, float]:
+    """Return the two TTFTs to compare. A merged stream shows its first token with its last, so
+    its TTFT is compared with the other tool's E2E when only one of the two was merged."""
+    if _merged(ours) and not _merged(theirs):
+        return ours[0], theirs[2]
+    if _merged(theirs) and not _merged(ours):
+        return ours[2], theirs[0]
+    return ours[0], theirs[0]
+
+
 def _agree(seen: dict[str, tuple[float, ...]]) -> bool:
-    tolerances = (TTFT_TOLERANCE, TPOT_TOLERANCE, E2E_TOLERANCE)
+    theirs = seen["vllm"]
     return all(
-        _close(ours, theirs, tolerance)
+        _close(*_first_tokens(seen[name], theirs), TTFT_TOLERANCE)
+        and _close(seen[name][1], theirs[1], TPOT_TOLERANCE)
+        and _close(seen[name][2], theirs[2], E2E_TOLERANCE)
         for name in ("api", "command")
-        for ours, theirs, tolerance in zip(seen[name], seen["vllm"], tolerances, strict=True)
     )
 
 
@@ -227,3 +249,14 @@ def test_the_api_and_manage_py_bench_agree_with_vllm_bench_serve(tiny_vllm, plan
         if _agree(attempts[-1]):
             break
     assert _agree(attempts[-1]), attempts
+
+
+def test_a_merged_stream_is_held_to_the_other_tools_e2e():
+    # The medians of a failed CI attempt: ServePlan's API run saw all tokens in one chunk.
+    vllm, command = (10.13, 2.49, 47.55), (27.31, 1.07, 45.86)
+    assert _agree({"vllm": vllm, "api": (70.87, 0.019, 71.20), "command": command})
+    # A merged stream still may not end later than twice the other's E2E plus the margin,
+    assert not _agree({"vllm": vllm, "api": (160.0, 0.019, 160.2), "command": command})
+    # and a unit error (µs for ms) fails whether merged or not.
+    assert not _agree({"vllm": vllm, "api": (70870.0, 19.0, 71200.0), "command": command})
+    assert not _agree({"vllm": vllm, "api": (27310.0, 1070.0, 45860.0), "command": command})
