@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from catalog.data import load_gpus, load_models
-from catalog.generations import gpu_generation
+from catalog.generations import gpu_generation, pre_ampere
 from planner.engine.assumptions import GIB, Assumptions
 from planner.engine.memory import (
     MemoryResult,
@@ -117,15 +117,15 @@ def pcie_p2p(node: Node) -> bool:
 
     As the input says, else: not on GeForce and RTX cards (the driver does not expose P2P: two
     RTX 4090s log 0.25 GiB of non-torch memory at TP 2, vLLM issue 13061), nor on Ada
-    data-centre cards (L4, L20, L40S), nor on a GPU the catalog does not know, for which there
-    is no evidence of it (issue 32's T4 pair); on the other data-centre cards, yes.
+    data-centre cards (L4, L20, L40S), nor on T4s (issue 32's pair), nor on a GPU the catalog
+    does not know, for which there is no evidence of it; on the other data-centre cards, yes.
     """
     if node.p2p is not None:
         return node.p2p
     slug = node.gpu.slug
     if slug not in load_gpus() or slug.startswith("rtx-"):
         return False
-    return gpu_generation(slug, node.gpu.fp8_support) != "ada"
+    return gpu_generation(slug, node.gpu.fp8_support) not in ("ada", "turing")
 
 
 def evaluate(
@@ -241,16 +241,20 @@ def _speeds(perf: Perf | None) -> dict[str, Any]:
     }
 
 
+def _era(spec: PlanSpec, gpu_slug: str) -> EngineEra:
+    return engine_era(spec.vllm_version, pre_ampere=pre_ampere(gpu_slug))
+
+
 def _default_seqs(spec: PlanSpec, visible_gib: float, gpu_slug: str, a: Assumptions) -> int:
     """Return the max_num_seqs the planned vLLM version starts with when none is set."""
-    if engine_era(spec.vllm_version) != EngineEra.V1:
+    if _era(spec, gpu_slug) != EngineEra.V1:
         return V0_MAX_NUM_SEQS
     return default_max_num_seqs(visible_gib, gpu_slug, a)
 
 
 def _default_tokens(spec: PlanSpec, visible_gib: float, gpu_slug: str, a: Assumptions) -> int:
     """Return the max_num_batched_tokens the planned vLLM version starts with when none is set."""
-    v0 = default_v0_batched_tokens(spec.vllm_version, spec.max_model_len)
+    v0 = default_v0_batched_tokens(_era(spec, gpu_slug), spec.max_model_len)
     return v0 if v0 is not None else default_batched_tokens(visible_gib, gpu_slug, a)
 
 

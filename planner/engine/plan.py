@@ -153,7 +153,10 @@ def plan(spec: PlanSpec, assumptions: Assumptions | None = None) -> PlanResult:
             hosts=tuple(sorted({h for hosts in best.hosts for h in hosts})),
         ),
         memory_rules=memory_rules_applied(
-            spec.vllm_version, group.nodes[0].gpu.vendor, moe=spec.architecture.is_moe
+            spec.vllm_version,
+            group.nodes[0].gpu.vendor,
+            moe=spec.architecture.is_moe,
+            gpu_slug=group.nodes[0].gpu.slug,
         ),
     )
 

@@ -4,7 +4,12 @@ vLLM sizes the KV cache from a profile run at start-up; what that run measures c
 the releases. The engine plans with the rules of the version the spec names:
 
 * V0 engine (< 0.8): profiles one full-length prefill of max_model_len tokens (chunked prefill
-  was off by default up to 32K tokens; beyond, 2048-token chunks), no sampler run; 0.35 GiB
+  was off by default up to 32K tokens; beyond, 2048-token chunks), then samples every dummy
+  sequence with top-k/top-p "to reflect the accurate memory usage". Through FlashInfer (in
+  vLLM's images) that holds one fp32 row of logits per sequence (an A10 log: 0.22 GiB); through
+  PyTorch's sort, where FlashInfer is absent, about 7 copies (two pip installs on Turing cards:
+  Llama-3.2-3B on a T4 under 0.8.2 peaks 0.90 GiB, OPT-125M 0.47 GiB over its weights). The
+  engine takes FlashInfer as absent below Ampere, an inference from those three logs; 0.35 GiB
   non-torch on one GPU (0.6.4 logs), 1.79 GiB in the 0.6.5 build of the profiling overhaul,
   which counted the CUDA context (PR #10511 logs), and about 0.18 GiB from 0.6.6 (one-GPU V0
   logs of December 2024 to April 2025 report 0.01 to 0.26 GiB: a T4, a 79.25 GiB card, an
@@ -26,6 +31,12 @@ the releases. The engine plans with the rules of the version the spec names:
   subtract it.
 * From 0.22 the FlashInfer top-k/top-p sampler is the default again ("Using FlashInfer for
   top-p & top-k sampling" in 0.22, 0.23 and 0.26 logs without any setting).
+
+GPUs below compute capability 8.0 (Volta, Turing) kept the V0 engine after 0.8: vLLM 0.8 to
+0.10.1 log "Compute Capability < 8.0 is not supported by the V1 Engine. Falling back to V0." (a
+T4 on 0.8.2 in a public notebook; vLLM issue 23531 on 0.10.1) until PR 23614 (merged 26 August
+2025) let V1 run them on FlexAttention; 0.10.2 is the first release with it. The engine follows
+V0's rules for them over those versions.
 
 The CUDA-graph estimate also depends on the GPU vendor and on the model runner:
 
@@ -50,6 +61,7 @@ from catalog.data import GpuVendor
 
 V0_SMALL_NON_TORCH_SINCE = (0, 6, 6)
 V1_DEFAULT_SINCE = (0, 8, 0)
+V1_ON_PRE_AMPERE_SINCE = (0, 10, 2)
 DELTA_NON_TORCH_SINCE = (0, 11, 0)
 LEAN_SAMPLER_SINCE = (0, 17, 0)
 LARGER_NON_TORCH_SINCE = (0, 18, 0)
@@ -144,6 +156,12 @@ def parse_version(version: str) -> tuple[int, int, int]:
     return int(major), int(minor), int(patch or 0)
 
 
+def runs_v0(v: tuple[int, int, int], *, pre_ampere: bool = False) -> bool:
+    """Return whether vLLM `v` runs its V0 engine (`pre_ampere`: on a GPU below compute
+    capability 8.0, which kept V0 up to 0.10.1)."""
+    return v < V1_DEFAULT_SINCE or (pre_ampere and v < V1_ON_PRE_AMPERE_SINCE)
+
+
 def cuda_graph_rule(
     v: tuple[int, int, int], vendor: GpuVendor = GpuVendor.NVIDIA, *, moe: bool = False
 ) -> CudaGraphRule:
@@ -161,11 +179,16 @@ def cuda_graph_rule(
 
 
 def profiling_rules(
-    version: str, vendor: GpuVendor = GpuVendor.NVIDIA, *, moe: bool = False
+    version: str,
+    vendor: GpuVendor = GpuVendor.NVIDIA,
+    *,
+    moe: bool = False,
+    pre_ampere: bool = False,
 ) -> ProfilingRules:
-    """Return the profiling rules vLLM `version` follows on a `vendor` GPU (`moe`: MoE model)."""
+    """Return the profiling rules vLLM `version` follows on a `vendor` GPU (`moe`: MoE model;
+    `pre_ampere`: a GPU below compute capability 8.0)."""
     v = parse_version(version)
-    if v < V1_DEFAULT_SINCE:
+    if runs_v0(v, pre_ampere=pre_ampere):
         # The 0.6.5 profiling overhaul (PR #10511) counted the CUDA context as non-torch memory.
         context = 0.35
         if v >= V0_SMALL_NON_TORCH_SINCE:
@@ -181,7 +204,7 @@ def profiling_rules(
             non_torch_custom_all_reduce_gib=1.79,
             non_torch_nccl_only_gib=0.4,
             non_torch_pipeline_only_gib=context,
-            flashinfer_sampler=False,
+            flashinfer_sampler=not pre_ampere,
             native_sampler=NativeSampler.EARLY_V1,
         )
     delta = v >= DELTA_NON_TORCH_SINCE

@@ -10,11 +10,15 @@ from planner.engine.spec import PlanSpec
 
 
 def speed_rules_messages(spec: PlanSpec, best: Candidate, a: Assumptions) -> list[Message]:
-    """Return why a plan for a V0 version (vLLM < 0.8) is slower: its host work, its scheduler."""
+    """Return why a plan on the V0 engine (vLLM < 0.8; < 0.10.2 on GPUs below compute
+    capability 8.0) is slower: its host work, its scheduler."""
     ctx = best.serving_context
-    if engine_era(spec.vllm_version) == EngineEra.V1 or ctx is None:
+    if ctx is None or ctx.era == EngineEra.V1:
         return []
-    out = [
+    out: list[Message] = []
+    if engine_era(spec.vllm_version) == EngineEra.V1:  # V0 because of the GPU, not the version
+        out.append(message(Code.V0_ON_PRE_AMPERE, vllm_version=spec.vllm_version, gpu=best.gpu))
+    out.append(
         message(
             Code.V0_ENGINE_HOST,
             vllm_version=spec.vllm_version,
@@ -22,7 +26,7 @@ def speed_rules_messages(spec: PlanSpec, best: Candidate, a: Assumptions) -> lis
             per_seq_ms=round(ctx.per_seq_overhead_ms, 3),
             v1_per_seq_ms=round(a.decode_per_seq_overhead_ms, 3),
         )
-    ]
+    )
     if ctx.prefill_first:
         out.append(
             message(

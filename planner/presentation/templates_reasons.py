@@ -136,6 +136,14 @@ REASON_TEMPLATES: dict[Code, Template] = {
             "first, so a burst stalls every request already decoding and TPOT rises with it."
         )
     ),
+    Code.V0_ON_PRE_AMPERE: speed_rule(
+        N_(
+            "The {gpu} is below compute capability 8.0, where vLLM 0.8 to 0.10.1 falls back to "
+            'the V0 engine (its log says "Compute Capability < 8.0 is not supported by the V1 '
+            'Engine. Falling back to V0."): the memory and speed figures for vLLM '
+            "{vllm_version} follow V0. vLLM 0.10.2 and later run V1 on it."
+        )
+    ),
     Code.MEMORY_RULES: memory_rule(
         N_(
             "KV capacity follows the memory profiling of vLLM {vllm_version} ({engine}): "

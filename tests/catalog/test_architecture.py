@@ -102,7 +102,7 @@ def test_pre_quantized_checkpoint_method(qc, expected):
 
 def test_gpu_catalog_has_sources_and_capped_nvlink():
     gpus = load_gpus()
-    assert len(gpus) == 22
+    assert len(gpus) == 23
     wanted = {
         "rtx-3090",
         "rtx-4090",
@@ -117,6 +117,7 @@ def test_gpu_catalog_has_sources_and_capped_nvlink():
         "h800-sxm",
         "b200",
         "mi300x",
+        "t4",
     }
     assert wanted <= set(gpus)
     assert all(g.driver_visible_gib < g.memory_gib for g in gpus.values())

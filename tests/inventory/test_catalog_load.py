@@ -70,6 +70,14 @@ def test_load_catalog_seeds_every_required_gpu_and_model_with_a_source():
     assert GpuType.objects.get(slug="l40s").nvlink_bandwidth_gbs == 0
 
 
+def test_every_catalog_source_fits_its_inventory_field():
+    # A longer datasheet note fails load_catalog, and with it every test and `make run`.
+    longest = GpuType._meta.get_field("source").max_length
+    assert all(len(g.source) <= longest for g in load_gpus().values())
+    longest = ModelSpec._meta.get_field("source").max_length
+    assert all(len(m.source) <= longest for m in load_models().values())
+
+
 def test_load_catalog_twice_changes_nothing():
     run("load_catalog")
     history_rows = ModelSpec.history.count() + GpuType.history.count()

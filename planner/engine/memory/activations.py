@@ -34,7 +34,7 @@ def activation_peak_bytes(
     a: Assumptions,
     dtype: str = "bf16",
     flashinfer_sampler: bool = False,
-    sampler_run: bool = True,
+    sorting_sampler: bool = True,
 ) -> float:
     """Return the torch peak of the profile run: a dummy forward, then a dummy sampler.
 
@@ -42,7 +42,7 @@ def activation_peak_bytes(
     fused-MoE workspace (tokens × top-k × (gate/up + down + hidden)), which stays allocated;
     multimodal models add the encoder-cache budget of image embeddings (first stage).
     sampler (last stage): max_num_seqs rows of fp32 logits, copied by the top-k/top-p sort.
-    V0 ran no dummy sampler (`sampler_run=False`): only one row of logits per sequence.
+    V0 sampling through FlashInfer (`sorting_sampler=False`) held one fp32 row per sequence.
     """
     ab = activation_dtype_bytes(dtype)
     widths = []
@@ -69,7 +69,7 @@ def activation_peak_bytes(
         return forward + extra
     reqs = min(max_num_seqs, tokens)
     copies = a.sampler_logit_copies if flashinfer_sampler else a.sampler_logit_copies_native
-    if not sampler_run:
+    if not sorting_sampler:
         return max(forward, reqs * arch.vocab_size * 4.0) + extra
     sampler = reqs * arch.vocab_size * 4.0 * copies + a.sampler_fixed_gib * GIB
     return max(forward, sampler + reqs * arch.hidden_size * ab) + extra

@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from catalog.architecture import Architecture
+from catalog.generations import pre_ampere
 from planner.engine.assumptions import GIB, Assumptions
 from planner.engine.memory.activations import (
     activation_peak_bytes,
@@ -162,7 +163,7 @@ def _stage_memory(
         a=act_a,
         dtype=dtype,
         flashinfer_sampler=profile.flashinfer_sampler,
-        sampler_run=rules.engine == "V1",
+        sorting_sampler=rules.engine == "V1" or not profile.flashinfer_sampler,
     )
     graph_count = cuda_graph_count(profile.seqs, tokens)
     graphs = cuda_graph_gib(layers, a, graph_count) * GIB if profile.subtract_graphs else 0.0
@@ -226,7 +227,7 @@ def plan_memory(
     `vendor` decides whether the version's CUDA-graph estimate applies (profiling.py).
     Cached: a plan evaluates the same layout for several node groups and replica counts.
     """
-    rules = profiling_rules(vllm_version, vendor, moe=arch.is_moe)
+    rules = profiling_rules(vllm_version, vendor, moe=arch.is_moe, pre_ampere=pre_ampere(gpu_slug))
     profile = _profile(
         rules,
         visible_gib=visible_gib,

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from catalog.architecture import Architecture, parameter_breakdown
+from catalog.generations import PRE_AMPERE
 from planner.engine import network
 from planner.engine.assumptions import Assumptions
 from planner.engine.memory import MemoryResult
@@ -17,7 +18,9 @@ from planner.engine.network import Link
 from planner.engine.serving.backend import ROOFLINE_CHOICE, BackendChoice, KernelTimes
 from planner.engine.serving.efficiency import kernel_efficiency
 from planner.engine.serving.host import (
+    EngineEra,
     async_scheduling,
+    engine_era,
     host_overheads,
     mixed_steps_replay_full_graphs,
     prefill_first,
@@ -86,7 +89,9 @@ class ServingContext:
     # The share of the GPU's time this replica gets (0.5 when it shares the GPU with another
     # model's instance): every GPU step takes 1/share as long, the host's CPU work does not.
     gpu_time_share: float = 1.0
-    # V0's default scheduler: a step runs whole prompts or decodes, prompts first (host.py).
+    # The engine the version runs on this GPU (host.py), and V0's default scheduler: a step
+    # runs whole prompts or decodes, prompts first.
+    era: EngineEra = EngineEra.V1
     prefill_first: bool = False
 
     @property
@@ -168,7 +173,8 @@ def build_context(
         if mixed_steps_replay_full_graphs(version)
         else a.launch_per_layer_mixed_us
     )
-    step_overhead_ms, per_seq_overhead_ms = host_overheads(version, a, gpus=tp * pp)
+    era = engine_era(version, pre_ampere=generation in PRE_AMPERE)
+    step_overhead_ms, per_seq_overhead_ms = host_overheads(era, a, gpus=tp * pp)
     return ServingContext(
         label=label,
         tp=tp,
@@ -216,7 +222,8 @@ def build_context(
         kernels=kernels,
         backend=backend,
         gpu_time_share=a.gpu_time_share,
-        prefill_first=prefill_first(version, max_model_len, chunked_prefill),
+        era=era,
+        prefill_first=prefill_first(era, max_model_len, chunked_prefill),
     )
 
 

@@ -10,7 +10,8 @@ refused with pipeline parallelism, which it supports since vllm-project/vllm#323
 (January 2026, 0.16).
 
 Before V1 (vLLM < 0.8) the engine was V0, whose host work per sequence was several times V1's,
-and whose default scheduler ran prompts whole, ahead of every decode (`EngineEra`, below).
+and whose default scheduler ran prompts whole, ahead of every decode (`EngineEra`, below). GPUs
+below compute capability 8.0 kept V0 up to vLLM 0.10.1 (profiling.runs_v0).
 """
 
 from __future__ import annotations
@@ -20,9 +21,9 @@ from enum import StrEnum
 from planner.engine.assumptions import Assumptions
 from planner.engine.profiling import (
     V0_CHUNK_TOKENS,
-    V1_DEFAULT_SINCE,
     VersionError,
     parse_version,
+    runs_v0,
     v0_chunks_prefill,
 )
 
@@ -71,20 +72,21 @@ class EngineEra(StrEnum):
     """
 
     V0_IN_PROCESS = "v0-in-process"  # < 0.6: API server, detokeniser and engine on one thread
-    V0 = "v0"  # 0.6 to 0.7: the API server apart, the engine's Python work per sequence heavy
+    V0 = "v0"  # 0.6 to 0.7 (to 0.10.1 below Ampere): the API server apart, heavy Python work
     V1 = "v1"  # from 0.8: serving/host.py's constants, fitted on 0.10
 
 
 V0_API_PROCESS_SINCE = (0, 6, 0)
 
 
-def engine_era(vllm_version: str) -> EngineEra:
-    """Return the era of `vllm_version` (V1 when the version cannot be read)."""
+def engine_era(vllm_version: str, *, pre_ampere: bool = False) -> EngineEra:
+    """Return the era of `vllm_version` on a GPU (`pre_ampere`: below compute capability 8.0,
+    which kept V0 up to 0.10.1); V1 when the version cannot be read."""
     try:
         v = parse_version(vllm_version)
     except VersionError:
         return EngineEra.V1
-    if v >= V1_DEFAULT_SINCE:
+    if not runs_v0(v, pre_ampere=pre_ampere):
         return EngineEra.V1
     return EngineEra.V0 if v >= V0_API_PROCESS_SINCE else EngineEra.V0_IN_PROCESS
 
@@ -97,36 +99,35 @@ V0_MAX_NUM_SEQS = 256  # V0's default max_num_seqs, whatever the GPU
 
 
 def prefill_first(
-    vllm_version: str, max_model_len: int | None, chunked_prefill: bool | None = None
+    era: EngineEra, max_model_len: int | None, chunked_prefill: bool | None = None
 ) -> bool:
-    """Return whether `vllm_version`'s scheduler runs prompts whole, before decodes.
+    """Return whether the scheduler of `era` runs prompts whole, before decodes.
 
     `chunked_prefill` is a setting a run states; None follows the version's default, which
     needs `max_model_len` (None: unknown, taken as chunked).
     """
-    if engine_era(vllm_version) == EngineEra.V1 or chunked_prefill:
+    if era == EngineEra.V1 or chunked_prefill:
         return False
     if chunked_prefill is False:
         return True
     return max_model_len is not None and not v0_chunks_prefill(max_model_len)
 
 
-def default_v0_batched_tokens(vllm_version: str, max_model_len: int) -> int | None:
-    """Return V0's default max_num_batched_tokens, or None for a V1 version."""
-    if engine_era(vllm_version) == EngineEra.V1:
+def default_v0_batched_tokens(era: EngineEra, max_model_len: int) -> int | None:
+    """Return V0's default max_num_batched_tokens, or None for V1."""
+    if era == EngineEra.V1:
         return None
-    if prefill_first(vllm_version, max_model_len):
+    if prefill_first(era, max_model_len):
         return max(max_model_len, V0_WHOLE_PROMPT_MIN_BATCHED_TOKENS)
     return V0_CHUNK_TOKENS
 
 
-def host_overheads(vllm_version: str, a: Assumptions, *, gpus: int = 1) -> tuple[float, float]:
-    """Return the engine's host work per step: (fixed ms, ms per running sequence).
+def host_overheads(era: EngineEra, a: Assumptions, *, gpus: int = 1) -> tuple[float, float]:
+    """Return the engine's host work per step in `era`: (fixed ms, ms per running sequence).
 
     A V0 replica on several GPUs also broadcast each step's inputs from its driver worker to
     the others (`v0_multi_gpu_step_overhead_ms`); V1's workers keep their own persistent batch.
     """
-    era = engine_era(vllm_version)
     if era == EngineEra.V1:
         return a.decode_step_overhead_ms, a.decode_per_seq_overhead_ms
     broadcast = a.v0_multi_gpu_step_overhead_ms if gpus > 1 else 0.0

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from catalog.data import load_gpus
+from catalog.generations import pre_ampere
 from planner.engine.assumptions import DEFAULT_ASSUMPTIONS
 from planner.engine.serving.host import EngineEra, engine_era
 from planner.engine.serving.kernels import gpu_generation
@@ -106,7 +107,10 @@ def run_error(run: Mapping[str, Any]) -> RunError:
         in_flight=in_flight(run),
         generation=gpu_generation(gpu.slug, gpu.fp8_support),
         arrival=run["load"]["arrival"],
-        engine=engine_era(run.get("vllm_version") or DEFAULT_ASSUMPTIONS.vllm_version),
+        engine=engine_era(
+            run.get("vllm_version") or DEFAULT_ASSUMPTIONS.vllm_version,
+            pre_ampere=pre_ampere(gpu.slug),
+        ),
         tpot=tpot,
         ttft=ttft,
         tok_s=rel(pred.output_tok_s, "output_tok_s"),

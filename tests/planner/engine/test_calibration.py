@@ -35,12 +35,7 @@ KNOWN_WEIGHT_MISSES = {
     ),
     "opt-125m-turing-8g-v0.6.4": "V0 counts ~6 MiB more than the 0.23 GiB of a 125M model (-2.2 %)",
 }
-KNOWN_KV_MISSES = {
-    "opt-125m-turing-8g-v0.6.4": (
-        "V0's profile peak for a 125M model on an 8 GB Turing card is 0.47 GiB over the weights; "
-        "the engine's full-length prefill gives 0.05 GiB (+8.5 % KV tokens)"
-    ),
-}
+KNOWN_KV_MISSES: dict[str, str] = {}
 
 
 def _params(cases, misses):

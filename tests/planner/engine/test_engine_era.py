@@ -59,14 +59,28 @@ def test_each_version_falls_in_its_era(version, era):
     assert engine_era(version) == era
 
 
+@pytest.mark.parametrize(
+    ("version", "era"),
+    [
+        ("0.7.3", EngineEra.V0),
+        ("0.8.2", EngineEra.V0),  # "Compute Capability < 8.0 is not supported by the V1 Engine"
+        ("0.10.1", EngineEra.V0),
+        ("0.10.2", EngineEra.V1),  # V1 on FlexAttention (vLLM PR 23614)
+        ("0.19.0", EngineEra.V1),
+    ],
+)
+def test_gpus_below_ampere_kept_v0_up_to_0_10_1(version, era):
+    assert engine_era(version, pre_ampere=True) == era
+
+
 def test_v0_runs_prompts_first_only_where_chunked_prefill_was_off():
-    assert prefill_first("0.6.3", 32_768)
-    assert not prefill_first("0.6.3", 65_536)  # V0 chunked long contexts by default
-    assert not prefill_first("0.10.1", 2048)
-    assert default_v0_batched_tokens("0.5.4", 1024) == 2048
-    assert default_v0_batched_tokens("0.5.4", 8192) == 8192
-    assert default_v0_batched_tokens("0.5.4", 131_072) == V0_CHUNK_TOKENS
-    assert default_v0_batched_tokens("0.10.1", 8192) is None
+    assert prefill_first(EngineEra.V0, 32_768)
+    assert not prefill_first(EngineEra.V0, 65_536)  # V0 chunked long contexts by default
+    assert not prefill_first(EngineEra.V1, 2048)
+    assert default_v0_batched_tokens(EngineEra.V0_IN_PROCESS, 1024) == 2048
+    assert default_v0_batched_tokens(EngineEra.V0_IN_PROCESS, 8192) == 8192
+    assert default_v0_batched_tokens(EngineEra.V0_IN_PROCESS, 131_072) == V0_CHUNK_TOKENS
+    assert default_v0_batched_tokens(EngineEra.V1, 8192) is None
 
 
 def test_v0_host_work_is_heavier_and_v1_keeps_its_constants():
@@ -142,5 +156,36 @@ def test_a_plan_for_a_v0_version_says_why_its_speeds_are_lower():
 
 def test_a_calibrated_per_sequence_overhead_holds_for_every_engine_era():
     measured = calibrated(DEFAULT_ASSUMPTIONS, CalibrationFactors(per_request_overhead_ms=0.07))
-    for version in ("0.5.4", "0.6.3", "0.19.0"):
-        assert host_overheads(version, measured)[1] == 0.07
+    for era in EngineEra:
+        assert host_overheads(era, measured)[1] == 0.07
+
+
+def test_a_t4_plan_on_0_9_follows_v0_and_says_why():
+    def plan_on(version):
+        return plan(
+            spec_from_dict(
+                {
+                    "model": "llama-3.1-8b",
+                    "weight_dtype": "fp16",
+                    "vllm_version": version,
+                    "max_model_len": 2048,
+                    "workload": {
+                        "concurrency": 16,
+                        "avg_input_tokens": 512,
+                        "avg_output_tokens": 128,
+                    },
+                    "hardware": hardware(1, 2, "t4"),
+                    "pinned_layout": {"tp": 2, "pp": 1, "replicas": 1},
+                }
+            )
+        )
+
+    old, new = plan_on("0.9.2"), plan_on("0.10.2")
+    assert old.pinned.serving_context.era == EngineEra.V0
+    assert new.pinned.serving_context.era == EngineEra.V1
+    assert old.memory_rules.engine == "V0"
+    assert new.memory_rules.engine == "V1"
+    codes = {r.code for r in old.recommendation.reasons}
+    assert {Code.V0_ON_PRE_AMPERE, Code.V0_ENGINE_HOST} <= codes
+    assert Code.V0_ON_PRE_AMPERE not in {r.code for r in new.recommendation.reasons}
+    assert old.pinned.serving.tpot_mean_ms > new.pinned.serving.tpot_mean_ms

@@ -23,6 +23,7 @@ def _node(gpu, link="pcie", p2p=None, count=2):
         ("rtx-4090", "pcie", True, 2, True),  # a patched driver, said so
         ("l40s", "pcie", None, 2, False),  # Ada data-centre cards neither
         ("l40s", "nvlink", None, 2, False),  # "nvlink" on a GPU without NVLink is PCIe
+        ("t4", "pcie", None, 2, False),  # issue 32's T4 pair ran without peer-to-peer
     ],
 )
 def test_the_custom_all_reduce_runs_only_with_peer_to_peer(gpu, link, p2p, tp, runs):
@@ -37,8 +38,8 @@ def test_a_gpu_the_catalog_does_not_know_is_assumed_without_p2p():
             "hardware": {
                 "nodes": [
                     {
-                        "hostname": "t4",
-                        "gpu": {"slug": "t4", "memory_gib": 16, "hbm_bandwidth_gbs": 320},
+                        "hostname": "custom",
+                        "gpu": {"slug": "custom-16g", "memory_gib": 16, "hbm_bandwidth_gbs": 320},
                         "gpu_count": 2,
                         "intra_link": "pcie",
                     }
