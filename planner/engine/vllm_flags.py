@@ -32,6 +32,7 @@ VLLM_SERVE_FLAGS: frozenset[str] = frozenset(
         "--master-port",
         "--headless",
         "--served-model-name",
+        "--dtype",
         "--host",
         "--port",
     }

@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from catalog.generations import pre_ampere
 from catalog.identifiers import to_name
 from planner.engine.spec import PlanSpec
 
@@ -45,6 +46,16 @@ def served_model_name(spec: PlanSpec) -> str:
     return spec.model_slug or _repo_name(spec)
 
 
+def serves_fp16_only(spec: PlanSpec, layout: BundleLayout) -> bool:
+    """Return whether a bf16 checkpoint lands on GPUs below Ampere, which have no bf16: vLLM
+    releases before the automatic fp16 fallback refuse to start there ("Bfloat16 is only
+    supported on GPUs with compute capability of at least 8.0 ... --dtype=half")."""
+    hosts = {host for replica in layout.hosts for host in replica}
+    return spec.architecture.default_dtype == "bf16" and any(
+        pre_ampere(node.gpu.slug) for node in spec.hardware.nodes if node.hostname in hosts
+    )
+
+
 def serve_args(spec: PlanSpec, layout: BundleLayout) -> tuple[str, ...]:
     """Return the flags every instance of this layout shares (after `vllm serve MODEL`)."""
     args = [
@@ -59,6 +70,8 @@ def serve_args(spec: PlanSpec, layout: BundleLayout) -> tuple[str, ...]:
         "--served-model-name",
         served_model_name(spec),
     ]
+    if serves_fp16_only(spec, layout):
+        args += ["--dtype", "half"]
     if layout.weight_dtype == "fp8" and not spec.pre_quantized:
         args += ["--quantization", "fp8"]
     if spec.kv_cache_dtype == "fp8":

@@ -35,6 +35,12 @@ SPECS = {
         "workload": {"concurrency": 16},
         "hardware": hardware(2, 4, "a100-80g-sxm", pool_kind="shared"),
     },
+    "turing": {
+        "model": "llama-3.1-8b",
+        "max_model_len": 4096,
+        "workload": {"concurrency": 8},
+        "hardware": hardware(1, 2, "t4"),
+    },
     "route-c": {
         "model": "qwen3-30b-a3b",
         "workload": {"concurrency": 64, "traffic_shape": "diurnal"},
@@ -60,6 +66,13 @@ def test_every_emitted_vllm_flag_exists_in_target_version(result):
     flags = emitted_flags(_vllm_argvs(result.configs))
     assert flags
     assert flags <= VLLM_SERVE_FLAGS
+
+
+def test_bf16_checkpoints_are_served_in_fp16_below_ampere_only(result):
+    # A T4 has no bf16: vLLM before its automatic fp16 fallback refused dtype auto there.
+    on_t4 = result.node_selection.gpu == "t4"
+    for argv in _vllm_argvs(result.configs):
+        assert (argv[argv.index("--dtype") + 1] == "half" if on_t4 else "--dtype" not in argv)
 
 
 def test_never_nnodes_with_ray_backend(result):
