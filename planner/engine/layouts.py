@@ -18,7 +18,13 @@ from planner.engine.memory import (
     plan_memory,
 )
 from planner.engine.messages import Code, message
-from planner.engine.network import Link, inter_node_link, intra_node_link, nic_key
+from planner.engine.network import (
+    Link,
+    cross_node_tp_link,
+    inter_node_link,
+    intra_node_link,
+    nic_key,
+)
 from planner.engine.result import Candidate, MemoryBreakdown, ranked
 from planner.engine.serving import build_context
 from planner.engine.serving.backend import BackendChoice, KernelTimes, resolve_kernels
@@ -158,7 +164,7 @@ def evaluate(
     if replicas == 0:
         replicas = max(layout.replicas if pinned else 1, 1)
     used = used or list(group.nodes[:1])
-    tp_link, pp_link = _links(spec, group, used, kind, a)
+    tp_link, pp_link = _links(spec, group, used, kind, a, tp * pp // max(nodes_per_replica, 1))
     visible = gpu.driver_visible_gib
     kernels, backend = _kernels(spec, gpu.slug, tp, dtype, tp_link)
     ctx = build_context(
@@ -357,9 +363,15 @@ def _kernels(
 
 
 def _links(
-    spec: PlanSpec, group: NodeGroup, used: list[Node], kind: str, a: Assumptions
+    spec: PlanSpec,
+    group: NodeGroup,
+    used: list[Node],
+    kind: str,
+    a: Assumptions,
+    gpus_per_node: int,
 ) -> tuple[Link, Link]:
-    """Return the links the TP and the PP traffic of a replica cross."""
+    """Return the links the TP and the PP traffic of a replica cross (`gpus_per_node`: the
+    replica's GPUs on each of its nodes)."""
     intra = intra_node_link(used[0], a, spec.network)
     inter = (
         inter_node_link(used, a, spec.network, keys=[group.nic_keys[n.hostname] for n in used])
@@ -367,6 +379,8 @@ def _links(
         else intra
     )
     if kind == "cross-node-tp":
+        if spec.network.per_call_latency_us is None:  # a measured latency is the whole call's
+            inter = cross_node_tp_link(inter, intra, gpus_per_node)
         return inter, inter
     if kind == "cross-node-pp":
         return intra, inter

@@ -72,7 +72,7 @@ def test_bf16_checkpoints_are_served_in_fp16_below_ampere_only(result):
     # A T4 has no bf16: vLLM before its automatic fp16 fallback refused dtype auto there.
     on_t4 = result.node_selection.gpu == "t4"
     for argv in _vllm_argvs(result.configs):
-        assert (argv[argv.index("--dtype") + 1] == "half" if on_t4 else "--dtype" not in argv)
+        assert argv[argv.index("--dtype") + 1] == "half" if on_t4 else "--dtype" not in argv
 
 
 def test_never_nnodes_with_ray_backend(result):
