@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from catalog.architecture import Architecture, parameter_breakdown
-from catalog.generations import PRE_AMPERE
+from catalog.generations import pre_ampere
 from planner.engine import network
 from planner.engine.assumptions import Assumptions
 from planner.engine.memory import MemoryResult
@@ -173,7 +173,7 @@ def build_context(
         if mixed_steps_replay_full_graphs(version)
         else a.launch_per_layer_mixed_us
     )
-    era = engine_era(version, pre_ampere=generation in PRE_AMPERE)
+    era = engine_era(version, pre_ampere=pre_ampere(gpu.slug))
     step_overhead_ms, per_seq_overhead_ms = host_overheads(era, a, gpus=tp * pp)
     return ServingContext(
         label=label,
