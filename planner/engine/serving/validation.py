@@ -70,7 +70,8 @@ def load_runs(paths: Iterable[Path]) -> list[dict[str, Any]]:
 
 
 def in_flight(run: Mapping[str, Any]) -> float:
-    """Return the requests in flight of a run's load: the loop's, the burst's, or rate × E2E."""
+    """Return the requests in flight of a run's load: the loop's, the burst's, or rate × E2E
+    (at most the run's prompts)."""
     load, m = run["load"], run["measured"]
     if load["arrival"] == "closed":
         return float(load["concurrency"])
@@ -78,7 +79,9 @@ def in_flight(run: Mapping[str, Any]) -> float:
         return float(load.get("burst_size") or load["num_prompts"])
     out = load.get("output_tokens", 1)
     e2e_s = (m.get("ttft_mean_ms", 0.0) + m.get("tpot_mean_ms", 0.0) * max(out - 1, 0)) / 1e3
-    return float(load["request_rate_per_s"]) * e2e_s
+    # Little's law, but a run of n prompts never has more than n in flight.
+    prompts = float(load.get("num_prompts") or math.inf)
+    return min(float(load["request_rate_per_s"]) * e2e_s, prompts)
 
 
 def load_level(flight: float) -> str:
