@@ -41,6 +41,7 @@ class Code(StrEnum):
     V0_ENGINE_HOST = "v0_engine_host"
     V0_PROMPTS_FIRST = "v0_prompts_first"
     V0_ON_PRE_AMPERE = "v0_on_pre_ampere"
+    FP16_ON_PRE_AMPERE = "fp16_on_pre_ampere"
     CUDA_GRAPHS_SKIPPED_PLATFORM = "cuda_graphs_skipped_platform"
     CUDA_GRAPHS_RUNNER_V2 = "cuda_graphs_runner_v2"
     QUANTIZE_FEWER_NODES = "quantize_fewer_nodes"

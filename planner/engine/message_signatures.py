@@ -62,6 +62,7 @@ SIGNATURES: dict[Code, tuple[str, ...]] = {
     Code.V0_ENGINE_HOST: ("vllm_version", "step_ms", "per_seq_ms", "v1_per_seq_ms"),
     Code.V0_PROMPTS_FIRST: ("vllm_version", "max_num_batched_tokens"),
     Code.V0_ON_PRE_AMPERE: ("vllm_version", "gpu"),
+    Code.FP16_ON_PRE_AMPERE: ("gpu",),
     Code.MEMORY_RULES: (
         "vllm_version",
         "engine",

@@ -43,7 +43,7 @@ from planner.engine.serving_choice import simulated_indexes, with_serving
 from planner.engine.signals import evaluate_signals
 from planner.engine.small_replicas import prefer_small_replicas
 from planner.engine.spec import Node, PlanSpec
-from planner.engine.speed_rules import speed_rules_messages
+from planner.engine.speed_rules import fp16_on_pre_ampere_message, speed_rules_messages
 from planner.engine.summary import model_summary, network_summary, recommendation_summary
 from planner.engine.vllm_flags import VLLM_VERSION
 
@@ -86,6 +86,9 @@ def plan(spec: PlanSpec, assumptions: Assumptions | None = None) -> PlanResult:
     graph_rule = cuda_graph_rule_message(spec, best)
     if graph_rule is not None:
         reasons.append(graph_rule)
+    fp16_rule = fp16_on_pre_ampere_message(spec, best)
+    if fp16_rule is not None:
+        reasons.append(fp16_rule)
     if small_reason is not None:
         reasons.append(small_reason)
     reasons += quantize_for_fewer_nodes(spec, best, chosen, by_dtype)

@@ -1,7 +1,9 @@
-"""The reasons that say which vLLM engine a plan's speeds follow, when it is not V1."""
+"""The reasons a plan on an older vLLM or an older GPU carries: which vLLM engine its speeds
+follow when it is not V1, and the fp16 a bf16 checkpoint is served in below Ampere."""
 
 from __future__ import annotations
 
+from catalog.generations import pre_ampere
 from planner.engine.assumptions import Assumptions
 from planner.engine.messages import Code, Message, message
 from planner.engine.result import Candidate
@@ -36,3 +38,11 @@ def speed_rules_messages(spec: PlanSpec, best: Candidate, a: Assumptions) -> lis
             )
         )
     return out
+
+
+def fp16_on_pre_ampere_message(spec: PlanSpec, best: Candidate) -> Message | None:
+    """Return why a bf16 checkpoint's plan on a GPU below Ampere runs fp16 (the same condition
+    as configs/vllm.serves_fp16_only, which adds --dtype half), or None."""
+    if spec.architecture.default_dtype != "bf16" or not pre_ampere(best.gpu):
+        return None
+    return message(Code.FP16_ON_PRE_AMPERE, gpu=best.gpu)

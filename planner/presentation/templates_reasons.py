@@ -144,6 +144,14 @@ REASON_TEMPLATES: dict[Code, Template] = {
             "{vllm_version} follow V0. vLLM 0.10.2 and later run V1 on it."
         )
     ),
+    Code.FP16_ON_PRE_AMPERE: speed_rule(
+        N_(
+            "The {gpu} has no bf16 (compute capability below 8.0), so the model's bf16 weights "
+            "are served as fp16: the configs pass --dtype half, which vLLM releases before the "
+            "automatic fallback need to start there. Both take two bytes per parameter, so "
+            "memory and speed figures are the same."
+        )
+    ),
     Code.MEMORY_RULES: memory_rule(
         N_(
             "KV capacity follows the memory profiling of vLLM {vllm_version} ({engine}): "

@@ -189,3 +189,20 @@ def test_a_t4_plan_on_0_9_follows_v0_and_says_why():
     assert {Code.V0_ON_PRE_AMPERE, Code.V0_ENGINE_HOST} <= codes
     assert Code.V0_ON_PRE_AMPERE not in {r.code for r in new.recommendation.reasons}
     assert old.pinned.serving.tpot_mean_ms > new.pinned.serving.tpot_mean_ms
+
+
+@pytest.mark.parametrize(("gpu", "says_fp16"), [("t4", True), ("a100-80g-sxm", False)])
+def test_a_bf16_checkpoint_below_ampere_is_said_to_run_fp16(gpu, says_fp16):
+    result = plan(
+        spec_from_dict(
+            {
+                "model": "qwen2.5-7b",
+                "vllm_version": "0.10.2",
+                "max_model_len": 2048,
+                "workload": {"concurrency": 4, "avg_input_tokens": 256, "avg_output_tokens": 64},
+                "hardware": hardware(1, 1, gpu),
+            }
+        )
+    )
+    codes = {r.code for r in result.recommendation.reasons}
+    assert (Code.FP16_ON_PRE_AMPERE in codes) is says_fp16
