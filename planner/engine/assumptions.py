@@ -100,6 +100,9 @@ class Assumptions:
     # each MoE layer pays a fixed 25 µs (router, permute, grouped-GEMM launch, combine).
     moe_hbm_efficiency: float = 1.15
     moe_routing_token_share: float = 0.9
+    # The expert slice width per GPU (moe_intermediate_size / TP) at which the fused-MoE GEMMs
+    # reach half their wide-slice rate (serving/kernels.py's shares; bench/fit_moe_compute.py).
+    moe_shard_knee: float = 352.0
     launch_per_layer_decode_us: float = 20.0  # CUDA-graph replay, per layer and decode step
     launch_per_layer_mixed_us: float = 60.0  # piecewise graphs when a prefill chunk rides along
     moe_layer_fixed_us: float = 25.0

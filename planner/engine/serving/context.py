@@ -7,6 +7,7 @@ the slowest pipeline stage.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from catalog.architecture import Architecture, parameter_breakdown
@@ -25,7 +26,7 @@ from planner.engine.serving.host import (
     mixed_steps_replay_full_graphs,
     prefill_first,
 )
-from planner.engine.serving.kernels import gpu_generation, kernel_speed
+from planner.engine.serving.kernels import gpu_generation, kernel_speed, moe_compute_share
 from planner.engine.spec import GpuSpec
 from planner.engine.spec.values import NIC_KINDS
 
@@ -54,6 +55,10 @@ class ServingContext:
     attn_flops_per_pair: float
     prefill_flops_per_ms: float
     decode_flops_per_ms: float
+    # The routed experts' part of flops_per_token, at the fused-MoE kernels' own rate
+    # (kernels.moe_compute_share), prefill and decode alike.
+    expert_flops_per_token: float = 0.0
+    expert_flops_per_ms: float = math.inf
     # attention runs in 16 bit at its own efficiency, whatever the weights' dtype
     prefill_attn_flops_per_ms: float
     decode_attn_flops_per_ms: float
@@ -106,6 +111,33 @@ def _sliding_window(arch: Architecture) -> int:
         return 0
     (window,) = windows
     return max(window, 0)
+
+
+def _expert_compute(
+    arch: Architecture,
+    gpu: GpuSpec,
+    active_expert_params: float,
+    tp: int,
+    dtype: str,
+    a: Assumptions,
+) -> tuple[float, float]:
+    """Return (routed-expert FLOPs per token, the fused-MoE kernels' FLOPs per ms) on one GPU.
+
+    The kernels reach a share of the dense BF16 peak per weight format (measured tables,
+    kernels.py), lowered on thin expert slices: n / (n + moe_shard_knee) with n the slice width
+    per GPU. A generation without tables keeps the dense GEMMs' prefill rate as the wide-slice
+    share.
+    """
+    if not arch.is_moe:
+        return 0.0, math.inf
+    generation = gpu_generation(gpu.slug, gpu.fp8_support)
+    share = moe_compute_share(dtype, generation)
+    if share is None:
+        speed = kernel_speed(dtype, generation)
+        share = speed.compute * kernel_efficiency(gpu.slug, generation).compute * a.prefill_mfu
+    width = arch.moe_intermediate_size / tp
+    rate = gpu.bf16_dense_tflops * 1e12 / 1e3 * share * width / (width + a.moe_shard_knee)
+    return 2.0 * active_expert_params / tp, rate
 
 
 def _attn_flops_per_pair(arch: Architecture, layers: int, tp: int) -> float:
@@ -167,6 +199,9 @@ def build_context(
     fixed_ms = (
         moe_layers * a.moe_layer_fixed_us + (layers * a.mla_layer_fixed_us if arch.is_mla else 0.0)
     ) / 1e3
+    expert_flops_per_token, expert_flops_per_ms = _expert_compute(
+        arch, gpu, b.active_experts_per_layer * moe_layers, tp, dtype, a
+    )
     version = vllm_version or a.vllm_version
     mixed_launch_us = (
         a.launch_per_layer_decode_us
@@ -191,6 +226,8 @@ def build_context(
         kv_hbm_bytes_per_ms=hbm * (a.mla_kv_read_efficiency if arch.is_mla else 1.0),
         expert_hbm_bytes_per_ms=hbm * a.moe_hbm_efficiency,
         flops_per_token=2.0 * b.active / (tp * pp),
+        expert_flops_per_token=expert_flops_per_token,
+        expert_flops_per_ms=expert_flops_per_ms,
         attn_flops_per_pair=_attn_flops_per_pair(arch, layers, tp),
         prefill_flops_per_ms=tflops * a.prefill_mfu,
         decode_flops_per_ms=tflops * a.decode_mfu,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from catalog.generations import GENERATIONS, gpu_generation
 
-__all__ = ["GENERATIONS", "KernelSpeed", "gpu_generation", "kernel_speed"]
+__all__ = ["GENERATIONS", "KernelSpeed", "gpu_generation", "kernel_speed", "moe_compute_share"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -59,3 +59,28 @@ _BF16 = KernelSpeed(compute=1.0, memory=1.0)
 def kernel_speed(dtype: str, generation: str) -> KernelSpeed:
     """Return the kernel speed of `dtype` weights on `generation` (bf16/fp16: 1.0, 1.0)."""
     return _TABLE.get((dtype, generation), _BF16)
+
+
+# Routed experts compute at their own rate: vLLM's fused-MoE kernels (grouped GEMMs with the
+# tokens permuted by expert) reach a share of the dense BF16 peak per weight format, on slices as
+# wide as the GPU's whole expert; thinner slices (TP) slow them by n / (n + moe_shard_knee).
+# Fitted by bench/fit_moe_compute.py on aiconfigurator-core 0.12's measured vLLM 0.19-0.24 MoE
+# tables (H100, H200, B200; 256 to 16,384 tokens; mean error ×1.25). fp8 is the block-scaled
+# kernel of fp8 MoE checkpoints; int4 is Marlin, whose rate hardly grows with the tokens (the fit
+# is 2-3× fast at 256-512 tokens, 1.2× slow past 4,096).
+_MOE_COMPUTE: dict[tuple[str, str], float] = {
+    ("bf16", "hopper"): 0.82,
+    ("fp8", "hopper"): 0.76,
+    ("int4", "hopper"): 0.15,
+    ("mxfp4", "hopper"): 0.62,
+    ("bf16", "blackwell"): 0.47,
+    ("fp8", "blackwell"): 0.30,
+    ("int4", "blackwell"): 0.08,
+    ("mxfp4", "blackwell"): 0.30,
+}
+
+
+def moe_compute_share(dtype: str, generation: str) -> float | None:
+    """Return the share of the dense BF16 peak vLLM's fused-MoE kernels reach for `dtype`
+    experts on `generation` (fp16 as bf16), or None where no measured table covers it."""
+    return _MOE_COMPUTE.get(("bf16" if dtype == "fp16" else dtype, generation))

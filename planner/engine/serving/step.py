@@ -1,8 +1,10 @@
 """The time of one vLLM V1 engine step: a batch of decode tokens plus prefill chunks.
 
 stage time = GEMM time + attention time + kernel launches + TP all-reduces × (1 − overlap)
-  GEMM time      = max((dense weights + touched experts) / reachable HBM bandwidth,
-                       2 × active params × tokens / (TFLOPS × MFU))
+  GEMM time      = max(dense weights / reachable HBM bandwidth,
+                       2 × active dense params × tokens / (TFLOPS × MFU))
+                 + touched experts / the fused-MoE kernels' bandwidth
+                 + 2 × active expert params × tokens / the fused-MoE kernels' rate
   attention time = max(KV read / reachable HBM bandwidth,
                        attention pairs × FLOPs per pair / (TFLOPS × MFU))
 step time  = pp × stage time(tokens / pp) + (pp − 1) hops, over the PP efficiency (bubbles),
@@ -41,10 +43,15 @@ def stage_ms(
     # The GEMMs (weights) and the attention (KV cache) are separate kernels that run one after
     # the other, each bound by its own roofline: at hundreds of sequences the GEMMs turn
     # compute-bound while attention stays bound by its KV reads, and the two add up.
-    t_gemm = max(
-        ctx.dense_weight_bytes / ctx.hbm_bytes_per_ms + expert_bytes / ctx.expert_hbm_bytes_per_ms,
-        tokens * ctx.flops_per_token / rate,
+    dense_flops = tokens * (ctx.flops_per_token - ctx.expert_flops_per_token)
+    t_dense = max(ctx.dense_weight_bytes / ctx.hbm_bytes_per_ms, dense_flops / rate)
+    # The fused-MoE kernels read the touched experts and then multiply: the measured tables
+    # show the two adding up from tens to thousands of tokens (bench/fit_moe_compute.py).
+    t_experts = (
+        expert_bytes / ctx.expert_hbm_bytes_per_ms
+        + tokens * ctx.expert_flops_per_token / ctx.expert_flops_per_ms
     )
+    t_gemm = t_dense + t_experts
     attn_rate = (
         ctx.prefill_attn_flops_per_ms if prefill_tokens > 0 else ctx.decode_attn_flops_per_ms
     )

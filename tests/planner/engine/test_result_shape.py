@@ -11,6 +11,8 @@ from tests.planner.engine.conftest import hardware
 UNIT = re.compile(r"_(gib|ms|us|tok_s|gbs|gbps|bytes|tokens|params|s)(_|$)")
 # Dimensionless counts, ratios and factors: their names say what they count.
 DIMENSIONLESS = {
+    # an expert slice's width (columns of the intermediate dimension)
+    "moe_shard_knee",
     # the bundle's allocation table: counts, indices and TCP port numbers
     "usable_gpus",
     "nnodes",

@@ -1,0 +1,91 @@
+"""The routed experts' compute: the fused-MoE kernels' own rate, lower on thin expert slices.
+
+The shares and the knee were fitted on aiconfigurator-core's measured vLLM MoE tables
+(bench/fit_moe_compute.py); the last test holds the model to a few of those measurements when the
+optional extra is installed (make test installs it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+
+import pytest
+
+from catalog.data import load_models
+from planner.engine.serving.context import expert_fraction
+from planner.engine.serving.kernels import moe_compute_share
+from planner.engine.serving.step import stage_ms
+from tests.planner.engine.test_serving_properties import A, _ctx
+
+
+def _expert_layer_ms(ctx, slug: str, tokens: int) -> float:
+    """Return the model's routed-expert time of one MoE layer on one GPU."""
+    arch = load_models()[slug].architecture
+    read = ctx.expert_weight_bytes * expert_fraction(ctx, tokens) / ctx.expert_hbm_bytes_per_ms
+    compute = tokens * ctx.expert_flops_per_token / ctx.expert_flops_per_ms
+    return (read + compute) / arch.num_moe_layers + A.moe_layer_fixed_us / 1e3
+
+
+def test_a_dense_model_has_no_expert_term():
+    ctx = _ctx("llama-3.1-8b")
+    assert ctx.expert_flops_per_token == 0.0
+    assert ctx.expert_flops_per_ms == math.inf
+
+
+def test_thin_expert_slices_compute_slower():
+    wide, thin = _ctx("qwen3-30b-a3b", tp=1), _ctx("qwen3-30b-a3b", tp=4)
+    assert wide.expert_flops_per_ms > thin.expert_flops_per_ms
+    width = 768 / 4
+    share = moe_compute_share("bf16", "hopper")
+    assert thin.expert_flops_per_ms == pytest.approx(
+        989e9 * share * width / (width + A.moe_shard_knee)
+    )
+
+
+def test_prefill_of_a_moe_pays_the_kernels_rate_not_the_dense_one():
+    ctx = _ctx("qwen3-30b-a3b", tp=1)
+    as_dense = dataclasses.replace(ctx, expert_flops_per_token=0.0)
+    kwargs = {"decode_seqs": 0, "prefill_tokens": 8192, "kv_read_tokens": 0, "attn_pairs": 0}
+    slower, _ = stage_ms(ctx, **kwargs)
+    faster, _ = stage_ms(as_dense, **kwargs)
+    assert slower > faster
+
+
+def test_fp16_takes_the_bf16_share_and_unknown_formats_have_none():
+    assert moe_compute_share("fp16", "hopper") == moe_compute_share("bf16", "hopper")
+    assert moe_compute_share("bf16", "ampere") is None
+
+
+# (model, GPU, TP, dtype, the tables' format, hidden, intermediate, experts, top-k)
+MEASURED = [
+    ("deepseek-r1", "h200-sxm", 8, "fp8", "fp8_block", 7168, 2048, 256, 8),
+    ("qwen3-235b-a22b", "h200-sxm", 4, "bf16", "bfloat16", 4096, 1536, 128, 8),
+    ("mixtral-8x7b", "h200-sxm", 2, "bf16", "bfloat16", 4096, 14336, 8, 2),
+    ("qwen3-30b-a3b", "h200-sxm", 1, "fp8", "fp8_block", 2048, 768, 128, 8),
+]
+
+
+@pytest.mark.parametrize("case", MEASURED, ids=lambda c: f"{c[0]}-tp{c[2]}-{c[3]}")
+@pytest.mark.parametrize("tokens", [64, 1024, 8192])
+def test_the_expert_time_follows_the_measured_kernels(case, tokens):
+    pd = pytest.importorskip("pandas")
+    aic = pytest.importorskip("aiconfigurator_core")
+    slug, gpu, tp, dtype, fmt, hidden, width, experts, top_k = case
+    table = Path(aic.__file__).parent / "systems/data/h200_sxm/moe/vllm/0.19.0/moe_perf.parquet"
+    df = pd.read_parquet(table)
+    row = df[
+        (df.distribution == "balanced")
+        & (df.moe_ep_size == 1)
+        & (df.moe_dtype == fmt)
+        & (df.hidden_size == hidden)
+        & (df.inter_size == width)
+        & (df.num_experts == experts)
+        & (df.topk == top_k)
+        & (df.moe_tp_size == tp)
+        & (df.num_tokens == tokens)
+    ]
+    measured_ms = float(row.latency.iloc[0])
+    model_ms = _expert_layer_ms(_ctx(slug, tp=tp, gpu=gpu, dtype=dtype), slug, tokens)
+    assert 1 / 1.5 < model_ms / measured_ms < 1.5, (model_ms, measured_ms)
