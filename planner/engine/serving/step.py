@@ -43,7 +43,8 @@ def stage_ms(
     # The GEMMs (weights) and the attention (KV cache) are separate kernels that run one after
     # the other, each bound by its own roofline: at hundreds of sequences the GEMMs turn
     # compute-bound while attention stays bound by its KV reads, and the two add up.
-    dense_flops = tokens * (ctx.flops_per_token - ctx.expert_flops_per_token)
+    # (flops_per_token is the whole model's share per GPU, the experts' the slowest stage's)
+    dense_flops = tokens * max(ctx.flops_per_token - ctx.expert_flops_per_token, 0.0)
     t_dense = max(ctx.dense_weight_bytes / ctx.hbm_bytes_per_ms, dense_flops / rate)
     # The fused-MoE kernels read the touched experts and then multiply: the measured tables
     # show the two adding up from tens to thousands of tokens (bench/fit_moe_compute.py).
