@@ -54,8 +54,10 @@ test-unit: $(STAMP_DEV)
 	DJANGO_SETTINGS_MODULE=config.settings.test $(PY) manage.py compile_translations
 	$(VENV)/bin/pytest -m 'not (integration or ray or vllm or browser)' $(PYTEST_ARGS)
 
+# scripts/test-env finds or starts what some benches read and write (PostgreSQL for the partition
+# migration, Prometheus and VictoriaMetrics for the series stores), as for the tests.
 bench: $(STAMP_DEV)
-	@for script in bench/bench_*.py; do echo "==> $$script"; $(PY) "$$script" || exit 1; done
+	@scripts/test-env sh -c 'for script in bench/bench_*.py; do echo "==> $$script"; $(PY) "$$script" || exit 1; done'
 
 fmt: $(STAMP_DEV)
 	$(VENV)/bin/ruff format .

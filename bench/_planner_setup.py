@@ -48,10 +48,18 @@ def planner_user():
 
 
 def teardown_database() -> None:
+    """Drop the throw-away database, closing what a bench's own web server threads left open
+    (each request thread keeps its connection; PostgreSQL refuses to drop a database in use)."""
     from django.db import connection
 
-    if connection.vendor != "sqlite":
-        connection.creation.destroy_test_db(connection.settings_dict["NAME"], verbosity=0)
+    if connection.vendor == "sqlite":
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+    connection.creation.destroy_test_db(connection.settings_dict["NAME"], verbosity=0)
 
 
 def percentile(values: list[float], q: float) -> float:
