@@ -46,7 +46,7 @@ def main() -> None:
     from monitoring import stores
     from monitoring.series.promql import parse_selector
     from monitoring.series.readonly.kinds import expression, of_kind
-    from monitoring.services import target_create
+    from monitoring.services import allowed_job_create, target_create
     from monitoring.simulator import Simulator
     from monitoring.targets import kinds
     from monitoring.tasks import poll_target
@@ -63,6 +63,8 @@ def main() -> None:
         selectors[kind] = f'{{job="{kind}-sim",instance="{address}"}}'
     scrape += [("ray-sim", t, "/metrics") for group in sd for t in group["targets"]]
     selectors["ray"] = '{job="ray-sim"}'
+    for job in ("vllm-sim", "ray-sim", "gpu-sim"):  # read-only targets read allowed jobs only
+        allowed_job_create(name=job, note="bench")
     server = servers.start_prometheus(
         Path(tempfile.mkdtemp(prefix="bench-readonly-")), scrape=scrape
     )
