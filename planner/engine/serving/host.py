@@ -47,9 +47,13 @@ def step_wall_ms(gpu_ms: float, cpu_ms: float, *, overlapped: bool) -> float:
     return max(gpu_ms, cpu_ms) if overlapped else gpu_ms + cpu_ms
 
 
-# vLLM 0.11 made FULL_AND_PIECEWISE the default CUDA-graph mode (vllm-project/vllm#25444): a
-# step that carries prefill chunks replays a full graph like a decode-only step, instead of the
-# piecewise graphs (one launch per op between the attention calls) it ran before.
+# vLLM 0.11 made FULL_AND_PIECEWISE the default CUDA-graph mode (vllm-project/vllm#25444). From
+# that version on the model gives a step that carries prefill chunks the decode-only launch cost.
+# Known to be the wrong half: vLLM's CUDA-graph design page says FULL_AND_PIECEWISE replays full
+# graphs for uniform decode batches and piecewise graphs for prefill and mixed ones, and before
+# 0.11 every V1 step was piecewise, so from 0.11 decode-only steps got cheaper while mixed steps
+# did not. Kept until a run on 0.11+ can set the full-graph decode cost (the constants were
+# fitted on 0.10, where both are piecewise).
 FULL_GRAPHS_FOR_MIXED_SINCE = (0, 11, 0)
 
 
