@@ -17,6 +17,7 @@ from catalog.data import load_models
 from planner.engine.serving.context import expert_fraction
 from planner.engine.serving.kernels import moe_compute_share
 from planner.engine.serving.step import stage_ms
+from planner.engine.spec import catalog_gpu
 from tests.planner.engine.test_serving_properties import A, _ctx
 
 
@@ -37,10 +38,11 @@ def test_a_dense_model_has_no_expert_term():
 def test_thin_expert_slices_compute_slower():
     wide, thin = _ctx("qwen3-30b-a3b", tp=1), _ctx("qwen3-30b-a3b", tp=4)
     assert wide.expert_flops_per_ms > thin.expert_flops_per_ms
-    width = 768 / 4
+    width = load_models()["qwen3-30b-a3b"].architecture.moe_intermediate_size / 4
+    peak_flops_per_ms = catalog_gpu("h100-sxm").bf16_dense_tflops * 1e9
     share = moe_compute_share("bf16", "hopper")
     assert thin.expert_flops_per_ms == pytest.approx(
-        989e9 * share * width / (width + A.moe_shard_knee)
+        peak_flops_per_ms * share * width / (width + A.moe_shard_knee)
     )
 
 
