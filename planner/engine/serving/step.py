@@ -38,7 +38,6 @@ def stage_ms(
     tokens = decode_seqs + prefill_tokens
     if tokens <= 0:
         return 0.0, 0.0
-    expert_bytes = ctx.expert_weight_bytes * expert_fraction(ctx, tokens)
     rate = ctx.prefill_flops_per_ms if prefill_tokens > 0 else ctx.decode_flops_per_ms
     # The GEMMs (weights) and the attention (KV cache) are separate kernels that run one after
     # the other, each bound by its own roofline: at hundreds of sequences the GEMMs turn
@@ -46,13 +45,7 @@ def stage_ms(
     # (flops_per_token is the whole model's share per GPU, the experts' the slowest stage's)
     dense_flops = tokens * max(ctx.flops_per_token - ctx.expert_flops_per_token, 0.0)
     t_dense = max(ctx.dense_weight_bytes / ctx.hbm_bytes_per_ms, dense_flops / rate)
-    # The fused-MoE kernels read the touched experts and then multiply: the measured tables
-    # show the two adding up from tens to thousands of tokens (bench/fit_moe_compute.py).
-    t_experts = (
-        expert_bytes / ctx.expert_hbm_bytes_per_ms
-        + tokens * ctx.expert_flops_per_token / ctx.expert_flops_per_ms
-    )
-    t_gemm = t_dense + t_experts
+    t_gemm = t_dense + experts_ms(ctx, tokens)
     attn_rate = (
         ctx.prefill_attn_flops_per_ms if prefill_tokens > 0 else ctx.decode_attn_flops_per_ms
     )
@@ -63,6 +56,15 @@ def stage_ms(
     launch = ctx.launch_mixed_ms if prefill_tokens > 0 else ctx.launch_decode_ms
     comm = tp_comm_ms(ctx, tokens)
     return t_gemm + t_attn + launch + comm * (1 - ctx.overlap), comm
+
+
+def experts_ms(ctx: ServingContext, tokens: float) -> float:
+    """Return the routed experts' time for `tokens` on one stage (0 for a dense model).
+
+    The fused-MoE kernels read the touched experts and then multiply: the measured tables show
+    the two adding up from tens to thousands of tokens (bench/fit_moe_compute.py)."""
+    read = ctx.expert_weight_bytes * expert_fraction(ctx, tokens) / ctx.expert_hbm_bytes_per_ms
+    return read + tokens * ctx.expert_flops_per_token / ctx.expert_flops_per_ms
 
 
 def kernel_stage_ms(

@@ -14,9 +14,8 @@ from pathlib import Path
 import pytest
 
 from catalog.data import load_models
-from planner.engine.serving.context import expert_fraction
 from planner.engine.serving.kernels import moe_compute_share
-from planner.engine.serving.step import stage_ms
+from planner.engine.serving.step import experts_ms, stage_ms
 from planner.engine.spec import catalog_gpu
 from tests.planner.engine.test_serving_properties import A, _ctx
 
@@ -24,9 +23,7 @@ from tests.planner.engine.test_serving_properties import A, _ctx
 def _expert_layer_ms(ctx, slug: str, tokens: int) -> float:
     """Return the model's routed-expert time of one MoE layer on one GPU."""
     arch = load_models()[slug].architecture
-    read = ctx.expert_weight_bytes * expert_fraction(ctx, tokens) / ctx.expert_hbm_bytes_per_ms
-    compute = tokens * ctx.expert_flops_per_token / ctx.expert_flops_per_ms
-    return (read + compute) / arch.num_moe_layers + A.moe_layer_fixed_us / 1e3
+    return experts_ms(ctx, tokens) / arch.num_moe_layers + A.moe_layer_fixed_us / 1e3
 
 
 def test_a_dense_model_has_no_expert_term():
