@@ -340,6 +340,9 @@ if REDIS_URL:
     CELERY_RESULT_BACKEND = REDIS_URL
 else:
     CELERY_BROKER_URL = "filesystem://"
+    # kombu's transport, with each message renamed into place once written (a worker could
+    # read a half-written one and stop; see the module).
+    CELERY_BROKER_TRANSPORT = "config.filesystem_broker:Transport"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(CELERY_DATA_DIR / "queue"),
         "data_folder_out": str(CELERY_DATA_DIR / "queue"),

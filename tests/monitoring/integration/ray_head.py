@@ -210,8 +210,24 @@ class RayHead:
                     raise
                 time.sleep(1)
 
-    def start_activity(self) -> None:
-        """Run a driver that creates a placement group, a pending one, and actors, then waits."""
+    def start_activity(self, attempts: int = 2) -> None:
+        """Run a driver that creates a placement group, a pending one, and actors, then waits.
+
+        A driver that exits before it is ready is run once more: on a loaded two-core machine
+        a Ray worker process can miss its start-up deadline, which is Ray's hiccup, not ours.
+        The error names what the driver said (its log), not only that it failed."""
+        for attempt in range(1, attempts + 1):
+            log_path = Path(self.temp_dir) / f"driver-{attempt}.log"
+            if self._run_driver(log_path):
+                return
+            self._stop_driver()
+        tail = log_path.read_text(errors="replace")[-3000:] if log_path.exists() else ""
+        raise RuntimeError(
+            f"the Ray driver did not create its placement groups and actors "
+            f"({attempts} tries); its last log:\n{tail}"
+        )
+
+    def _run_driver(self, log_path: Path) -> bool:
         script = textwrap.dedent(
             f"""
             import time, ray
@@ -227,30 +243,37 @@ class RayHead:
             ray.get(created.ready(), timeout=120)
             pending = placement_group([{{"GPU": 8}}], strategy="STRICT_PACK", name="too-big")
             workers = [Worker.remote() for _ in range(2)]
-            ray.get([w.ping.remote() for w in workers])
+            ray.get([w.ping.remote() for w in workers], timeout=180)
             print("ready", flush=True)
             while True:
                 time.sleep(1)
             """
         )
-        self.driver = subprocess.Popen(
-            [sys.executable, "-c", script],
-            env=self._node_env("driver"),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-        )
+        with log_path.open("w") as log:
+            self.driver = subprocess.Popen(
+                [sys.executable, "-c", script],
+                env=self._node_env("driver"),
+                stdout=subprocess.PIPE,
+                stderr=log,
+                text=True,
+            )
         line = self.driver.stdout.readline() if self.driver.stdout else ""
-        if "ready" not in line:
-            raise RuntimeError("the Ray driver did not create its placement groups and actors")
+        return "ready" in line
+
+    def _stop_driver(self) -> None:
+        if self.driver is None:
+            return
+        self.driver.terminate()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.driver.wait(timeout=20)
+        if self.driver.poll() is None:
+            self.driver.kill()
+            self.driver.wait()
+        # Its placement groups go with it (a driver's are freed when it exits).
+        self.driver = None
 
     def stop(self) -> None:
-        if self.driver is not None:
-            self.driver.terminate()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.driver.wait(timeout=20)
-            if self.driver.poll() is None:
-                self.driver.kill()
+        self._stop_driver()
         kill_all(f"{RUN_VARIABLE}={self.temp_dir}")
         kill_all(self.temp_dir)  # anything the environment did not reach
 

@@ -180,5 +180,8 @@ def _vm_args(workdir: Path, port: int) -> list[str]:
         "-retentionPeriod=10y",
         # Samples are readable as soon as they are written (the default hides 30 s).
         "-search.latencyOffset=0s",
+        # ...and the newest point of a range query is the one computed, not a copy of the point
+        # before it (VictoriaMetrics' "adjustment" of recent points below a 1 m step).
+        "-search.maxStepForPointsAdjustment=1ms",
         "-search.disableCache",
     ]
