@@ -255,13 +255,15 @@ def _default_seqs(spec: PlanSpec, visible_gib: float, gpu_slug: str, a: Assumpti
     """Return the max_num_seqs the planned vLLM version starts with when none is set."""
     if _era(spec, gpu_slug) != EngineEra.V1:
         return V0_MAX_NUM_SEQS
-    return default_max_num_seqs(visible_gib, gpu_slug, a)
+    return default_max_num_seqs(visible_gib, gpu_slug, a, spec.vllm_version)
 
 
 def _default_tokens(spec: PlanSpec, visible_gib: float, gpu_slug: str, a: Assumptions) -> int:
     """Return the max_num_batched_tokens the planned vLLM version starts with when none is set."""
     v0 = default_v0_batched_tokens(_era(spec, gpu_slug), spec.max_model_len)
-    return v0 if v0 is not None else default_batched_tokens(visible_gib, gpu_slug, a)
+    if v0 is not None:
+        return v0
+    return default_batched_tokens(visible_gib, gpu_slug, a, spec.vllm_version)
 
 
 def _replica_memory(

@@ -66,7 +66,7 @@ def memory_rules_message(spec: PlanSpec, best: Candidate, a: Assumptions) -> Mes
         tokens = v0_profile_tokens(spec.max_model_len, spec.max_num_batched_tokens)
     else:
         tokens = spec.max_num_batched_tokens or default_batched_tokens(
-            first.gpu.driver_visible_gib, first.gpu.slug, a
+            first.gpu.driver_visible_gib, first.gpu.slug, a, rules.version
         )
     return message(
         Code.MEMORY_RULES,

@@ -369,7 +369,7 @@ def chunked_prefill(
         return []
     gpu = next(n.gpu for n in spec.hardware.nodes if n.gpu.slug == best.gpu)
     mnbt = spec.max_num_batched_tokens or default_batched_tokens(
-        gpu.driver_visible_gib, gpu.slug, a
+        gpu.driver_visible_gib, gpu.slug, a, spec.vllm_version
     )
     single = [
         c

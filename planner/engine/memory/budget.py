@@ -95,8 +95,10 @@ def _profile(
     a: Assumptions,
 ) -> _Profile:
     """Return the batch limits of the profile run and the sampler and graph rules to apply."""
-    tokens = max_num_batched_tokens or default_batched_tokens(visible_gib, gpu_slug, a)
-    seqs = max_num_seqs or default_max_num_seqs(visible_gib, gpu_slug, a)
+    tokens = max_num_batched_tokens or default_batched_tokens(
+        visible_gib, gpu_slug, a, rules.version
+    )
+    seqs = max_num_seqs or default_max_num_seqs(visible_gib, gpu_slug, a, rules.version)
     if rules.full_length_prefill:
         tokens = v0_profile_tokens(max_model_len, max_num_batched_tokens)
     subtract = rules.subtract_cuda_graphs

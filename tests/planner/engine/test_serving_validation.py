@@ -27,9 +27,11 @@ LOAD_RUNS = load_runs([FIXTURES / "serving_load_runs.json"])
 # Held-out mean absolute % error the model reaches (the issue's targets: 15 / 25 / 15).
 # Held out and reported rather than fitted (docs/benchmarks.md): gpt-oss-120b on 8 × B200
 # (vllm-project/vllm#23696) is TPOT −81 %, tok/s +86 %; DeepSeek-R1 on 8 × H200 at 10 req/s
-# (simon-mo/vLLM-Benchmark) is TPOT −35 and −48 % on two clouds.
-HELD_OUT = {"tpot_pct": 14.0, "ttft_pct": 17.0, "tok_s_pct": 12.0}
-BY_LOAD_LEVEL_TPOT = {"<= 8": 13.0, "9-64": 14.0, "65-256": 12.0, "> 256": 18.0}
+# (simon-mo/vLLM-Benchmark) is TPOT −35 and −48 % on two clouds, and its fixed-length runs'
+# TTFT −12 to −62 % (vLLM 0.8.4 prefilled DeepSeek-R1 slower than the model or the measured
+# kernels of 0.19+ say).
+HELD_OUT = {"tpot_pct": 13.0, "ttft_pct": 21.0, "tok_s_pct": 12.0}
+BY_LOAD_LEVEL_TPOT = {"<= 8": 13.0, "9-64": 11.0, "65-256": 12.0, "> 256": 18.0}
 # The V0 engine's runs (vLLM < 0.8) on their own: before its host terms the model put TPOT
 # 58 % low and output tok/s 109 % high on these held-out runs (bench/fit_v0_host.py).
 HELD_OUT_V0 = {"tpot_pct": 12.0, "tok_s_pct": 18.0}
