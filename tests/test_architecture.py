@@ -103,8 +103,11 @@ def test_import_contracts_hold():
     # In its own process: import-linter's command reconfigures logging, which silenced the
     # loggers of modules imported before it for every test that ran after it in this process.
     done = subprocess.run(
-        [str(Path(sys.executable).parent / "lint-imports"), "--config", "pyproject.toml"]
-        + ["--no-cache"],
+        [
+            str(Path(sys.executable).parent / "lint-imports"),
+            "--config=pyproject.toml",
+            "--no-cache",
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,

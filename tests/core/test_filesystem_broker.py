@@ -8,15 +8,24 @@ import sys
 
 import pytest
 from kombu import Connection
+from kombu.transport.virtual import BrokerState
 
 from config import filesystem_broker
 
 
 @pytest.fixture
-def connection(tmp_path):
+def connection(tmp_path, monkeypatch):
+    # kombu keeps the filesystem transport's declared bindings in one process-wide state: a
+    # fresh one, so that each test's queue is bound (and its binding file written) again.
+    monkeypatch.setattr(filesystem_broker.Transport, "global_state", BrokerState())
     folder = tmp_path / "queue"
     folder.mkdir()
-    options = {"data_folder_in": str(folder), "data_folder_out": str(folder)}
+    (tmp_path / "control").mkdir()  # kombu's bindings; it does not make the folder itself
+    options = {
+        "data_folder_in": str(folder),
+        "data_folder_out": str(folder),
+        "control_folder": str(tmp_path / "control"),  # kombu's default is ./control
+    }
     with Connection(
         "filesystem://",
         transport="config.filesystem_broker:Transport",
