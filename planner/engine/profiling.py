@@ -56,6 +56,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import lru_cache
 
 from catalog.data import GpuVendor
 
@@ -147,9 +148,17 @@ def v0_profile_tokens(max_model_len: int, max_num_batched_tokens: int | None) ->
     return max_num_batched_tokens or V0_CHUNK_TOKENS
 
 
+# One character class for the suffix: the former `(?:[.\-+]?\w*)*` matched the same strings but
+# backtracked exponentially on a refused one (26 characters took 17 s), and a spec's
+# vllm_version comes from whoever posts it.
+VERSION_PATTERN = re.compile(r"v?(\d+)\.(\d+)(?:\.(\d+))?[.\-+\w]*")
+MAX_VERSION_CHARS = 64
+
+
+@lru_cache(maxsize=256)
 def parse_version(version: str) -> tuple[int, int, int]:
     """Return (major, minor, patch) of '0.19.0', 'v0.10.1.1' or '0.11.0rc2'."""
-    match = re.fullmatch(r"v?(\d+)\.(\d+)(?:\.(\d+))?(?:[.\-+]?\w*)*", version.strip())
+    match = len(version) <= MAX_VERSION_CHARS and VERSION_PATTERN.fullmatch(version.strip())
     if not match:
         raise VersionError(f"not a vLLM release number: {version!r} (e.g. 0.19.0)")
     major, minor, patch = match.groups()

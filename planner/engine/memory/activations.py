@@ -5,7 +5,7 @@ from __future__ import annotations
 from catalog.architecture import Architecture
 from planner.engine.assumptions import GIB, Assumptions
 from planner.engine.memory.kv import activation_dtype_bytes
-from planner.engine.profiling import parse_version
+from planner.engine.profiling import V1_DEFAULT_SINCE, parse_version
 
 # How `vllm serve` (V1) chose its batch limits when none were set, by release (V0, the default
 # engine before 0.8, kept 256 sequences everywhere):
@@ -13,7 +13,6 @@ from planner.engine.profiling import parse_version
 #   from 0.8.4 the others got 256 sequences again (PR 16158, 1,024 before);
 # - 0.8.5 by memory: every GPU with 70 GiB or more, the A100 80 GB included (PR 17073);
 # - from 0.9 the A100 is left out again (PR 17885), and 160 GiB or more gets the largest tier.
-V1_BY_DEFAULT_SINCE = (0, 8, 0)
 BY_NAME_UNTIL = (0, 8, 5)
 A100_LARGE_UNTIL = (0, 9, 0)
 SMALL_SEQS_FOR_OTHERS_SINCE = (0, 8, 4)
@@ -47,11 +46,9 @@ def default_max_num_seqs(
     """Return the max_num_seqs `vllm serve` (V1) of `version` (default: the planned one)
     starts with on this GPU."""
     v = parse_version(version or a.vllm_version)
-    if v < V1_BY_DEFAULT_SINCE:
+    if v < V1_DEFAULT_SINCE:
         return a.default_max_num_seqs_small_gpu  # V0's 256 everywhere
-    if v < SMALL_SEQS_FOR_OTHERS_SINCE or v >= A100_LARGE_UNTIL and visible_gib >= 160:
-        return a.default_max_num_seqs_large_gpu
-    if _gets_large_defaults(visible_gib, gpu_slug, v):
+    if v < SMALL_SEQS_FOR_OTHERS_SINCE or _gets_large_defaults(visible_gib, gpu_slug, v):
         return a.default_max_num_seqs_large_gpu
     return a.default_max_num_seqs_small_gpu
 

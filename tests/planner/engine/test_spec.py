@@ -151,6 +151,23 @@ def test_vllm_version_defaults_to_the_configs_target_and_is_validated():
     assert "vllm_version" in err.value.errors
 
 
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        "0.1." + "a" * 30 + "!",  # the old pattern backtracked for minutes on this
+        "0.19.0" + "-rc" * 30,  # a well-formed release past the length limit
+    ],
+)
+def test_a_hostile_vllm_version_is_refused_naming_the_field(hostile):
+    base = {
+        "model": "llama-3.1-8b",
+        "hardware": {"nodes": [{"hostname": "a", "gpu": "h100-sxm", "gpu_count": 1}]},
+    }
+    with pytest.raises(SpecError) as err:
+        spec_from_dict({**base, "vllm_version": hostile})
+    assert "vllm_version" in err.value.errors
+
+
 def test_mxfp4_needs_an_mxfp4_checkpoint_and_fp32_is_accepted():
     base = {
         "model": "llama-3.1-8b",
