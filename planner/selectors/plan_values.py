@@ -33,9 +33,8 @@ class PlannedReplica:
     kv_budget_gib: float  # per GPU
     kv_bytes_per_token: float  # per GPU
     concurrency: float  # running requests the plan expects on one replica
-    output_tok_s: float
-    ttft_ms: float
-    itl_ms: float
+    # No speed figures here: the plan's speed is the serving model's (predict_at), at the load
+    # a server is seen under; the closed-form steady state only ranks candidates.
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -129,9 +128,6 @@ def planned_replica(cand: Candidate, layout: ReplicaLayout, block: int) -> Plann
         kv_budget_gib=cand.memory.kv_budget_gib,
         kv_bytes_per_token=cand.memory.kv_bytes_per_token,
         concurrency=cand.batch_per_replica,
-        output_tok_s=cand.output_throughput_tok_s / max(cand.replicas, 1),
-        ttft_ms=cand.ttft_ms,
-        itl_ms=cand.itl_ms,
     )
 
 
