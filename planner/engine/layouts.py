@@ -8,8 +8,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from catalog.data import load_gpus, load_models
-from catalog.generations import gpu_generation, pre_ampere
+from catalog.data import load_models
+from catalog.generations import pre_ampere
 from planner.engine.assumptions import GIB, Assumptions
 from planner.engine.memory import (
     MemoryResult,
@@ -21,6 +21,7 @@ from planner.engine.messages import Code, message
 from planner.engine.network import (
     Link,
     cross_node_tp_link,
+    custom_all_reduce_applies,
     inter_node_link,
     intra_node_link,
     nic_key,
@@ -102,36 +103,6 @@ def _shape(tp: int, pp: int, g: int) -> tuple[str, int] | None:
     if tp > g and tp % g == 0 and pp == 1:
         return "cross-node-tp", tp // g
     return None
-
-
-def custom_all_reduce_applies(node: Node, tp: int, kind: str) -> bool:
-    """Return whether vLLM's custom all-reduce (and its ~1.8 GiB of buffers) runs for this TP.
-
-    It needs every TP rank in one node with peer-to-peer access: NVLink/NVSwitch, or two GPUs
-    on PCIe whose P2P test passes (vLLM turns it off otherwise, "platform lacks GPU P2P
-    capability"); across nodes only NCCL runs.
-    """
-    if tp < 2 or kind == "cross-node-tp":
-        return False
-    if node.intra_link in ("nvlink", "nvswitch") and node.gpu.nvlink_gbs > 0:
-        return True
-    return tp <= 2 and pcie_p2p(node)
-
-
-def pcie_p2p(node: Node) -> bool:
-    """Return whether the node's GPUs reach each other peer-to-peer over PCIe.
-
-    As the input says, else: not on GeForce and RTX cards (the driver does not expose P2P: two
-    RTX 4090s log 0.25 GiB of non-torch memory at TP 2, vLLM issue 13061), nor on Ada
-    data-centre cards (L4, L20, L40S), nor on T4s (issue 32's pair), nor on a GPU the catalog
-    does not know, for which there is no evidence of it; on the other data-centre cards, yes.
-    """
-    if node.p2p is not None:
-        return node.p2p
-    slug = node.gpu.slug
-    if slug not in load_gpus() or slug.startswith("rtx-"):
-        return False
-    return gpu_generation(slug, node.gpu.fp8_support) not in ("ada", "turing")
 
 
 def evaluate(

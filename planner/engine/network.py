@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from catalog.data import load_gpus
+from catalog.generations import gpu_generation
 from planner.engine.assumptions import Assumptions
 from planner.engine.spec import NetworkOverrides, Node
 
@@ -168,3 +170,33 @@ def domain_example(a: Assumptions) -> dict[str, float]:
         "tp8_nvlink_ms": per_step_ms(8, nvl),
         "tp8_nvlink_bandwidth_only_ms": per_step_ms(8, nvl_bw_only),
     }
+
+
+def custom_all_reduce_applies(node: Node, tp: int, kind: str) -> bool:
+    """Return whether vLLM's custom all-reduce (and its ~1.8 GiB of buffers) runs for this TP.
+
+    It needs every TP rank in one node with peer-to-peer access: NVLink/NVSwitch, or two GPUs
+    on PCIe whose P2P test passes (vLLM turns it off otherwise, "platform lacks GPU P2P
+    capability"); across nodes only NCCL runs.
+    """
+    if tp < 2 or kind == "cross-node-tp":
+        return False
+    if node.intra_link in ("nvlink", "nvswitch") and node.gpu.nvlink_gbs > 0:
+        return True
+    return tp <= 2 and pcie_p2p(node)
+
+
+def pcie_p2p(node: Node) -> bool:
+    """Return whether the node's GPUs reach each other peer-to-peer over PCIe.
+
+    As the input says, else: not on GeForce and RTX cards (the driver does not expose P2P: two
+    RTX 4090s log 0.25 GiB of non-torch memory at TP 2, vLLM issue 13061), nor on Ada
+    data-centre cards (L4, L20, L40S), nor on T4s (issue 32's pair), nor on a GPU the catalog
+    does not know, for which there is no evidence of it; on the other data-centre cards, yes.
+    """
+    if node.p2p is not None:
+        return node.p2p
+    slug = node.gpu.slug
+    if slug not in load_gpus() or slug.startswith("rtx-"):
+        return False
+    return gpu_generation(slug, node.gpu.fp8_support) not in ("ada", "turing")

@@ -16,7 +16,7 @@ from catalog.data import load_models
 from catalog.hf_config import from_hf_config
 from planner.engine.assumptions import Assumptions
 from planner.engine.memory import plan_memory
-from planner.engine.network import inter_node_link, intra_node_link
+from planner.engine.network import custom_all_reduce_applies, inter_node_link, intra_node_link
 from planner.engine.serving.backend import StepBackend, resolve_kernels
 from planner.engine.serving.context import ServingContext, build_context
 from planner.engine.serving.predict import Prediction, predict
@@ -69,6 +69,19 @@ def replay_context(
     arch = from_hf_config(config)
     gpu = catalog_gpu(run["gpu"])
     tp, pp = int(run["tp"]), int(run.get("pp", 1))
+    version = run.get("vllm_version") or a.vllm_version
+    cross_node_pp = run.get("pp_link")  # {"kind": "infiniband", "gbps": 400}: stages on two nodes
+    node = Node(
+        hostname="run",
+        gpu=gpu,
+        gpu_count=tp * (1 if cross_node_pp else pp),
+        intra_link="nvlink" if run.get("tp_link", "nvlink") in ("nvlink", "") else "pcie",
+        nics=(
+            (Nic(name="data", speed_gbps=cross_node_pp["gbps"], kind=cross_node_pp["kind"]),)
+            if cross_node_pp
+            else ()
+        ),
+    )
     mem = plan_memory(
         arch,
         dtype=run["weight_dtype"],
@@ -82,24 +95,15 @@ def replay_context(
         max_num_batched_tokens=run["max_num_batched_tokens"],
         max_num_seqs=run["max_num_seqs"],
         a=a,
+        # The run's release and links decide the start-up profile, as in a plan (layouts.py).
+        vllm_version=version,
+        custom_all_reduce=custom_all_reduce_applies(node, tp, "intra-node"),
         vendor=gpu.vendor,
     )
     if run.get("kv_tokens"):
         # The KV cache the server logged, not our memory model's (which is validated apart).
         blocks = int(run["kv_tokens"]) // a.block_size_tokens
         mem = dataclasses.replace(mem, blocks=blocks, kv_tokens=blocks * a.block_size_tokens)
-    cross_node_pp = run.get("pp_link")  # {"kind": "infiniband", "gbps": 400}: stages on two nodes
-    node = Node(
-        hostname="run",
-        gpu=gpu,
-        gpu_count=tp * (1 if cross_node_pp else pp),
-        intra_link="nvlink" if run.get("tp_link", "nvlink") in ("nvlink", "") else "pcie",
-        nics=(
-            (Nic(name="data", speed_gbps=cross_node_pp["gbps"], kind=cross_node_pp["kind"]),)
-            if cross_node_pp
-            else ()
-        ),
-    )
     link = intra_node_link(
         node,
         a,
@@ -133,7 +137,7 @@ def replay_context(
         label=run["id"],
         kernels=kernels,
         backend=choice,
-        vllm_version=run.get("vllm_version") or a.vllm_version,
+        vllm_version=version,
         max_model_len=run.get("max_model_len") or 4096,
         chunked_prefill=run.get("chunked_prefill"),
     )

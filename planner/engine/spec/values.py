@@ -82,7 +82,7 @@ class Node:
     nics: tuple[Nic, ...] = ()
     free_gpus: int | None = None
     # GPU peer-to-peer access over PCIe, when the input says (None: the GPU's usual, see
-    # layouts.pcie_p2p); vLLM's custom all-reduce runs on PCIe only with it.
+    # network.pcie_p2p); vLLM's custom all-reduce runs on PCIe only with it.
     p2p: bool | None = None
     address: str = ""  # management address (IP or host name); the host name when empty
     # The kind of the pool the node belongs to, when nodes of several pools are offered; the

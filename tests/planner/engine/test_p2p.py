@@ -3,7 +3,7 @@
 import pytest
 
 from planner.engine.assumptions import GIB
-from planner.engine.layouts import custom_all_reduce_applies, pcie_p2p
+from planner.engine.network import custom_all_reduce_applies, pcie_p2p
 from planner.engine.spec import Node, catalog_gpu, spec_from_dict
 from tests.planner.engine.startup_logs import cases, predict
 
