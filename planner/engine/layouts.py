@@ -17,6 +17,7 @@ from planner.engine.memory import (
     default_max_num_seqs,
     plan_memory,
 )
+from planner.engine.memory.room import with_room_hint
 from planner.engine.messages import Code, message
 from planner.engine.network import (
     Link,
@@ -240,24 +241,38 @@ def _default_tokens(spec: PlanSpec, visible_gib: float, gpu_slug: str, a: Assump
 def _replica_memory(
     spec: PlanSpec, group: NodeGroup, tp: int, pp: int, kind: str, *, dtype: str, a: Assumptions
 ) -> MemoryResult:
-    """Return the memory plan of one replica's GPUs (weights, activations, KV cache)."""
+    """Return the memory plan of one replica's GPUs (weights, activations, KV cache); one that
+    leaves no KV cache says which setting would (memory/room.py)."""
     gpu = group.nodes[0].gpu
-    return plan_memory(
-        spec.architecture,
-        dtype=dtype,
-        kv_cache_dtype=spec.kv_cache_dtype,
-        tp=tp,
-        pp=pp,
-        visible_gib=gpu.driver_visible_gib,
-        gpu_slug=gpu.slug,
+
+    def replan(
+        *,
+        max_num_seqs: int | None = spec.max_num_seqs,
+        utilization: float = spec.gpu_memory_utilization,
+    ) -> MemoryResult:
+        return plan_memory(
+            spec.architecture,
+            dtype=dtype,
+            kv_cache_dtype=spec.kv_cache_dtype,
+            tp=tp,
+            pp=pp,
+            visible_gib=gpu.driver_visible_gib,
+            gpu_slug=gpu.slug,
+            utilization=utilization,
+            max_model_len=spec.max_model_len,
+            max_num_batched_tokens=spec.max_num_batched_tokens,
+            max_num_seqs=max_num_seqs,
+            a=a,
+            vllm_version=spec.vllm_version,
+            custom_all_reduce=custom_all_reduce_applies(group.nodes[0], tp, kind),
+            vendor=gpu.vendor,
+        )
+
+    return with_room_hint(
+        replan(),
+        profiled_seqs=spec.max_num_seqs or _default_seqs(spec, gpu.driver_visible_gib, gpu.slug, a),
         utilization=spec.gpu_memory_utilization,
-        max_model_len=spec.max_model_len,
-        max_num_batched_tokens=spec.max_num_batched_tokens,
-        max_num_seqs=spec.max_num_seqs,
-        a=a,
-        vllm_version=spec.vllm_version,
-        custom_all_reduce=custom_all_reduce_applies(group.nodes[0], tp, kind),
-        vendor=gpu.vendor,
+        replan=replan,
     )
 
 

@@ -128,7 +128,10 @@ class Code(StrEnum):
     BALANCER_NGINX = "balancer_nginx"
     BALANCER_SERVE = "balancer_serve"
     # why a layout or a placement bundle is rejected
-    REJECT_MEMORY = "reject_memory"
+    REJECT_MEMORY = "reject_memory"  # plans saved before the figures below
+    REJECT_MEMORY_OVER = "reject_memory_over"
+    REJECT_MEMORY_SEQS = "reject_memory_seqs"
+    REJECT_MEMORY_UTILIZATION = "reject_memory_utilization"
     REJECT_KV = "reject_kv"
     REJECT_ROOM = "reject_room"
     BUNDLE_TOO_BIG = "bundle_too_big"

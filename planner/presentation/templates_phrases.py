@@ -86,6 +86,26 @@ PHRASE_TEMPLATES: dict[Code, Template] = {
     ),
     Code.BALANCER_SERVE: Template(N_("Serve proxy on every node")),
     Code.REJECT_MEMORY: Template(N_("weights and overheads exceed the requested memory")),
+    Code.REJECT_MEMORY_OVER: Template(
+        N_(
+            "weights ({weights_gib} GiB) and start-up overheads ({overhead_gib} GiB) leave no "
+            "KV cache in the {requested_gib} GiB requested"
+        )
+    ),
+    Code.REJECT_MEMORY_SEQS: Template(
+        N_(
+            "weights ({weights_gib} GiB) and start-up overheads ({overhead_gib} GiB) leave no "
+            "KV cache in the {requested_gib} GiB requested; --max-num-seqs {max_num_seqs} "
+            "would start it (the start-up profile samples every sequence's logits)"
+        )
+    ),
+    Code.REJECT_MEMORY_UTILIZATION: Template(
+        N_(
+            "weights ({weights_gib} GiB) and start-up overheads ({overhead_gib} GiB) leave no "
+            "KV cache in the {requested_gib} GiB requested; gpu_memory_utilization "
+            "{utilization} would start it"
+        )
+    ),
     Code.REJECT_KV: Template(
         N_("KV cache holds {kv_tokens} tokens < max_model_len {max_model_len}")
     ),

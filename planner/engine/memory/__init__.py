@@ -9,7 +9,8 @@ vLLM's kv_cache_utils does and "KV tokens" = blocks ÷ groups × 16, as vLLM log
 With pipeline parallelism the smallest stage decides.
 
 One module per term: `weights`, `activations`, `overheads` (non-torch and CUDA graphs), `kv`
-(the cache's layout), and `budget`, which subtracts them stage by stage (`plan_memory`).
+(the cache's layout), and `budget`, which subtracts them stage by stage (`plan_memory`); `room`
+says which setting would leave a KV cache when nothing is left.
 """
 
 from planner.engine.memory.activations import (

@@ -198,11 +198,22 @@ def _fit(stages: Sequence[StageMemory], max_model_len: int) -> tuple[bool, Messa
     request of the full context."""
     worst = limiting_stage(stages)
     kv_tokens = min(st.kv_tokens for st in stages)
-    if min(st.kv_budget_bytes for st in stages) <= 0:
-        return False, message(Code.REJECT_MEMORY)
+    tightest = min(stages, key=lambda st: st.kv_budget_bytes)
+    if tightest.kv_budget_bytes <= 0:
+        return False, message(Code.REJECT_MEMORY_OVER, **memory_over(tightest))
     if worst.blocks / max(1, worst.blocks_per_request) < 1:
         return False, message(Code.REJECT_KV, kv_tokens=kv_tokens, max_model_len=max_model_len)
     return True, None
+
+
+def memory_over(stage: StageMemory) -> dict[str, float]:
+    """Return what fills a GPU that has no KV cache left: weights, overheads, memory requested."""
+    overheads = stage.activation_bytes + stage.non_torch_bytes + stage.cuda_graph_bytes
+    return {
+        "weights_gib": round(stage.weights_bytes / GIB, 2),
+        "overhead_gib": round(overheads / GIB, 2),
+        "requested_gib": round(stage.requested_bytes / GIB, 2),
+    }
 
 
 @lru_cache(maxsize=1024)
