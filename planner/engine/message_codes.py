@@ -133,6 +133,8 @@ class Code(StrEnum):
     REJECT_MEMORY_SEQS = "reject_memory_seqs"
     REJECT_MEMORY_UTILIZATION = "reject_memory_utilization"
     REJECT_KV = "reject_kv"
+    REJECT_KV_SEQS = "reject_kv_seqs"
+    REJECT_KV_UTILIZATION = "reject_kv_utilization"
     REJECT_ROOM = "reject_room"
     BUNDLE_TOO_BIG = "bundle_too_big"
     # the why of each signal

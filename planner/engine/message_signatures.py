@@ -203,6 +203,8 @@ SIGNATURES: dict[Code, tuple[str, ...]] = {
         "utilization",
     ),
     Code.REJECT_KV: ("kv_tokens", "max_model_len"),
+    Code.REJECT_KV_SEQS: ("kv_tokens", "max_model_len", "max_num_seqs"),
+    Code.REJECT_KV_UTILIZATION: ("kv_tokens", "max_model_len", "utilization"),
     Code.REJECT_ROOM: ("replicas", "gpus", "room"),
     Code.BUNDLE_TOO_BIG: ("gpus",),
     Code.WHY_MODELS_CHANGE: (),

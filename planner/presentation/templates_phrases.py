@@ -109,6 +109,18 @@ PHRASE_TEMPLATES: dict[Code, Template] = {
     Code.REJECT_KV: Template(
         N_("KV cache holds {kv_tokens} tokens < max_model_len {max_model_len}")
     ),
+    Code.REJECT_KV_SEQS: Template(
+        N_(
+            "KV cache holds {kv_tokens} tokens < max_model_len {max_model_len}; "
+            "--max-num-seqs {max_num_seqs} would hold one request"
+        )
+    ),
+    Code.REJECT_KV_UTILIZATION: Template(
+        N_(
+            "KV cache holds {kv_tokens} tokens < max_model_len {max_model_len}; "
+            "gpu_memory_utilization {utilization} would hold one request"
+        )
+    ),
     Code.REJECT_ROOM: counted(
         NP_(
             "needs {replicas} replica of {gpus} GPUs; the nodes offer room for {room}",

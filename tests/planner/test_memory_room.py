@@ -72,6 +72,21 @@ def test_a_larger_share_of_the_gpu_is_offered_when_fewer_sequences_are_not_enoug
     assert _pinned({**spec, "gpu_memory_utilization": share}).fits
 
 
+def test_a_kv_cache_short_of_one_request_says_what_would_hold_one():
+    # Llama-3.1-70B in bf16 on two H100s: ~560 KV tokens left at the defaults, < 8,192.
+    spec = _spec("llama-3.1-70b", "h100-sxm", 2, weight_dtype="bf16", max_model_len=8192)
+    reason = _pinned(spec).rejected_reason
+    assert reason.code in (Code.REJECT_KV_SEQS, Code.REJECT_KV_UTILIZATION)
+    assert reason.params["kv_tokens"] < reason.params["max_model_len"] == 8192
+    change = (
+        {"max_num_seqs": reason.params["max_num_seqs"]}
+        if reason.code == Code.REJECT_KV_SEQS
+        else {"gpu_memory_utilization": reason.params["utilization"]}
+    )
+    assert "would hold one request" in english_text(reason)
+    assert _pinned({**spec, **change}).fits
+
+
 @pytest.mark.parametrize(
     ("model", "gpu", "tp"),
     [("llama-3.1-405b", "h100-sxm", 1), ("mixtral-8x7b", "h100-sxm", 1)],

@@ -1,4 +1,5 @@
-"""What would leave room for a KV cache when weights and start-up overheads fill the GPU.
+"""What would leave room for a KV cache when weights and start-up overheads fill the GPU, or
+leave less than one request of max_model_len.
 
 vLLM's start-up profile runs the sampler over `max_num_seqs` dummy sequences: fp32 logits of the
 whole vocabulary, copied several times (activations.py). With a large vocabulary that peak alone
@@ -17,6 +18,13 @@ from dataclasses import replace
 from planner.engine.memory.budget import MemoryResult
 from planner.engine.messages import Code, message
 
+# The reason of a replica that does not start, and its two hinted forms: (fewer sequences, more
+# of the GPU).
+HINTED = {
+    Code.REJECT_MEMORY_OVER: (Code.REJECT_MEMORY_SEQS, Code.REJECT_MEMORY_UTILIZATION),
+    Code.REJECT_KV: (Code.REJECT_KV_SEQS, Code.REJECT_KV_UTILIZATION),
+}
+
 # The shares of the GPU vLLM is commonly started with above its 0.9 default; beyond 0.95 the
 # CUDA context and other processes have too little left to plan on.
 UTILIZATIONS = (0.92, 0.95)
@@ -34,19 +42,18 @@ def with_room_hint(
     """Return `mem` with a reason that names the change that would start it, if one does.
 
     `replan(max_num_seqs=...)` or `replan(utilization=...)` plans the same replica's memory
-    with that one setting changed. Only a replica with no KV budget is looked at
-    (REJECT_MEMORY_OVER); a smaller sequence limit is preferred, since it needs no more of the
-    GPU.
+    with that one setting changed. A replica with no KV budget (REJECT_MEMORY_OVER) or too
+    little for one request of max_model_len (REJECT_KV) is looked at; a smaller sequence limit
+    is preferred, since it needs no more of the GPU.
     """
     reason = mem.reason
-    if mem.fits or reason is None or reason.code != Code.REJECT_MEMORY_OVER:
+    if mem.fits or reason is None or reason.code not in HINTED:
         return mem
+    with_seqs, with_share = HINTED[reason.code]
     for seqs in SEQUENCE_LIMITS:
         if seqs < profiled_seqs and replan(max_num_seqs=seqs).fits:
-            hint = message(Code.REJECT_MEMORY_SEQS, **reason.params, max_num_seqs=seqs)
-            return replace(mem, reason=hint)
+            return replace(mem, reason=message(with_seqs, **reason.params, max_num_seqs=seqs))
     for share in UTILIZATIONS:
         if share > utilization and replan(utilization=share).fits:
-            hint = message(Code.REJECT_MEMORY_UTILIZATION, **reason.params, utilization=share)
-            return replace(mem, reason=hint)
+            return replace(mem, reason=message(with_share, **reason.params, utilization=share))
     return mem
