@@ -57,6 +57,7 @@ class Code(StrEnum):
     PINNED_LAYOUT_NO_SPEED = "pinned_layout_no_speed"
     SGLANG_PREFIX = "sglang_prefix"
     NOTHING_FITS = "nothing_fits"
+    NOTHING_FITS_AS_SET = "nothing_fits_as_set"
     LOAD_NOT_SERVED = "load_not_served"
     SLO_MISSED = "slo_missed"
     # signals for and against Ray
@@ -164,6 +165,7 @@ class Code(StrEnum):
     # the recommendation in one sentence
     SUMMARY = "summary"
     SUMMARY_NOTHING_FITS = "summary_nothing_fits"
+    SUMMARY_NOTHING_FITS_AS_SET = "summary_nothing_fits_as_set"
     HOSTS_AND_MORE = "hosts_and_more"
     ROUTE_SINGLE = "route_single"
     ROUTE_A = "route_a"

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from planner.engine.assumptions import Assumptions
 from planner.engine.memory import default_batched_tokens
+from planner.engine.memory.room import SETTING_WOULD_START
 from planner.engine.messages import Code, Message, Term, message
 from planner.engine.result import Backend, Balancer, Candidate, CandidateKind, Route, Signal, ranked
 from planner.engine.shown import shown_tok_s, shown_tpot_ms
@@ -61,6 +62,13 @@ def explain(
     best, cands = ranking.best, ranking.candidates
     out = [*node_selection(spec, best, deployment.nodes_used), *quantization(spec, ranking)]
     if not best.fits:
+        if best.rejected_reason is not None and best.rejected_reason.code in SETTING_WOULD_START:
+            why = message(
+                Code.NOTHING_FITS_AS_SET,
+                max_model_len=spec.max_model_len,
+                reason=best.rejected_reason,
+            )
+            return [*out, why]
         return [*out, message(Code.NOTHING_FITS, max_model_len=spec.max_model_len)]
     out += fit(spec, best)
     out += replicas(spec, best, cands, deployment.balancer)

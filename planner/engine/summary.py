@@ -6,6 +6,7 @@ from catalog.architecture import parameter_breakdown
 from planner.engine.assumptions import Assumptions
 from planner.engine.layouts import NodeGroup
 from planner.engine.memory import kv_bytes_per_token
+from planner.engine.memory.room import SETTING_WOULD_START
 from planner.engine.messages import Code, Message, Term, message
 from planner.engine.network import Link, domain_example, inter_node_link, intra_node_link
 from planner.engine.result import (
@@ -55,13 +56,13 @@ def recommendation_summary(
 ) -> Message:
     """Return the recommendation in one sentence (or that nothing fits)."""
     if route == Route.NONE:
-        return message(
-            Code.SUMMARY_NOTHING_FITS,
-            model=spec.model_name,
-            max_model_len=spec.max_model_len,
-            gpu=best.gpu,
-            dtype=chosen,
-        )
+        where = {"model": spec.model_name, "max_model_len": spec.max_model_len, "gpu": best.gpu}
+        reason = best.rejected_reason
+        if reason is not None and reason.code in SETTING_WOULD_START:
+            # A setting starts it (memory/room.py): more GPUs or a shorter context are not the
+            # answer to lead with.
+            return message(Code.SUMMARY_NOTHING_FITS_AS_SET, **where, dtype=chosen, reason=reason)
+        return message(Code.SUMMARY_NOTHING_FITS, **where, dtype=chosen)
     return summary_message(
         best,
         model_name=spec.model_name,

@@ -186,6 +186,12 @@ PHRASE_TEMPLATES: dict[Code, Template] = {
             "smaller model."
         )
     ),
+    Code.SUMMARY_NOTHING_FITS_AS_SET: Template(
+        N_(
+            "Nothing fits as set: {model} at max_model_len {max_model_len} does not start on the "
+            "offered {gpu} nodes with {dtype} weights: {reason}."
+        )
+    ),
     Code.HOSTS_AND_MORE: Template(N_("{hosts} and {more} more")),
     Code.ROUTE_SINGLE: Template(N_("Single GPU/node")),
     Code.ROUTE_A: Template(N_("Route A")),

@@ -296,6 +296,15 @@ REASON_TEMPLATES: dict[Code, Template] = {
         rules=(Rule.ROUTES,),
         sources=(Article("000", "5.5"),),
     ),
+    Code.NOTHING_FITS_AS_SET: Template(
+        N_(
+            "No layout on the offered hardware starts this model at {max_model_len} tokens as "
+            "it is set: {reason}. Change that setting before adding GPUs or shortening the "
+            "context."
+        ),
+        rules=(Rule.ROUTES,),
+        sources=(Article("000", "5.5"),),
+    ),
     Code.LOAD_NOT_SERVED: Template(
         N_(
             "The best layout holds {max_concurrency_total} concurrent sequences of "

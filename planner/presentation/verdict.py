@@ -19,7 +19,11 @@ from planner.presentation.shown import band_sentence, shown_speed
 
 
 def nothing_fits_sentence(result: PlanResult) -> str:
-    """Return what a plan where no layout fits says instead of a recommendation."""
+    """Return what a plan where no layout fits says instead of a recommendation: the setting
+    that would start it when there is one (memory/room.py), else what to change."""
+    summary = result.recommendation.summary
+    if summary.code == Code.SUMMARY_NOTHING_FITS_AS_SET:
+        return text(summary)
     return _(
         "No layout on the offered machines starts %(model)s at %(ctx)s tokens, even "
         "quantized: add GPUs, shorten the context or pick a smaller model."

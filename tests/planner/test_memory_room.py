@@ -17,6 +17,7 @@ from django.utils import translation
 from planner.engine import plan, spec_from_dict
 from planner.engine.messages import Code
 from planner.presentation.messages import english_text, text
+from planner.presentation.verdict import nothing_fits_sentence
 
 FIXTURES = Path(__file__).parent / "engine" / "fixtures"
 HF_CONFIGS = json.loads((FIXTURES / "hf_configs.json").read_text())
@@ -104,3 +105,25 @@ def test_the_hint_reads_in_chinese_with_the_flag_kept():
         shown = text(reason)
     assert "KV 缓存" in shown
     assert f"--max-num-seqs {reason.params['max_num_seqs']}" in shown
+
+
+def test_a_plan_where_only_a_setting_stands_in_the_way_leads_with_that_setting():
+    result = plan(spec_from_dict(_spec(GPT_OSS_120B, "h100-sxm", 1, vllm_version="0.12.0")))
+    rec = result.recommendation
+    assert not rec.fits
+    assert rec.summary.code == Code.SUMMARY_NOTHING_FITS_AS_SET
+    codes = [r.code for r in rec.reasons]
+    assert Code.NOTHING_FITS_AS_SET in codes
+    assert Code.NOTHING_FITS not in codes
+    with translation.override("en"):
+        sentence = nothing_fits_sentence(result)
+    assert "--max-num-seqs 512 would start it" in sentence
+    assert "shorten" not in sentence
+
+
+def test_a_plan_where_no_setting_helps_still_says_add_gpus():
+    spec = _spec("llama-3.1-405b", "h100-sxm", 1, weight_dtype="bf16", max_model_len=8192)
+    result = plan(spec_from_dict(spec))
+    assert result.recommendation.summary.code == Code.SUMMARY_NOTHING_FITS
+    with translation.override("en"):
+        assert "add GPUs" in nothing_fits_sentence(result)

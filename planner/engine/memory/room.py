@@ -24,6 +24,8 @@ HINTED = {
     Code.REJECT_MEMORY_OVER: (Code.REJECT_MEMORY_SEQS, Code.REJECT_MEMORY_UTILIZATION),
     Code.REJECT_KV: (Code.REJECT_KV_SEQS, Code.REJECT_KV_UTILIZATION),
 }
+# The reasons that name a setting which would start the layout.
+SETTING_WOULD_START = frozenset(code for pair in HINTED.values() for code in pair)
 
 # The shares of the GPU vLLM is commonly started with above its 0.9 default; beyond 0.95 the
 # CUDA context and other processes have too little left to plan on.
