@@ -14,7 +14,6 @@ from planner.engine.assumptions import GIB, Assumptions
 from planner.engine.memory import (
     MemoryResult,
     default_batched_tokens,
-    default_max_num_seqs,
     plan_memory,
 )
 from planner.engine.memory.room import with_room_hint
@@ -31,7 +30,6 @@ from planner.engine.result import Candidate, MemoryBreakdown, ranked
 from planner.engine.serving import build_context
 from planner.engine.serving.backend import BackendChoice, KernelTimes, resolve_kernels
 from planner.engine.serving.host import (
-    V0_MAX_NUM_SEQS,
     EngineEra,
     default_v0_batched_tokens,
     engine_era,
@@ -148,7 +146,7 @@ def evaluate(
         tp_link=tp_link,
         pp_link=pp_link,
         dtype=dtype,
-        max_num_seqs=spec.max_num_seqs or _default_seqs(spec, visible, gpu.slug, a),
+        max_num_seqs=mem.profiled_seqs,
         max_num_batched_tokens=spec.max_num_batched_tokens
         or _default_tokens(spec, visible, gpu.slug, a),
         a=a,
@@ -223,13 +221,6 @@ def _era(spec: PlanSpec, gpu_slug: str) -> EngineEra:
     return engine_era(spec.vllm_version, pre_ampere=pre_ampere(gpu_slug))
 
 
-def _default_seqs(spec: PlanSpec, visible_gib: float, gpu_slug: str, a: Assumptions) -> int:
-    """Return the max_num_seqs the planned vLLM version starts with when none is set."""
-    if _era(spec, gpu_slug) != EngineEra.V1:
-        return V0_MAX_NUM_SEQS
-    return default_max_num_seqs(visible_gib, gpu_slug, a, spec.vllm_version)
-
-
 def _default_tokens(spec: PlanSpec, visible_gib: float, gpu_slug: str, a: Assumptions) -> int:
     """Return the max_num_batched_tokens the planned vLLM version starts with when none is set."""
     v0 = default_v0_batched_tokens(_era(spec, gpu_slug), spec.max_model_len)
@@ -270,7 +261,6 @@ def _replica_memory(
 
     return with_room_hint(
         replan(),
-        profiled_seqs=spec.max_num_seqs or _default_seqs(spec, gpu.driver_visible_gib, gpu.slug, a),
         utilization=spec.gpu_memory_utilization,
         replan=replan,
     )

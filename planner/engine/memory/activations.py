@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from catalog.architecture import Architecture
+from catalog.generations import pre_ampere
 from planner.engine.assumptions import GIB, Assumptions
 from planner.engine.memory.kv import activation_dtype_bytes
-from planner.engine.profiling import V1_DEFAULT_SINCE, parse_version
+from planner.engine.profiling import parse_version, runs_v0
 
 # How `vllm serve` (V1) chose its batch limits when none were set, by release (V0, the default
-# engine before 0.8, kept 256 sequences everywhere):
+# engine before 0.8 and kept on GPUs below Ampere up to 0.10.1, used 256 sequences everywhere):
 # - up to 0.8.4 by the GPU's name: H100 and H200 got the large limits (PR 12369, from 0.7.1);
 #   from 0.8.4 the others got 256 sequences again (PR 16158, 1,024 before);
 # - 0.8.5 by memory: every GPU with 70 GiB or more, the A100 80 GB included (PR 17073);
@@ -46,7 +47,7 @@ def default_max_num_seqs(
     """Return the max_num_seqs `vllm serve` (V1) of `version` (default: the planned one)
     starts with on this GPU."""
     v = parse_version(version or a.vllm_version)
-    if v < V1_DEFAULT_SINCE:
+    if runs_v0(v, pre_ampere=pre_ampere(gpu_slug)):
         return a.default_max_num_seqs_small_gpu  # V0's 256 everywhere
     if v < SMALL_SEQS_FOR_OTHERS_SINCE or _gets_large_defaults(visible_gib, gpu_slug, v):
         return a.default_max_num_seqs_large_gpu

@@ -65,6 +65,7 @@ class MemoryResult:
     fits: bool
     reason: Message | None  # why it does not fit; None when it does
     rules: ProfilingRules
+    profiled_seqs: int  # the max_num_seqs the start-up profile ran (set or the version's default)
 
     @property
     def worst(self) -> StageMemory:
@@ -285,4 +286,5 @@ def plan_memory(
         fits=fits,
         reason=reason,
         rules=rules,
+        profiled_seqs=profile.seqs,
     )

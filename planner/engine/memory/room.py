@@ -37,7 +37,6 @@ SEQUENCE_LIMITS = (512, 256, 128, 64)
 def with_room_hint(
     mem: MemoryResult,
     *,
-    profiled_seqs: int,
     utilization: float,
     replan: Callable[..., MemoryResult],
 ) -> MemoryResult:
@@ -53,7 +52,7 @@ def with_room_hint(
         return mem
     with_seqs, with_share = HINTED[reason.code]
     for seqs in SEQUENCE_LIMITS:
-        if seqs < profiled_seqs and replan(max_num_seqs=seqs).fits:
+        if seqs < mem.profiled_seqs and replan(max_num_seqs=seqs).fits:
             return replace(mem, reason=message(with_seqs, **reason.params, max_num_seqs=seqs))
     for share in UTILIZATIONS:
         if share > utilization and replan(utilization=share).fits:

@@ -99,7 +99,6 @@ def engine_era(vllm_version: str, *, pre_ampere: bool = False) -> EngineEra:
 # either whole prompts (as many as max(max_model_len, 2048) tokens allow) or every running
 # decode, prompts first: a burst stalls the decodes of everyone already running.
 V0_WHOLE_PROMPT_MIN_BATCHED_TOKENS = 2048
-V0_MAX_NUM_SEQS = 256  # V0's default max_num_seqs, whatever the GPU
 
 
 def prefill_first(

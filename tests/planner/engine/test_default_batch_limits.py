@@ -53,3 +53,10 @@ def test_without_a_version_the_planned_release_decides():
 
 def test_v0_releases_keep_256_sequences():
     assert _limits("h100-sxm", "0.6.3")[1] == 256
+
+
+def test_a_gpu_below_ampere_keeps_v0s_256_sequences_until_v1_reaches_it():
+    # 0.8.0-0.8.3 started V1 with 1,024 sequences everywhere, but a Turing GPU still ran V0
+    # (up to 0.10.1), whose profile and scheduler take 256.
+    assert _limits("t4", "0.8.3")[1] == 256
+    assert _limits("t4", "0.10.1")[1] == 256
