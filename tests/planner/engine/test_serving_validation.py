@@ -26,7 +26,9 @@ LOAD_RUNS = load_runs([FIXTURES / "serving_load_runs.json"])
 
 # Held-out mean absolute % error the model reaches (the issue's targets: 15 / 25 / 15).
 # Held out and reported rather than fitted (docs/benchmarks.md): gpt-oss-120b on 8 × B200
-# (vllm-project/vllm#23696) is TPOT −81 %, tok/s +86 %; DeepSeek-R1 on 8 × H200 at 10 req/s
+# (vllm-project/vllm#23696) is TPOT −78 %, tok/s +78 %, and gpt-oss-20b on one B200 at 1,024 in
+# flight (vllm-project/vllm#27869) tok/s −35 %, two host CPUs the host terms do not tell apart;
+# DeepSeek-R1 on 8 × H200 at 10 req/s
 # (simon-mo/vLLM-Benchmark) is TPOT −35 and −48 % on two clouds, and its fixed-length runs'
 # TTFT −12 to −62 % (vLLM 0.8.4 prefilled DeepSeek-R1 slower than the model or the measured
 # kernels of 0.19+ say).
@@ -45,7 +47,7 @@ def held_out() -> dict[str, GroupError]:
 
 def test_held_out_error_stays_at_what_the_model_reaches(held_out):
     overall = held_out["all validation"]
-    assert overall.runs >= 49
+    assert overall.runs >= 50
     for metric, limit in HELD_OUT.items():
         assert getattr(overall, metric) <= limit, metric
 
