@@ -7,10 +7,11 @@ and are counted apart. `--both` prints the two backends side by side on the runs
 
 `--table` prints the held-out and calibration errors by load level, GPU generation and arrival
 over both fixture files (serving_runs.json and serving_load_runs.json), the table of
-docs/benchmarks.md that tests/planner/engine/test_serving_validation.py holds.
+docs/benchmarks.md that tests/planner/engine/test_serving_validation.py holds; `--table --runs`
+lists each run's signed errors before it.
 
 Repeat: `.venv/bin/python bench/eval_serving.py [--runs] [--backend aiconfigurator | --both]`
-or `.venv/bin/python bench/eval_serving.py --table`
+or `.venv/bin/python bench/eval_serving.py --table [--runs]`
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ sys.path.insert(0, str(ROOT))
 from catalog.data import load_models  # noqa: E402
 from planner.engine.serving.backend import StepBackend  # noqa: E402
 from planner.engine.serving.replay import replay, replay_context  # noqa: E402
+from planner.engine.serving.validation import RunError  # noqa: E402
 
 RUNS = json.loads((ROOT / "tests/planner/engine/fixtures/serving_runs.json").read_text())["runs"]
 METRICS = ("tpot", "ttft", "tok_s")
@@ -123,21 +125,39 @@ def side_by_side(a: dict, b: dict) -> None:
         print(f"  {k:<6} roofline {_mae(pa)} %   aiconfigurator {_mae(pb)} %   (n={len(pa)})")
 
 
-def print_tables() -> None:
-    """Print the Markdown error tables of the held-out and the calibration runs."""
+def print_tables(show_runs: bool) -> None:
+    """Print the Markdown error tables of the held-out and the calibration runs (and, with
+    `show_runs`, each run's signed errors first)."""
     from planner.engine.serving.validation import load_runs, markdown, run_error, validation_table
 
     fixtures = ROOT / "tests/planner/engine/fixtures"
     runs = load_runs([fixtures / "serving_runs.json", fixtures / "serving_load_runs.json"])
     errors = [run_error(r) for r in runs]
+    if show_runs:
+        _print_run_errors(errors)
     for split in ("validation", "calibration"):
         print(f"\n{split} runs (mean absolute % error, runs in brackets)\n")
         print(markdown(validation_table(errors, split)))
 
 
+def _signed(value: float | None) -> str:
+    return "     -" if value is None else f"{100 * value:+6.1f}"
+
+
+def _print_run_errors(errors: list[RunError]) -> None:
+    """Print every run's signed % errors, by split and GPU generation: where the table's means
+    come from, and which way each run misses."""
+    print("split       generation  arrival  in flight   TPOT %  TTFT %  tok/s %  run")
+    for e in sorted(errors, key=lambda e: (e.split, e.generation, e.arrival, e.in_flight)):
+        print(
+            f"{e.split:<11} {e.generation:<11} {e.arrival:<8} {e.in_flight:9.0f}  "
+            f"{_signed(e.tpot)}  {_signed(e.ttft)}   {_signed(e.tok_s)}  {e.run_id}"
+        )
+
+
 def main() -> None:
     if "--table" in sys.argv:
-        print_tables()
+        print_tables(show_runs="--runs" in sys.argv)
         return
     show = "--runs" in sys.argv
     if "--both" in sys.argv:
