@@ -26,6 +26,8 @@ class ModelEntry:
     source: str
     published_total_params: int
     published_active_params: int | None
+    # Some model cards leave the input embedding out of the active count (gpt-oss).
+    published_active_excludes_embedding: bool
     architecture: Architecture
     config: dict[str, Any]
 
@@ -74,6 +76,9 @@ def load_models() -> dict[str, ModelEntry]:
             source=doc["source"],
             published_total_params=int(doc["published_total_params"]),
             published_active_params=int(active) if active is not None else None,
+            published_active_excludes_embedding=bool(
+                doc.get("published_active_excludes_embedding", False)
+            ),
             architecture=from_hf_config(doc["config"]),
             config=doc["config"],
         )

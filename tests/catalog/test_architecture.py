@@ -20,14 +20,26 @@ def test_total_parameters_match_published_within_1_percent(slug):
 def test_active_parameters_match_published(slug):
     # "37B activated" (DeepSeek) and "3B"/"22B" (Qwen) are rounded figures: 2% tolerance.
     entry = MODELS[slug]
-    active = parameter_breakdown(entry.architecture).active
+    breakdown = parameter_breakdown(entry.architecture)
+    active = breakdown.active
+    if entry.published_active_excludes_embedding:
+        active -= breakdown.embedding
     assert active == pytest.approx(entry.published_active_params, rel=0.02)
 
 
-def test_seventeen_models_and_all_families_parse():
-    assert len(MODELS) == 17
+def test_nineteen_models_and_all_families_parse():
+    assert len(MODELS) == 19
     kinds = {m.architecture.model_type for m in MODELS.values()}
-    assert kinds == {"llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "mixtral", "deepseek_v3"}
+    assert kinds == {
+        "llama",
+        "mistral",
+        "qwen2",
+        "qwen3",
+        "qwen3_moe",
+        "mixtral",
+        "deepseek_v3",
+        "gpt_oss",
+    }
 
 
 def test_deepseek_v3_is_mla_moe_with_fp8_checkpoint():
@@ -39,6 +51,16 @@ def test_deepseek_v3_is_mla_moe_with_fp8_checkpoint():
     b = parameter_breakdown(arch)
     assert b.num_moe_layers == 58
     assert b.shared_experts_per_layer == 3 * 7168 * 2048
+
+
+def test_gpt_oss_is_a_hybrid_moe_with_an_mxfp4_checkpoint():
+    arch = MODELS["gpt-oss-120b"].architecture
+    assert arch.is_moe
+    assert (arch.num_experts, arch.experts_per_token) == (128, 4)
+    assert arch.checkpoint_quantization == "mxfp4"
+    # Sliding-window (128 tokens) and full-attention layers alternate.
+    assert arch.layer_windows == (128, 0) * 18
+    assert arch.head_dim == 64
 
 
 def test_qwen3_head_dim_is_explicit():

@@ -155,6 +155,8 @@ def test_model_spec_list_filters_moe(viewer_client, catalog_loaded):
         "mixtral-8x7b",
         "deepseek-v3",
         "deepseek-r1",
+        "gpt-oss-20b",
+        "gpt-oss-120b",
     }
 
 

@@ -4,6 +4,7 @@ import pytest
 
 from catalog.data import GpuVendor
 from catalog.hf_config import from_hf_config
+from planner.engine import plan, spec_from_dict
 from planner.engine.assumptions import GIB, Assumptions
 from planner.engine.memory import plan_memory
 from planner.engine.mxfp4 import Mxfp4Kernel, expert_storage_factor, mxfp4_kernel
@@ -71,3 +72,21 @@ def test_gpt_oss_20b_at_tp1_is_near_its_logged_weights():
     # Marlin's layout (A100) gives 13.69; Triton's on H100 13.40 (-2.3 %).
     weights = _gpt_oss("gpt-oss-20b", "a100-80g-sxm").stages[0].weights_bytes / GIB
     assert weights == pytest.approx(13.72, rel=0.01)
+
+
+@pytest.mark.parametrize("gpu_slug", ["h100-sxm", "a100-80g-sxm"])
+def test_the_catalog_gpt_oss_120b_plans_in_mxfp4_on_one_80_gb_gpu(gpu_slug):
+    # Picked from the catalog (no config pasted), the checkpoint's MXFP4 is the default and the
+    # plan's recommendation is one GPU per replica at 32k.
+    spec = spec_from_dict(
+        {
+            "model": "gpt-oss-120b",
+            "max_model_len": 32768,
+            "workload": {"concurrency": 8},
+            "hardware": {"nodes": [{"hostname": "n1", "gpu": gpu_slug, "gpu_count": 1}]},
+        }
+    )
+    assert (spec.weight_dtype, spec.pre_quantized) == ("mxfp4", True)
+    best = plan(spec).best
+    assert best.fits
+    assert (best.tp, best.pp, best.weight_dtype) == (1, 1, "mxfp4")
