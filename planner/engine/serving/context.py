@@ -26,7 +26,12 @@ from planner.engine.serving.host import (
     mixed_steps_replay_full_graphs,
     prefill_first,
 )
-from planner.engine.serving.kernels import gpu_generation, kernel_speed, moe_compute_share
+from planner.engine.serving.kernels import (
+    gpu_generation,
+    kernel_speed,
+    moe_compute_share,
+    moe_read_share,
+)
 from planner.engine.spec import GpuSpec
 from planner.engine.spec.values import NIC_KINDS
 
@@ -224,7 +229,7 @@ def build_context(
         kv_bytes_per_token=stage.kv_bytes_per_token,
         hbm_bytes_per_ms=hbm,
         kv_hbm_bytes_per_ms=hbm * (a.mla_kv_read_efficiency if arch.is_mla else 1.0),
-        expert_hbm_bytes_per_ms=hbm * a.moe_hbm_efficiency,
+        expert_hbm_bytes_per_ms=hbm * a.moe_hbm_efficiency * moe_read_share(dtype, generation),
         flops_per_token=2.0 * b.active / (tp * pp),
         expert_flops_per_token=expert_flops_per_token,
         expert_flops_per_ms=expert_flops_per_ms,

@@ -13,7 +13,14 @@ from dataclasses import dataclass
 
 from catalog.generations import GENERATIONS, gpu_generation
 
-__all__ = ["GENERATIONS", "KernelSpeed", "gpu_generation", "kernel_speed", "moe_compute_share"]
+__all__ = [
+    "GENERATIONS",
+    "KernelSpeed",
+    "gpu_generation",
+    "kernel_speed",
+    "moe_compute_share",
+    "moe_read_share",
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -65,18 +72,29 @@ def kernel_speed(dtype: str, generation: str) -> KernelSpeed:
 # tokens permuted by expert) reach a share of the dense BF16 peak per weight format, on slices as
 # wide as the GPU's whole expert; thinner slices (TP) slow them by n / (n + moe_shard_knee).
 # Fitted by bench/fit_moe_compute.py on aiconfigurator-core 0.12's measured vLLM 0.19-0.24 MoE
-# tables (H100, H200, B200; 256 to 16,384 tokens; mean error ×1.25). fp8 is the block-scaled
-# kernel of fp8 MoE checkpoints; int4 is Marlin, whose rate hardly grows with the tokens (the fit
-# is 2-3× fast at 256-512 tokens, 1.2× slow past 4,096).
+# tables (H100, H200, B200; 256 to 16,384 tokens; mean error ×1.24). fp8 is the block-scaled
+# kernel of fp8 MoE checkpoints; int4 is Marlin, fitted over every token count together with its
+# read share below (within 0.8-1.35× of the tables from 1 to 16,384 tokens).
 _MOE_COMPUTE: dict[tuple[str, str], float] = {
     ("bf16", "hopper"): 0.82,
     ("fp8", "hopper"): 0.76,
-    ("int4", "hopper"): 0.15,
+    ("int4", "hopper"): 0.20,
     ("mxfp4", "hopper"): 0.62,
     ("bf16", "blackwell"): 0.47,
     ("fp8", "blackwell"): 0.30,
-    ("int4", "blackwell"): 0.08,
+    ("int4", "blackwell"): 0.12,
     ("mxfp4", "blackwell"): 0.30,
+}
+
+# The experts' weight reads at decode sizes, as a share of the read rate the other formats are
+# modelled with. Marlin's int4 MoE (AWQ/GPTQ checkpoints) is about three times slower than that
+# rate in the measured tables from 1 to 512 tokens, and no serving run of an int4 MoE is held to
+# say otherwise; bench/fit_moe_compute.py fits it with the compute share. The other formats' tables
+# are slower at decode sizes too, but their serving runs disagree (docs/benchmarks.md), so they
+# keep 1.
+_MOE_READ: dict[tuple[str, str], float] = {
+    ("int4", "hopper"): 0.18,
+    ("int4", "blackwell"): 0.14,
 }
 
 
@@ -84,3 +102,9 @@ def moe_compute_share(dtype: str, generation: str) -> float | None:
     """Return the share of the dense BF16 peak vLLM's fused-MoE kernels reach for `dtype`
     experts on `generation` (fp16 as bf16), or None where no measured table covers it."""
     return _MOE_COMPUTE.get(("bf16" if dtype == "fp16" else dtype, generation))
+
+
+def moe_read_share(dtype: str, generation: str) -> float:
+    """Return the share of the modelled expert read rate vLLM's fused-MoE kernels reach for
+    `dtype` experts on `generation` (1 where the tables are not applied)."""
+    return _MOE_READ.get((dtype, generation), 1.0)
