@@ -86,12 +86,12 @@ _MOE_COMPUTE: dict[tuple[str, str], float] = {
     ("mxfp4", "blackwell"): 0.30,
 }
 
-# The experts' weight reads at decode sizes, as a share of the read rate the other formats are
-# modelled with. Marlin's int4 MoE (AWQ/GPTQ checkpoints) is about three times slower than that
-# rate in the measured tables from 1 to 512 tokens, and no serving run of an int4 MoE is held to
-# say otherwise; bench/fit_moe_compute.py fits it with the compute share. The other formats' tables
-# are slower at decode sizes too, but their serving runs disagree (docs/benchmarks.md), so they
-# keep 1.
+# The experts' weight reads, as a share of the read rate the other formats are modelled with.
+# Marlin's int4 MoE (AWQ/GPTQ checkpoints) measures about three times the modelled time from 1 to
+# 512 tokens in the tables, and no serving run of an int4 MoE is held to say otherwise;
+# bench/fit_moe_compute.py fits this share together with int4's compute share. The other formats'
+# tables are slower than the model at decode sizes too, but their serving runs disagree
+# (docs/benchmarks.md), so they keep 1.
 _MOE_READ: dict[tuple[str, str], float] = {
     ("int4", "hopper"): 0.18,
     ("int4", "blackwell"): 0.14,
