@@ -57,6 +57,7 @@ READ_FITTED = ("int4",)  # formats whose expert reads are fitted too, over every
 READ_SHARES = [x / 100 for x in range(10, 121, 2)]
 SHARES = [x / 100 for x in range(3, 121)]
 KNEES = range(0, 401, 16)
+Shares = dict[tuple[str, str], float]  # (format, GPU generation) -> share
 
 
 def tables() -> pd.DataFrame:
@@ -113,9 +114,6 @@ def modelled_ms(
     return a.moe_layer_fixed_us / 1e3 + read / (df.memory_speed * read_share) + compute
 
 
-Shares = dict[tuple[str, str], float]
-
-
 def fit(df: pd.DataFrame, a: Assumptions) -> tuple[Shares, Shares, int, float]:
     """Return (compute share and read share per (format, generation), knee, mean |log error|)
     by grid search; the read share is 1 but for READ_FITTED formats."""
@@ -133,7 +131,9 @@ def fit(df: pd.DataFrame, a: Assumptions) -> tuple[Shares, Shares, int, float]:
     return best[2], best[3], best[1], best[0] / len(df)
 
 
-def _fit_group(part: pd.DataFrame, fmt: str, knee: int, a: Assumptions):
+def _fit_group(
+    part: pd.DataFrame, fmt: str, knee: int, a: Assumptions
+) -> tuple[float, float, float]:
     """Return (mean |log error|, compute share, read share) of one (format, generation)."""
     read_unit = modelled_ms(part, math.inf, knee, a) - a.moe_layer_fixed_us / 1e3  # reads at 1
     unit = modelled_ms(part, 1.0, knee, a) - modelled_ms(part, math.inf, knee, a)  # compute at 1

@@ -98,13 +98,18 @@ _MOE_READ: dict[tuple[str, str], float] = {
 }
 
 
+def _moe_key(dtype: str, generation: str) -> tuple[str, str]:
+    """Return the measured tables' key of `dtype` experts (fp16 runs the bf16 kernels)."""
+    return ("bf16" if dtype == "fp16" else dtype, generation)
+
+
 def moe_compute_share(dtype: str, generation: str) -> float | None:
     """Return the share of the dense BF16 peak vLLM's fused-MoE kernels reach for `dtype`
     experts on `generation` (fp16 as bf16), or None where no measured table covers it."""
-    return _MOE_COMPUTE.get(("bf16" if dtype == "fp16" else dtype, generation))
+    return _MOE_COMPUTE.get(_moe_key(dtype, generation))
 
 
 def moe_read_share(dtype: str, generation: str) -> float:
     """Return the share of the modelled expert read rate vLLM's fused-MoE kernels reach for
     `dtype` experts on `generation` (1 where the tables are not applied)."""
-    return _MOE_READ.get((dtype, generation), 1.0)
+    return _MOE_READ.get(_moe_key(dtype, generation), 1.0)
