@@ -40,10 +40,10 @@ def _runs(link: dict[str, float]) -> list[dict]:
     return [{**r, **link} if r["tp"] > 1 else r for r in CAL]
 
 
-def residuals(a: Assumptions, runs) -> list[tuple[float, float | None, float]]:
+def residuals(a: Assumptions, runs, replay_fn=replay) -> list[tuple[float, float | None, float]]:
     out = []
     for run in runs:
-        p = replay(run, a)
+        p = replay_fn(run, a)
         m = run["measured"]
         ttft = None
         if run.get("ttft_comparable", True):
@@ -58,34 +58,44 @@ def residuals(a: Assumptions, runs) -> list[tuple[float, float | None, float]]:
     return out
 
 
-def loss(values: dict[str, float]) -> float:
-    a = dataclasses.replace(Assumptions(), **{k: values[k] for k in ASSUMED})
-    res = residuals(a, _runs({k: values[k] for k in PER_SOURCE}))
+def assumptions(values: dict[str, float]) -> Assumptions:
+    """Return the default assumptions with the fitted ones of `values`."""
+    return dataclasses.replace(Assumptions(), **{k: v for k, v in values.items() if k in ASSUMED})
+
+
+def loss(values: dict[str, float], replay_fn=replay) -> float:
+    res = residuals(assumptions(values), _runs({k: values[k] for k in PER_SOURCE}), replay_fn)
     total = sum(abs(t) + abs(o) + (0.5 * abs(f) if f is not None else 0.0) for t, f, o in res)
     return total / len(res)
 
 
-def main() -> None:
+def search(names: tuple[str, ...] = ASSUMED, replay_fn=replay) -> tuple[dict[str, float], float]:
+    """Return the fitted values of `names` and the per-source link figures, and their loss,
+    for the model `replay_fn` replays runs with (default: the engine's)."""
     base = Assumptions()
     first = CAL[0] if CAL[0]["tp"] > 1 else next(r for r in CAL if r["tp"] > 1)
-    values = {k: float(getattr(base, k)) for k in ASSUMED}
+    values = {k: float(getattr(base, k)) for k in names}
     values |= {k: float(first[k]) for k in PER_SOURCE}
-    best = loss(values)
+    best = loss(values, replay_fn)
     print(f"start loss {best:.4f}", flush=True)
     for _ in range(2):
-        for name in (*ASSUMED, *PER_SOURCE):
+        for name in (*names, *PER_SOURCE):
             for step in STEPS:
                 trial = dict(values, **{name: values[name] * step})
                 if name in ("hbm_efficiency", "prefill_mfu") and trial[name] > 0.95:
                     continue
-                value = loss(trial)
+                value = loss(trial, replay_fn)
                 if value < best - 1e-4:
                     best, values = value, trial
         print(f"round loss {best:.4f}", flush=True)
+    return values, best
+
+
+def main() -> None:
+    values, _ = search()
     for name, value in values.items():
         print(f"    {name}: {value:.4g}")
-    a = dataclasses.replace(Assumptions(), **{k: values[k] for k in ASSUMED})
-    res = residuals(a, _runs({k: values[k] for k in PER_SOURCE}))
+    res = residuals(assumptions(values), _runs({k: values[k] for k in PER_SOURCE}))
     for i, name in enumerate(("tpot", "ttft", "tok_s")):
         errs = sorted(abs(math.exp(r[i]) - 1) for r in res if r[i] is not None)
         print(f"band_{name}_share: {errs[int(0.8 * (len(errs) - 1))]:.3f}")

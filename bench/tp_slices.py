@@ -16,6 +16,7 @@ Needs the `aiconfigurator` extra. Repeat: `.venv/bin/python bench/tp_slices.py` 
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import aiconfigurator_core
@@ -65,8 +66,20 @@ def dense_layer_bytes(slug: str, tp: int) -> float:
     return 2.0 * (b.attention_per_layer + b.dense_mlp_per_layer) / tp
 
 
-def gemm_rates() -> None:
-    print("dense GEMMs, small kernels and attention per layer (one sequence, 1,024 tokens)")
+@dataclass(frozen=True, slots=True)
+class GemmFit:
+    """A dense GEMM's time on one GPU as the tables give it: a fixed time plus bytes / rate."""
+
+    fixed_ms: float
+    bytes_per_ms: float
+
+
+def gemm_rates(show: bool = True) -> dict[str, GemmFit]:
+    """Return the fit of a fixed time per GEMM plus a rate for each of GPUS (printing the rates
+    by slice first when `show`)."""
+    fits = {}
+    if show:
+        print("dense GEMMs, small kernels and attention per layer (one sequence, 1,024 tokens)")
     for gpu in GPUS:
         rows = []
         for slug in DENSE:
@@ -79,6 +92,8 @@ def gemm_rates() -> None:
                 small = sum(ops[k] for k in ops if "norm" in k or "act" in k)
                 per_layer = dense_layer_bytes(slug, tp)
                 rows.append((layers, per_layer * layers, gemm))
+                if not show:
+                    continue
                 print(
                     f"  {gpu:13s} {slug:14s} TP{tp}  {per_layer / 1e6:6.0f} MB/layer"
                     f"  {per_layer * layers / gemm / 1e9:5.2f} TB/s"
@@ -89,10 +104,13 @@ def gemm_rates() -> None:
         y = np.array([gemm for *_, gemm in rows])
         (fixed_ms, ms_per_byte), *_ = np.linalg.lstsq(x, y, rcond=None)
         worst = np.max(np.abs(x @ np.array([fixed_ms, ms_per_byte]) / y - 1))
-        print(
-            f"  {gpu}: {fixed_ms * 1e3:.1f} µs a GEMM + {1 / ms_per_byte / 1e9:.2f} TB/s"
-            f" (worst {worst:.0%})\n"
-        )
+        fits[gpu] = GemmFit(fixed_ms=float(fixed_ms), bytes_per_ms=float(1 / ms_per_byte))
+        if show:
+            print(
+                f"  {gpu}: {fixed_ms * 1e3:.1f} µs a GEMM + {1 / ms_per_byte / 1e9:.2f} TB/s"
+                f" (worst {worst:.0%})\n"
+            )
+    return fits
 
 
 def all_reduce() -> None:

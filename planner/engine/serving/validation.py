@@ -20,6 +20,7 @@ from catalog.generations import pre_ampere
 from planner.engine.assumptions import DEFAULT_ASSUMPTIONS
 from planner.engine.serving.host import EngineEra, engine_era
 from planner.engine.serving.kernels import gpu_generation
+from planner.engine.serving.predict import Prediction
 from planner.engine.serving.replay import replay
 
 # (upper bound of requests in flight, label): the issue's load levels.
@@ -89,9 +90,9 @@ def load_level(flight: float) -> str:
     return next(label for bound, label in LOAD_LEVELS if flight <= bound)
 
 
-def run_error(run: Mapping[str, Any]) -> RunError:
-    """Replay `run` and return its relative errors."""
-    pred = replay(run)
+def run_error(run: Mapping[str, Any], pred: Prediction | None = None) -> RunError:
+    """Return the relative errors of `pred`, by default the replay of `run`, against it."""
+    pred = pred or replay(run)
     m = run["measured"]
     gpu = load_gpus()[run["gpu"]]
 

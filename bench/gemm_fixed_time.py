@@ -1,0 +1,116 @@
+"""Experiment, not applied: a fixed time per dense GEMM in the serving model, refitted.
+
+bench/tp_slices.py fits aiconfigurator's measured dense GEMMs (one sequence, TP 1-8) on the A100,
+H100 and H200 as a fixed time per GEMM plus bytes over a rate; the serving model has one rate per
+GPU, which misses thin TP slices (docs/benchmarks.md, "Dense steps at TP 8"). This script puts
+that law into the replayed replicas on those GPUs:
+- their dense weights stream at the tables' rate (times the weight dtype's read speed);
+- each step pays the fixed time for every dense GEMM of the stage: q/k/v and output in every layer,
+  gate/up and down where a layer has a dense MLP or shared experts.
+
+It refits the host constants on the calibration runs with bench/fit_serving.py's search (the HBM
+efficiency is held: it now times only the KV and expert reads), then prints the error tables of
+the engine as it is and of the experiment, held-out runs and calibration runs.
+
+Repeat: `.venv/bin/python bench/gemm_fixed_time.py` (needs the aiconfigurator extra; ~4 min).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from fit_serving import ASSUMED, assumptions, search  # noqa: E402
+from tp_slices import GemmFit, gemm_rates  # noqa: E402
+
+from catalog.architecture import Architecture, parameter_breakdown  # noqa: E402
+from catalog.hf_config import from_hf_config  # noqa: E402
+from planner.engine.assumptions import Assumptions  # noqa: E402
+from planner.engine.serving.context import ServingContext  # noqa: E402
+from planner.engine.serving.kernels import gpu_generation, kernel_speed  # noqa: E402
+from planner.engine.serving.predict import Prediction, predict  # noqa: E402
+from planner.engine.serving.replay import model_config, replay_context, workload_of  # noqa: E402
+from planner.engine.serving.validation import (  # noqa: E402
+    load_runs,
+    markdown,
+    run_error,
+    validation_table,
+)
+from planner.engine.spec import catalog_gpu  # noqa: E402
+
+FIXTURES = ROOT / "tests/planner/engine/fixtures"
+# The catalog GPUs whose tables were fitted, by the slug prefixes they stand for.
+TABLE_GPU = {"a100": "a100-80g-sxm", "h100": "h100-sxm", "h800": "h100-sxm", "h200": "h200-sxm"}
+FITS: dict[str, GemmFit] = {}
+
+
+def dense_gemms(arch: Architecture, layers: int) -> float:
+    """Return the dense GEMMs one stage of `layers` layers runs per step."""
+    moe_layers = arch.num_moe_layers * layers / max(arch.num_layers, 1)
+    shared = parameter_breakdown(arch).shared_experts_per_layer > 0
+    mlp_layers = (layers - moe_layers) + (moe_layers if shared else 0.0)
+    return 2.0 * layers + 2.0 * mlp_layers
+
+
+def with_gemm_fixed(ctx: ServingContext, run: Mapping[str, Any]) -> ServingContext:
+    """Return the replica of `run` with the tables' GEMM law (unchanged off the fitted GPUs)."""
+    table = next((TABLE_GPU[p] for p in TABLE_GPU if run["gpu"].startswith(p)), None)
+    if table is None:
+        return ctx
+    fit = FITS[table]
+    gpu = catalog_gpu(run["gpu"])
+    speed = kernel_speed(run["weight_dtype"], gpu_generation(gpu.slug, gpu.fp8_support))
+    arch = from_hf_config(model_config(run))
+    fixed_ms = dense_gemms(arch, ctx.layers_per_stage) * fit.fixed_ms
+    return dataclasses.replace(
+        ctx,
+        hbm_bytes_per_ms=fit.bytes_per_ms * speed.memory,
+        launch_decode_ms=ctx.launch_decode_ms + fixed_ms,
+        launch_mixed_ms=ctx.launch_mixed_ms + fixed_ms,
+    )
+
+
+def replay_gemm_fixed(run: Mapping[str, Any], a: Assumptions | None = None) -> Prediction:
+    """Return the prediction for `run` under the experiment."""
+    ctx = with_gemm_fixed(replay_context(run, a), run)
+    return predict(ctx, workload_of(run), scan=False)
+
+
+def main() -> None:
+    FITS.update(gemm_rates(show=False))
+    for gpu, fit in FITS.items():
+        print(f"{gpu}: {fit.fixed_ms * 1e3:.1f} µs a GEMM + {fit.bytes_per_ms / 1e9:.2f} TB/s")
+    names = tuple(n for n in ASSUMED if n != "hbm_efficiency")
+    values, _ = search(names, replay_gemm_fixed)
+    for name in names:
+        print(f"    {name}: {values[name]:.4g} (engine {getattr(Assumptions(), name):.4g})")
+    a = assumptions(values)
+    runs = load_runs([FIXTURES / "serving_runs.json", FIXTURES / "serving_load_runs.json"])
+    engine = [run_error(r) for r in runs]
+    experiment = [run_error(r, replay_gemm_fixed(r, a)) for r in runs]
+    for split in ("validation", "calibration"):
+        for label, errors in (("engine", engine), ("fixed time per GEMM", experiment)):
+            print(f"\n{split} runs, {label} (mean absolute % error, runs in brackets)\n")
+            print(markdown(validation_table(errors, split)))
+    print("\nruns that moved by more than 5 points of TPOT or tok/s (engine -> experiment)")
+    for old, new in zip(engine, experiment, strict=True):
+        moved = [
+            f"{key} {100 * before:+.1f} -> {100 * after:+.1f}"
+            for key in ("tpot", "tok_s")
+            if (before := getattr(old, key)) is not None
+            and (after := getattr(new, key)) is not None
+            and abs(abs(after) - abs(before)) > 0.05
+        ]
+        if moved:
+            print(f"  {old.split[:3]} {old.run_id:60s} {'  '.join(moved)}")
+
+
+if __name__ == "__main__":
+    main()
