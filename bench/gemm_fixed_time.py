@@ -6,7 +6,8 @@ GPU, which misses thin TP slices (docs/benchmarks.md, "Dense steps at TP 8"). Th
 that law into the replayed replicas on those GPUs:
 - their dense weights stream at the tables' rate (times the weight dtype's read speed);
 - each step pays the fixed time for every dense GEMM of the stage: q/k/v and output in every layer,
-  gate/up and down where a layer has a dense MLP or shared experts.
+  gate/up and down where a layer has a dense MLP or shared experts, and a MoE layer's router
+  (the tables time gpt-oss-120b's at 5.5 µs a layer at TP 8).
 
 It refits the host constants on the calibration runs with bench/fit_serving.py's search (the HBM
 efficiency is held: it now times only the KV and expert reads), then prints the error tables of
@@ -52,11 +53,12 @@ FITS: dict[str, GemmFit] = {}
 
 
 def dense_gemms(arch: Architecture, layers: int) -> float:
-    """Return the dense GEMMs one stage of `layers` layers runs per step."""
+    """Return the dense GEMMs one stage of `layers` layers runs per step: q/k/v and output in
+    every layer, gate/up and down in a dense MLP or shared experts, the router in a MoE layer."""
     moe_layers = arch.num_moe_layers * layers / max(arch.num_layers, 1)
     shared = parameter_breakdown(arch).shared_experts_per_layer > 0
     mlp_layers = (layers - moe_layers) + (moe_layers if shared else 0.0)
-    return 2.0 * layers + 2.0 * mlp_layers
+    return 2.0 * layers + 2.0 * mlp_layers + moe_layers
 
 
 def with_gemm_fixed(ctx: ServingContext, run: Mapping[str, Any]) -> ServingContext:
