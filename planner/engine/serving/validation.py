@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from catalog.data import load_gpus
 from catalog.generations import pre_ampere
@@ -38,6 +39,7 @@ class RunError:
     generation: str
     arrival: str
     engine: EngineEra
+    source: str  # who published the run (source_of)
     tpot: float | None
     ttft: float | None
     tok_s: float | None
@@ -85,6 +87,18 @@ def in_flight(run: Mapping[str, Any]) -> float:
     return min(float(load["request_rate_per_s"]) * e2e_s, prompts)
 
 
+def source_of(url: str) -> str:
+    """Return who published a run: a GitHub repository (owner/name), or else the site's host.
+
+    Two pages of one repository or blog share their machines and methods, so a held-out run
+    from a source that also gave calibration runs is not out of sample in the same way."""
+    parts = urlsplit(url)
+    path = [p for p in parts.path.split("/") if p]
+    if parts.hostname == "github.com" and len(path) >= 2:
+        return f"github.com/{path[0]}/{path[1]}".lower()
+    return (parts.hostname or url).lower()
+
+
 def load_level(flight: float) -> str:
     """Return the label of the load level `flight` requests in flight fall in."""
     return next(label for bound, label in LOAD_LEVELS if flight <= bound)
@@ -115,6 +129,7 @@ def run_error(run: Mapping[str, Any], pred: Prediction | None = None) -> RunErro
             run.get("vllm_version") or DEFAULT_ASSUMPTIONS.vllm_version,
             pre_ampere=pre_ampere(gpu.slug),
         ),
+        source=source_of(run["source_url"]),
         tpot=tpot,
         ttft=ttft,
         tok_s=rel(pred.output_tok_s, "output_tok_s"),
@@ -141,8 +156,9 @@ def group_error(name: str, errors: list[RunError]) -> GroupError:
 
 
 def validation_table(errors: list[RunError], split: str = "validation") -> list[GroupError]:
-    """Return the errors of `split`'s runs: all, by load level, by GPU generation, by arrival
-    and by engine era (V0 before vLLM 0.8)."""
+    """Return the errors of `split`'s runs: all, by load level, by GPU generation, by arrival,
+    by engine era (V0 before vLLM 0.8) and, for held-out runs, by whether their source also gave
+    calibration runs (as far as `errors` tell)."""
     mine = [e for e in errors if e.split == split]
     rows = [group_error(f"all {split}", mine)]
     for _, label in LOAD_LEVELS:
@@ -157,6 +173,15 @@ def validation_table(errors: list[RunError], split: str = "validation") -> list[
         group = [e for e in mine if e.engine == era]
         if group:
             rows.append(group_error(f"engine {era}", group))
+    if split != "calibration":
+        calibrated = {e.source for e in errors if e.split == "calibration"}
+        for label, seen in (
+            ("source also calibrated on", True),
+            ("source never calibrated on", False),
+        ):
+            group = [e for e in mine if (e.source in calibrated) == seen]
+            if group:
+                rows.append(group_error(label, group))
     return rows
 
 
