@@ -105,8 +105,10 @@ def load_level(flight: float) -> str:
 
 
 def run_error(run: Mapping[str, Any], pred: Prediction | None = None) -> RunError:
-    """Return the relative errors of `pred`, by default the replay of `run`, against it."""
-    pred = pred or replay(run)
+    """Return the relative errors of `pred` (by default the replay of `run`) against what
+    `run` measured."""
+    if pred is None:
+        pred = replay(run)
     m = run["measured"]
     gpu = load_gpus()[run["gpu"]]
 
