@@ -13,7 +13,12 @@ It refits the host constants on the calibration runs with bench/fit_serving.py's
 efficiency is held: it now times only the KV and expert reads), then prints the error tables of
 the engine as it is and of the experiment, held-out runs and calibration runs.
 
-Repeat: `.venv/bin/python bench/gemm_fixed_time.py` (needs the aiconfigurator extra; ~4 min).
+`--with-load-runs` adds the V1 calibration runs of serving_load_runs.json to the fit (Hopper,
+asynchronous scheduling), with the API server's admission and the cross-node PP overhead they
+were fitted for, and refits the engine alike for the comparison.
+
+Repeat: `.venv/bin/python bench/gemm_fixed_time.py [--with-load-runs]` (needs the aiconfigurator
+extra; ~2 min, ~5 with the load runs).
 """
 
 from __future__ import annotations
@@ -28,16 +33,22 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from fit_serving import ASSUMED, assumptions, search  # noqa: E402
+from fit_serving import ASSUMED, CAL, assumptions, search  # noqa: E402
 from tp_slices import GemmFit, gemm_rates  # noqa: E402
 
 from catalog.architecture import Architecture, parameter_breakdown  # noqa: E402
 from catalog.hf_config import from_hf_config  # noqa: E402
 from planner.engine.assumptions import Assumptions  # noqa: E402
 from planner.engine.serving.context import ServingContext  # noqa: E402
+from planner.engine.serving.host import EngineEra, engine_era  # noqa: E402
 from planner.engine.serving.kernels import gpu_generation, kernel_speed  # noqa: E402
 from planner.engine.serving.predict import Prediction, predict  # noqa: E402
-from planner.engine.serving.replay import model_config, replay_context, workload_of  # noqa: E402
+from planner.engine.serving.replay import (  # noqa: E402
+    model_config,
+    replay,
+    replay_context,
+    workload_of,
+)
 from planner.engine.serving.validation import (  # noqa: E402
     load_runs,
     markdown,
@@ -50,6 +61,8 @@ FIXTURES = ROOT / "tests/planner/engine/fixtures"
 # The catalog GPUs whose tables were fitted, by the slug prefixes they stand for.
 TABLE_GPU = {"a100": "a100-80g-sxm", "h100": "h100-sxm", "h800": "h100-sxm", "h200": "h200-sxm"}
 FITS: dict[str, GemmFit] = {}
+# Constants the V1 load runs were fitted for (their `fitted`), refitted with them.
+LOAD_TERMS = ("frontend_request_ms", "pp_cross_node_step_overhead_ms")
 
 
 def dense_gemms(arch: Architecture, layers: int) -> float:
@@ -85,24 +98,41 @@ def replay_gemm_fixed(run: Mapping[str, Any], a: Assumptions | None = None) -> P
     return predict(ctx, workload_of(run), scan=False)
 
 
+def v1_load_calibration_runs() -> list[dict[str, Any]]:
+    """Return the calibration runs of serving_load_runs.json on the V1 engine: asynchronous
+    scheduling on Hopper, where a GPU floor and host time do not add up the same way."""
+    runs = load_runs([FIXTURES / "serving_load_runs.json"])
+    return [
+        r
+        for r in runs
+        if r["split"] == "calibration" and engine_era(r["vllm_version"]) == EngineEra.V1
+    ]
+
+
 def main() -> None:
     FITS.update(gemm_rates(show=False))
     for gpu, fit in FITS.items():
         print(f"{gpu}: {fit.fixed_ms * 1e3:.1f} µs a GEMM + {fit.bytes_per_ms / 1e9:.2f} TB/s")
-    names = tuple(n for n in ASSUMED if n != "hbm_efficiency")
-    values, _ = search(names, replay_gemm_fixed)
+    cal, names, engine = CAL, ASSUMED, Assumptions()
+    if "--with-load-runs" in sys.argv:
+        # Fit on the V1 runs of the load fixture too, with the constants they were fitted for,
+        # and refit the engine the same way so that both columns are fitted alike.
+        cal, names = CAL + v1_load_calibration_runs(), (*ASSUMED, *LOAD_TERMS)
+        engine = assumptions(search(names, replay, cal)[0])
+    names = tuple(n for n in names if n != "hbm_efficiency")
+    values, _ = search(names, replay_gemm_fixed, cal)
     for name in names:
-        print(f"    {name}: {values[name]:.4g} (engine {getattr(Assumptions(), name):.4g})")
+        print(f"    {name}: {values[name]:.4g} (engine {getattr(engine, name):.4g})")
     a = assumptions(values)
     runs = load_runs([FIXTURES / "serving_runs.json", FIXTURES / "serving_load_runs.json"])
-    engine = [run_error(r) for r in runs]
+    engine_errors = [run_error(r, replay(r, engine)) for r in runs]
     experiment = [run_error(r, replay_gemm_fixed(r, a)) for r in runs]
     for split in ("validation", "calibration"):
-        for label, errors in (("engine", engine), ("fixed time per GEMM", experiment)):
+        for label, errors in (("engine", engine_errors), ("fixed time per GEMM", experiment)):
             print(f"\n{split} runs, {label} (mean absolute % error, runs in brackets)\n")
             print(markdown(validation_table(errors, split)))
     print("\nruns that moved by more than 5 points of TPOT or tok/s (engine -> experiment)")
-    for old, new in zip(engine, experiment, strict=True):
+    for old, new in zip(engine_errors, experiment, strict=True):
         moved = [
             f"{key} {100 * before:+.1f} -> {100 * after:+.1f}"
             for key in ("tpot", "tok_s")
