@@ -20,12 +20,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from catalog.data import load_models  # noqa: E402
 from planner.engine.serving.backend import StepBackend  # noqa: E402
-from planner.engine.serving.bands import BANDS_FILE, regime  # noqa: E402
-from planner.engine.serving.kernels import gpu_generation  # noqa: E402
-from planner.engine.serving.replay import replay, replay_context  # noqa: E402
-from planner.engine.spec import catalog_gpu  # noqa: E402
+from planner.engine.serving.bands import BANDS_FILE  # noqa: E402
+from planner.engine.serving.replay import replay, replay_context, run_regime  # noqa: E402
 
 RUNS = json.loads((ROOT / "tests/planner/engine/fixtures/serving_runs.json").read_text())["runs"]
 CAL = [r for r in RUNS if r["split"] == "calibration"]
@@ -38,24 +35,13 @@ def p80(values: list[float]) -> float:
     return round(s[int(0.8 * (len(s) - 1))], 3) if s else 0.0
 
 
-def key_of(run: dict, backend: StepBackend) -> str:
-    gpu = catalog_gpu(run["gpu"])
-    return regime(
-        generation=gpu_generation(gpu.slug, gpu.fp8_support),
-        moe=load_models()[run["model_slug"]].architecture.is_moe,
-        dtype=run["weight_dtype"],
-        arrival=run["load"]["arrival"],
-        backend=backend.value,
-    )
-
-
 def residuals(backend: StepBackend) -> dict[str, dict[str, list[float]]]:
     out: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for run in CAL:
         if replay_context(run, backend=backend).backend.used is not backend:
             continue
         pred, m = replay(run, backend=backend), run["measured"]
-        row = out[key_of(run, backend)]
+        row = out[run_regime(run, backend)]
         row["tpot"].append(abs(pred.tpot_mean_ms / m["tpot_mean_ms"] - 1))
         row["tok_s"].append(abs(pred.output_tok_s / m["output_tok_s"] - 1))
         if run.get("ttft_comparable", True):

@@ -58,8 +58,7 @@ from planner.engine.serving.validation import (  # noqa: E402
 from planner.engine.spec import catalog_gpu  # noqa: E402
 
 FIXTURES = ROOT / "tests/planner/engine/fixtures"
-# The catalog GPUs whose tables were fitted, by the slug prefixes they stand for.
-TABLE_GPU = {"a100": "a100-80g-sxm", "h100": "h100-sxm", "h800": "h100-sxm", "h200": "h200-sxm"}
+# The tables' GEMM law by catalog GPU slug (tp_slices.GPUS); other GPUs keep the engine's.
 FITS: dict[str, GemmFit] = {}
 # Constants the V1 load runs were fitted for (their `fitted`), refitted with them.
 LOAD_TERMS = ("frontend_request_ms", "pp_cross_node_step_overhead_ms")
@@ -76,10 +75,9 @@ def dense_gemms(arch: Architecture, layers: int) -> float:
 
 def with_gemm_fixed(ctx: ServingContext, run: Mapping[str, Any]) -> ServingContext:
     """Return the replica of `run` with the tables' GEMM law (unchanged off the fitted GPUs)."""
-    table = next((TABLE_GPU[p] for p in TABLE_GPU if run["gpu"].startswith(p)), None)
-    if table is None:
+    fit = FITS.get(run["gpu"])
+    if fit is None:
         return ctx
-    fit = FITS[table]
     gpu = catalog_gpu(run["gpu"])
     speed = kernel_speed(run["weight_dtype"], gpu_generation(gpu.slug, gpu.fp8_support))
     arch = from_hf_config(model_config(run))

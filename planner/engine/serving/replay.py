@@ -18,7 +18,9 @@ from planner.engine.assumptions import Assumptions
 from planner.engine.memory import plan_memory
 from planner.engine.network import custom_all_reduce_applies, inter_node_link, intra_node_link
 from planner.engine.serving.backend import StepBackend, resolve_kernels
+from planner.engine.serving.bands import regime
 from planner.engine.serving.context import ServingContext, build_context
+from planner.engine.serving.kernels import gpu_generation
 from planner.engine.serving.predict import Prediction, predict
 from planner.engine.spec import NetworkOverrides, Nic, Node, Workload, catalog_gpu
 
@@ -56,6 +58,18 @@ def replay(
 def model_config(run: Mapping[str, Any]) -> Mapping[str, Any]:
     """Return the run's model config.json: inline (`hf_config`) or the catalog's."""
     return run.get("hf_config") or load_models()[run["model_slug"]].config
+
+
+def run_regime(run: Mapping[str, Any], backend: StepBackend = StepBackend.ROOFLINE) -> str:
+    """Return the band regime (serving/bands.py) a published run falls in, as a plan's would."""
+    gpu = catalog_gpu(run["gpu"])
+    return regime(
+        generation=gpu_generation(gpu.slug, gpu.fp8_support),
+        moe=from_hf_config(model_config(run)).is_moe,
+        dtype=run["weight_dtype"],
+        arrival=run["load"]["arrival"],
+        backend=backend.value,
+    )
 
 
 def replay_context(

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from catalog.hf_config import from_hf_config
-from planner.engine.serving.bands import band_for, regime
-from planner.engine.serving.replay import model_config, replay
+from planner.engine.serving.bands import band_for
+from planner.engine.serving.replay import replay, run_regime
 from planner.engine.serving.validation import (
     GroupError,
+    RunError,
     in_flight,
     load_level,
     load_runs,
@@ -47,8 +47,13 @@ HELD_OUT_V0 = {"tpot_pct": 12.0, "tok_s_pct": 18.0}
 
 
 @pytest.fixture(scope="module")
-def held_out() -> dict[str, GroupError]:
-    rows = validation_table([run_error(r) for r in RUNS])
+def errors() -> dict[str, RunError]:
+    return {r["id"]: run_error(r) for r in RUNS}
+
+
+@pytest.fixture(scope="module")
+def held_out(errors) -> dict[str, GroupError]:
+    rows = validation_table(list(errors.values()))
     return {row.group: row for row in rows}
 
 
@@ -83,25 +88,17 @@ def test_runs_from_sources_never_calibrated_on_are_reported_apart_and_hold(held_
         assert getattr(unseen, metric) <= limit, metric
 
 
-def test_the_shown_bands_cover_most_runs_of_sources_never_calibrated_on():
+def test_the_shown_bands_cover_most_runs_of_sources_never_calibrated_on(errors):
     # A prediction outside a calibrated regime carries the wide band (serving/bands.py); on the
     # held-out runs whose publisher gave no calibration run it holds 75 % of TPOT, 92 % of TTFT
     # and 77 % of tok/s errors (p80 bands): a narrower band would promise more than the model has.
-    calibrated = {source_of(r["source_url"]) for r in RUNS if r["split"] == "calibration"}
+    calibrated = {e.source for e in errors.values() if e.split == "calibration"}
     covered: dict[str, list[bool]] = {"tpot": [], "ttft": [], "tok_s": []}
     for run in RUNS:
-        if run["split"] != "validation" or source_of(run["source_url"]) in calibrated:
+        err = errors[run["id"]]
+        if err.split != "validation" or err.source in calibrated:
             continue
-        err = run_error(run)
-        band = band_for(
-            regime(
-                generation=err.generation,
-                moe=from_hf_config(model_config(run)).is_moe,
-                dtype=run["weight_dtype"],
-                arrival=err.arrival,
-                backend="roofline",
-            )
-        )
+        band = band_for(run_regime(run))
         for metric, hits in covered.items():
             value = getattr(err, metric)
             if value is not None:
