@@ -13,12 +13,15 @@ It refits the host constants on the calibration runs with bench/fit_serving.py's
 efficiency is held: it now times only the KV and expert reads), then prints the error tables of
 the engine as it is and of the experiment, held-out runs and calibration runs.
 
+`--fitted-all-reduce` also gives the experiment the NVLink all-reduce law fitted to the tables
+(bench/tp_slices.py's fit_all_reduce) before the host is refitted.
+
 `--with-load-runs` adds the V1 calibration runs of serving_load_runs.json to the fit (Hopper,
 asynchronous scheduling), with the API server's admission and the cross-node PP overhead they
 were fitted for, and refits the engine alike for the comparison.
 
-Repeat: `.venv/bin/python bench/gemm_fixed_time.py [--with-load-runs]` (needs the aiconfigurator
-extra; ~2 min, ~5 with the load runs).
+Repeat: `.venv/bin/python bench/gemm_fixed_time.py [--with-load-runs] [--fitted-all-reduce]`
+(needs the aiconfigurator extra; ~3 min, ~5 with the load runs).
 """
 
 from __future__ import annotations
@@ -34,7 +37,13 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from fit_serving import ASSUMED, CAL, assumptions, search  # noqa: E402
-from tp_slices import GemmFit, gemm_rates  # noqa: E402
+from tp_slices import (  # noqa: E402
+    AllReduceFit,
+    GemmFit,
+    fit_all_reduce,
+    gemm_rates,
+    with_fitted_all_reduce,
+)
 
 from catalog.architecture import Architecture, parameter_breakdown  # noqa: E402
 from catalog.hf_config import from_hf_config  # noqa: E402
@@ -60,6 +69,8 @@ from planner.engine.spec import catalog_gpu  # noqa: E402
 FIXTURES = ROOT / "tests/planner/engine/fixtures"
 # The tables' GEMM law by catalog GPU slug (tp_slices.GPUS); other GPUs keep the engine's.
 FITS: dict[str, GemmFit] = {}
+# The NVLink law fitted to the tables' all-reduces (--fitted-all-reduce), else the engine's.
+ALL_REDUCE: AllReduceFit | None = None
 # Constants the V1 load runs were fitted for (their `fitted`), refitted with them.
 LOAD_TERMS = ("frontend_request_ms", "pp_cross_node_step_overhead_ms")
 
@@ -92,6 +103,9 @@ def with_gemm_fixed(ctx: ServingContext, run: Mapping[str, Any]) -> ServingConte
 
 def replay_gemm_fixed(run: Mapping[str, Any], a: Assumptions | None = None) -> Prediction:
     """Return the prediction for `run` under the experiment."""
+    a = a or Assumptions()
+    if ALL_REDUCE is not None:
+        a = with_fitted_all_reduce(a, ALL_REDUCE)
     ctx = with_gemm_fixed(replay_context(run, a), run)
     return predict(ctx, workload_of(run), scan=False)
 
@@ -108,7 +122,11 @@ def v1_load_calibration_runs() -> list[dict[str, Any]]:
 
 
 def main() -> None:
+    global ALL_REDUCE
     FITS.update(gemm_rates(show=False))
+    if "--fitted-all-reduce" in sys.argv:
+        ALL_REDUCE = fit_all_reduce()
+        print(f"NVLink all-reduce: {ALL_REDUCE.efficiency:.2f}, {ALL_REDUCE.latency_us:g} µs")
     for gpu, fit in FITS.items():
         print(f"{gpu}: {fit.fixed_ms * 1e3:.1f} µs a GEMM + {fit.bytes_per_ms / 1e9:.2f} TB/s")
     cal, names, engine = CAL, ASSUMED, Assumptions()
