@@ -26,6 +26,10 @@ at decode sizes their tables are slower than the model too (bf16 0.79, block FP8
 on Hopper), but slowing them moves the held-out runs both ways (docs/benchmarks.md), while int4
 has no held-out run and the tables are its only measurement.
 
+The shares were fitted with the unscaled 25 µs fixed part; bench/fit_moe_floors.py later scaled it
+per format and generation (0.56-1.48 ×), which moves a layer by at most ~12 µs against compute
+terms of hundreds of µs at the >= 256 tokens fitted here, so the shares were not refitted.
+
 Repeat: `.venv/bin/python bench/fit_moe_compute.py` (needs the aiconfigurator extra; ~1 min).
 """
 

@@ -97,7 +97,9 @@ class Assumptions:
     # batch 1-64 — by bench/fit_moe_kernels.py; mean error 8 % on those tables). The kernel reads
     # the touched experts at 1.15 × the dense reads' efficiency (86 % of the datasheet), the
     # distinct experts a batch touches grow like uniform top-k routing of 0.9 × its tokens, and
-    # each MoE layer pays a fixed 25 µs (router, permute, grouped-GEMM launch, combine).
+    # each MoE layer pays a fixed 25 µs (router, permute, grouped-GEMM launch, combine) for bf16
+    # experts, scaled per weight format and GPU generation by serving/kernels.py's
+    # moe_fixed_scale (bench/fit_moe_floors.py).
     moe_hbm_efficiency: float = 1.15
     moe_routing_token_share: float = 0.9
     # The expert slice width per GPU (moe_intermediate_size / TP) at which the fused-MoE GEMMs

@@ -30,6 +30,7 @@ from planner.engine.serving.kernels import (
     gpu_generation,
     kernel_speed,
     moe_compute_share,
+    moe_fixed_scale,
     moe_read_share,
 )
 from planner.engine.spec import GpuSpec
@@ -201,8 +202,9 @@ def build_context(
     layers = stage.layers
     # MoE and MLA layers run extra small kernels every step; count the stage's share of them.
     moe_layers = arch.num_moe_layers * layers / max(arch.num_layers, 1)
+    moe_fixed_us = a.moe_layer_fixed_us * moe_fixed_scale(dtype, generation)
     fixed_ms = (
-        moe_layers * a.moe_layer_fixed_us + (layers * a.mla_layer_fixed_us if arch.is_mla else 0.0)
+        moe_layers * moe_fixed_us + (layers * a.mla_layer_fixed_us if arch.is_mla else 0.0)
     ) / 1e3
     expert_flops_per_token, expert_flops_per_ms = _expert_compute(
         arch, gpu, b.active_experts_per_layer * moe_layers, tp, dtype, a

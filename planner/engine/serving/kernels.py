@@ -19,6 +19,7 @@ __all__ = [
     "gpu_generation",
     "kernel_speed",
     "moe_compute_share",
+    "moe_fixed_scale",
     "moe_read_share",
 ]
 
@@ -98,6 +99,22 @@ _MOE_READ: dict[tuple[str, str], float] = {
 }
 
 
+# Each MoE layer's fixed time (router, permute, launches, combine: `moe_layer_fixed_us`, fitted on
+# bf16 experts on the A100/H100/H200) depends on the kernel behind the weight format. Multiples
+# of it fitted by bench/fit_moe_floors.py on aiconfigurator-core 0.12's measured vLLM decode
+# passes of the catalog's MoE models (1-64 sequences, TP 1-8), the expert reads held as modelled:
+# Hopper's block-FP8 and MXFP4 experts pay ~10 µs a layer more than bf16, Blackwell's less.
+_MOE_FIXED_SCALE: dict[tuple[str, str], float] = {
+    ("bf16", "ampere"): 1.16,
+    ("bf16", "hopper"): 1.08,
+    ("bf16", "blackwell"): 0.56,
+    ("fp8", "hopper"): 1.48,
+    ("fp8", "blackwell"): 0.84,
+    ("mxfp4", "hopper"): 1.40,
+    ("mxfp4", "blackwell"): 0.72,
+}
+
+
 def _moe_key(dtype: str, generation: str) -> tuple[str, str]:
     """Return the measured tables' key of `dtype` experts (fp16 runs the bf16 kernels)."""
     return ("bf16" if dtype == "fp16" else dtype, generation)
@@ -113,3 +130,9 @@ def moe_read_share(dtype: str, generation: str) -> float:
     """Return the share of the modelled expert read rate vLLM's fused-MoE kernels reach for
     `dtype` experts on `generation` (1 where the tables are not applied)."""
     return _MOE_READ.get(_moe_key(dtype, generation), 1.0)
+
+
+def moe_fixed_scale(dtype: str, generation: str) -> float:
+    """Return the multiple of `moe_layer_fixed_us` a MoE layer of `dtype` experts pays on
+    `generation` (fp16 as bf16; 1 where no measured table covers it)."""
+    return _MOE_FIXED_SCALE.get(_moe_key(dtype, generation), 1.0)
