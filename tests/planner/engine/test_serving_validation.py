@@ -37,11 +37,14 @@ LOAD_RUNS = load_runs([FIXTURES / "serving_load_runs.json"])
 # DeepSeek-R1 on 8 × H200 at 10 req/s
 # (simon-mo/vLLM-Benchmark) is TPOT −35 and −48 % on two clouds, and its fixed-length runs'
 # TTFT −12 to −62 % (vLLM 0.8.4 prefilled DeepSeek-R1 slower than the model or the measured
-# kernels of 0.19+ say).
-HELD_OUT = {"tpot_pct": 13.0, "ttft_pct": 21.0, "tok_s_pct": 13.0}
-BY_LOAD_LEVEL_TPOT = {"<= 8": 15.0, "9-64": 11.0, "65-256": 12.0, "> 256": 18.0}
+# kernels of 0.19+ say). gpt-oss-120b behind Ray Serve on H100
+# (anyscale/ray-serve-llm-perf-examples, vLLM 0.11, 64 in flight) is TTFT −60 % with 8,000-token
+# prompts at TP 4 and TPOT +36 % at TP 8 with 5,000-token prompts every few steps: reported, not
+# fitted.
+HELD_OUT = {"tpot_pct": 13.0, "ttft_pct": 23.0, "tok_s_pct": 13.0}
+BY_LOAD_LEVEL_TPOT = {"<= 8": 15.0, "9-64": 11.5, "65-256": 12.0, "> 256": 18.0}
 # The held-out runs whose publisher gave no calibration run: what a new source sees.
-NEVER_CALIBRATED = {"tpot_pct": 22.0, "ttft_pct": 33.5, "tok_s_pct": 19.5}
+NEVER_CALIBRATED = {"tpot_pct": 22.0, "ttft_pct": 35.0, "tok_s_pct": 19.5}
 # The V0 engine's runs (vLLM < 0.8) on their own: before its host terms the model put TPOT
 # 58 % low and output tok/s 109 % high on these held-out runs (bench/fit_v0_host.py).
 HELD_OUT_V0 = {"tpot_pct": 12.0, "tok_s_pct": 18.0}
