@@ -36,11 +36,13 @@ class KernelSpeed:
 # dense BF16 rate on the datasheet, ~1.6× reached in vLLM's cutlass scaled-mm); on Ampere vLLM
 # serves fp8 checkpoints weight-only through Marlin. int4 (AWQ/GPTQ Marlin) dequantizes in the
 # GEMM; mxfp4 is native only on Blackwell.
-# Not yet reconciled: aiconfigurator-core's measured vLLM dense GEMMs (bench/compare_fp8_kernels.py)
-# make fp8 decode only 1.35-1.6× faster than bf16 on H100/H200 (memory ≈ 0.75, not 0.97) and
-# prefill 1.4-1.75× (compute ≈ 1.55); the one measured fp8 serving run (an FP8 MoE on H100 PCIe,
-# tests/planner/engine/fixtures/serving_runs.json) fits 0.97 (TPOT +10 %) and not 0.75 (+35 %).
-# Dense fp8 serving runs are needed before moving these.
+# The serving runs, not the tables, set these: aiconfigurator-core's measured vLLM dense GEMMs
+# (bench/compare_fp8_kernels.py) make fp8 decode only 1.35-1.6× faster than bf16 on H100/H200
+# (memory ≈ 0.75, not 0.97) and prefill 1.4-1.75× (compute ≈ 1.55); an FP8 MoE served on H100
+# PCIe (tests/planner/engine/fixtures/serving_runs.json) fits 0.97 (TPOT +10 %) and not 0.75
+# (+35 %), and so does a dense one: Llama-3.1-70B-FP8 on one H100 (vLLM 0.5.4,
+# serving_load_runs.json) decodes at 32.8 ms, 32.6 ms at 0.97 and 40.2 ms at 0.75
+# (docs/benchmarks.md).
 _TABLE: dict[tuple[str, str], KernelSpeed] = {
     ("fp8", "hopper"): KernelSpeed(compute=1.6, memory=0.97),
     # B200: aiconfigurator-core 0.12's vLLM 0.24 GEMM tables time fp8 at 0.93-1.41x bf16 for

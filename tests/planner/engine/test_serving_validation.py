@@ -40,8 +40,11 @@ LOAD_RUNS = load_runs([FIXTURES / "serving_load_runs.json"])
 # kernels of 0.19+ say). gpt-oss-120b behind Ray Serve on H100
 # (anyscale/ray-serve-llm-perf-examples, vLLM 0.11, 64 in flight) is TTFT −60 % with 8,000-token
 # prompts at TP 4 and TPOT +36 % at TP 8 with 5,000-token prompts every few steps: reported, not
-# fitted.
-HELD_OUT = {"tpot_pct": 13.0, "ttft_pct": 23.0, "tok_s_pct": 13.0}
+# fitted. Llama-3.1-70B-FP8 on one H100 and one A100 (LambdaLabsML/vllm-benchmark, vLLM 0.5.4,
+# 7 prompts at once) is TPOT -1 and +12 %, but TTFT -51 and -54 %: the result's first prompts
+# waited 0.29 s (H100) and 0.35 / 1.22 s (A100) for ~300 tokens of prefill, which no GPU term
+# explains; reported, not fitted.
+HELD_OUT = {"tpot_pct": 13.0, "ttft_pct": 25.5, "tok_s_pct": 13.0}
 BY_LOAD_LEVEL_TPOT = {"<= 8": 15.0, "9-64": 11.5, "65-256": 12.0, "> 256": 18.0}
 # The held-out runs whose publisher gave no calibration run: what a new source sees.
 NEVER_CALIBRATED = {"tpot_pct": 22.0, "ttft_pct": 35.0, "tok_s_pct": 19.5}
@@ -63,7 +66,7 @@ def held_out(errors) -> dict[str, GroupError]:
 
 def test_held_out_error_stays_at_what_the_model_reaches(held_out):
     overall = held_out["all validation"]
-    assert overall.runs >= 57
+    assert overall.runs >= 61
     for metric, limit in HELD_OUT.items():
         assert getattr(overall, metric) <= limit, metric
 
