@@ -8,8 +8,10 @@ tok/s; validation runs are never read here. In order:
 1. before 0.6 (API server on the engine's thread): the fixed and per-sequence work per step,
    on a light and a heavy burst of one source (a light load pins the fixed part, a heavy one the
    part per sequence);
-2. 0.6 to 0.7: the per-sequence work on a one-GPU burst (the fixed part is taken from 1);
-3. both V0 eras: the extra step work of a replica on several GPUs, on a TP 4 burst.
+2. 0.6 to 0.7: the fixed and per-sequence work on one GPU, on a single request (Qwen's speed
+   benchmark, which pins the fixed part) and a heavy burst;
+3. both V0 eras: the extra work of a replica on several GPUs, fixed and per running sequence,
+   on a single request at TP 4 and a heavy TP 4 burst.
 
 Prints the constants to put in planner/engine/assumptions.py and each calibration run's errors.
 Repeat: `.venv/bin/python bench/fit_v0_host.py` (about a minute of CPU).
@@ -74,15 +76,29 @@ def main() -> None:
             "v0_in_process_per_seq_overhead_ms": [0.12, 0.14, 0.16, 0.18, 0.20, 0.22, 0.25],
         },
     )
-    a = dataclasses.replace(a, v0_step_overhead_ms=a.v0_in_process_step_overhead_ms)
-    a = _fit(a, one_gpu, {"v0_per_seq_overhead_ms": [0.08, 0.10, 0.12, 0.14, 0.16, 0.18]})
-    a = _fit(a, several, {"v0_multi_gpu_step_overhead_ms": [0.0, 3.0, 6.0, 9.0, 12.0, 15.0]})
+    a = _fit(
+        a,
+        one_gpu,
+        {
+            "v0_step_overhead_ms": [0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0],
+            "v0_per_seq_overhead_ms": [0.08, 0.10, 0.12, 0.14, 0.16, 0.18],
+        },
+    )
+    a = _fit(
+        a,
+        several,
+        {
+            "v0_multi_gpu_step_overhead_ms": [0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0, 9.0],
+            "v0_multi_gpu_per_seq_overhead_ms": [0.0, 0.02, 0.04, 0.06, 0.08, 0.10, 0.12],
+        },
+    )
     for name in (
         "v0_in_process_step_overhead_ms",
         "v0_in_process_per_seq_overhead_ms",
         "v0_step_overhead_ms",
         "v0_per_seq_overhead_ms",
         "v0_multi_gpu_step_overhead_ms",
+        "v0_multi_gpu_per_seq_overhead_ms",
     ):
         print(f"    {name}: {getattr(a, name):.4g}")
     for run in CAL:

@@ -75,9 +75,10 @@ class Assumptions:
     # on the calibration runs of serving_load_runs.json (bench/fit_v0_host.py).
     v0_in_process_step_overhead_ms: float = 4.0
     v0_in_process_per_seq_overhead_ms: float = 0.18
-    v0_step_overhead_ms: float = 4.0  # not fitted apart: taken from the in-process era
-    v0_per_seq_overhead_ms: float = 0.12
-    v0_multi_gpu_step_overhead_ms: float = 9.0  # driver-to-worker broadcast, executor round trip
+    v0_step_overhead_ms: float = 1.0
+    v0_per_seq_overhead_ms: float = 0.16
+    v0_multi_gpu_step_overhead_ms: float = 4.0  # driver-to-worker broadcast, executor round trip
+    v0_multi_gpu_per_seq_overhead_ms: float = 0.02  # the broadcast's metadata per running sequence
     decode_mfu: float = 0.5
     prefill_mfu: float = 0.7  # fitted on the serving runs (bench/fit_serving.py)
     pp_efficiency: float = 0.9  # pipeline bubbles

@@ -52,7 +52,8 @@ def calibrated(a: Assumptions, f: CalibrationFactors) -> Assumptions:
     """Return the assumptions corrected by the factors.
 
     A fitted per-request overhead was measured on the team's own server, whichever vLLM engine
-    it runs, so it replaces the per-sequence host work of every engine era (serving/host.py).
+    it runs, so it replaces the per-sequence host work of every engine era (serving/host.py),
+    a V0 replica's broadcast to its other GPUs included.
     """
     corrected = replace(
         a,
@@ -68,6 +69,7 @@ def calibrated(a: Assumptions, f: CalibrationFactors) -> Assumptions:
         decode_per_seq_overhead_ms=f.per_request_overhead_ms,
         v0_per_seq_overhead_ms=f.per_request_overhead_ms,
         v0_in_process_per_seq_overhead_ms=f.per_request_overhead_ms,
+        v0_multi_gpu_per_seq_overhead_ms=0.0,
     )
 
 

@@ -129,11 +129,18 @@ def host_overheads(era: EngineEra, a: Assumptions, *, gpus: int = 1) -> tuple[fl
     """Return the engine's host work per step in `era`: (fixed ms, ms per running sequence).
 
     A V0 replica on several GPUs also broadcast each step's inputs from its driver worker to
-    the others (`v0_multi_gpu_step_overhead_ms`); V1's workers keep their own persistent batch.
+    the others: a round trip per step and metadata per running sequence
+    (`v0_multi_gpu_step_overhead_ms`, `v0_multi_gpu_per_seq_overhead_ms`). V1's workers keep
+    their own persistent batch.
     """
     if era == EngineEra.V1:
         return a.decode_step_overhead_ms, a.decode_per_seq_overhead_ms
-    broadcast = a.v0_multi_gpu_step_overhead_ms if gpus > 1 else 0.0
+    several = gpus > 1
+    step = a.v0_multi_gpu_step_overhead_ms if several else 0.0
+    per_seq = a.v0_multi_gpu_per_seq_overhead_ms if several else 0.0
     if era == EngineEra.V0_IN_PROCESS:
-        return a.v0_in_process_step_overhead_ms + broadcast, a.v0_in_process_per_seq_overhead_ms
-    return a.v0_step_overhead_ms + broadcast, a.v0_per_seq_overhead_ms
+        return (
+            a.v0_in_process_step_overhead_ms + step,
+            a.v0_in_process_per_seq_overhead_ms + per_seq,
+        )
+    return a.v0_step_overhead_ms + step, a.v0_per_seq_overhead_ms + per_seq

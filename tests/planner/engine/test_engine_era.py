@@ -157,7 +157,19 @@ def test_a_plan_for_a_v0_version_says_why_its_speeds_are_lower():
 def test_a_calibrated_per_sequence_overhead_holds_for_every_engine_era():
     measured = calibrated(DEFAULT_ASSUMPTIONS, CalibrationFactors(per_request_overhead_ms=0.07))
     for era in EngineEra:
-        assert host_overheads(era, measured)[1] == 0.07
+        for gpus in (1, 4):
+            assert host_overheads(era, measured, gpus=gpus)[1] == 0.07
+
+
+def test_a_v0_replica_on_several_gpus_pays_the_broadcast_per_step_and_per_sequence():
+    a = DEFAULT_ASSUMPTIONS
+    for era in (EngineEra.V0, EngineEra.V0_IN_PROCESS):
+        one_step, one_seq = host_overheads(era, a, gpus=1)
+        four_step, four_seq = host_overheads(era, a, gpus=4)
+        assert four_step == pytest.approx(one_step + a.v0_multi_gpu_step_overhead_ms)
+        assert four_seq == pytest.approx(one_seq + a.v0_multi_gpu_per_seq_overhead_ms)
+    assert a.v0_multi_gpu_per_seq_overhead_ms > 0
+    assert host_overheads(EngineEra.V1, a, gpus=4) == host_overheads(EngineEra.V1, a, gpus=1)
 
 
 def test_a_t4_plan_on_0_9_follows_v0_and_says_why():

@@ -66,7 +66,7 @@ def held_out(errors) -> dict[str, GroupError]:
 
 def test_held_out_error_stays_at_what_the_model_reaches(held_out):
     overall = held_out["all validation"]
-    assert overall.runs >= 61
+    assert overall.runs >= 71
     for metric, limit in HELD_OUT.items():
         assert getattr(overall, metric) <= limit, metric
 
