@@ -44,13 +44,14 @@ LOAD_RUNS = load_runs([FIXTURES / "serving_load_runs.json"])
 # 7 prompts at once) is TPOT -1 and +12 %, but TTFT -51 and -54 %: the result's first prompts
 # waited 0.29 s (H100) and 0.35 / 1.22 s (A100) for ~300 tokens of prefill, which no GPU term
 # explains; reported, not fitted.
-HELD_OUT = {"tpot_pct": 13.0, "ttft_pct": 25.5, "tok_s_pct": 13.0}
+HELD_OUT = {"tpot_pct": 13.0, "ttft_pct": 25.5, "tok_s_pct": 12.5}
 BY_LOAD_LEVEL_TPOT = {"<= 8": 15.0, "9-64": 11.5, "65-256": 12.0, "> 256": 18.0}
 # The held-out runs whose publisher gave no calibration run: what a new source sees.
 NEVER_CALIBRATED = {"tpot_pct": 22.0, "ttft_pct": 35.0, "tok_s_pct": 19.5}
 # The V0 engine's runs (vLLM < 0.8) on their own: before its host terms the model put TPOT
-# 58 % low and output tok/s 109 % high on these held-out runs (bench/fit_v0_host.py).
-HELD_OUT_V0 = {"tpot_pct": 12.0, "tok_s_pct": 18.0}
+# 58 % low and output tok/s 109 % high on these held-out runs (bench/fit_v0_host.py); refitted
+# on single requests (Qwen's speed benchmark), tok/s over both eras: 17 % (8 runs) -> 12 % (20).
+HELD_OUT_V0 = {"tpot_pct": 12.0, "tok_s_pct": 13.0}
 
 
 @pytest.fixture(scope="module")
