@@ -14,7 +14,7 @@ tok/s; validation runs are never read here. In order:
    on a single request at TP 4 and a heavy TP 4 burst.
 
 Prints the constants to put in planner/engine/assumptions.py and each calibration run's errors.
-Repeat: `.venv/bin/python bench/fit_v0_host.py` (about a minute of CPU).
+Repeat: `.venv/bin/python bench/fit_v0_host.py` (about two minutes of CPU).
 """
 
 from __future__ import annotations
