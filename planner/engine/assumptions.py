@@ -55,11 +55,13 @@ class Assumptions:
     # network
     nvlink_efficiency: float = 0.8  # of the per-direction NVLink bandwidth (nvlink_gbs / 2)
     pcie_bandwidth_gbs: float = 25.0  # PCIe 4.0 x16 effective per direction, P2P through the host
+    pcie_ring_bandwidth_gbs: float = 15.0  # NCCL bus bandwidth of a ring over 3+ PCIe GPUs
     ethernet_efficiency: float = 0.65  # TCP sockets: 25 GbE ≈ 2 GB/s effective (DOMAIN §2)
     roce_efficiency: float = 0.8
     infiniband_efficiency: float = 0.85  # 400 Gb IB ≈ 42 GB/s
     latency_nvlink_us: float = 8.0  # custom all-reduce / NCCL LL inside a node
-    latency_pcie_us: float = 15.0
+    latency_pcie_us: float = 2.0  # NCCL over PCIe: a fixed part, plus one per hop of the ring
+    latency_pcie_hop_us: float = 5.5
     latency_infiniband_us: float = 15.0
     latency_roce_us: float = 20.0
     latency_ethernet_us: float = 60.0  # NCCL over TCP sockets

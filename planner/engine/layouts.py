@@ -134,7 +134,9 @@ def evaluate(
     if replicas == 0:
         replicas = max(layout.replicas if pinned else 1, 1)
     used = used or list(group.nodes[:1])
-    tp_link, pp_link = _links(spec, group, used, kind, a, tp * pp // max(nodes_per_replica, 1))
+    tp_link, pp_link = _links(
+        spec, group, used, kind, a, tp * pp // max(nodes_per_replica, 1), tp=tp
+    )
     visible = gpu.driver_visible_gib
     kernels, backend = _kernels(spec, gpu.slug, tp, dtype, tp_link)
     ctx = build_context(
@@ -347,10 +349,12 @@ def _links(
     kind: str,
     a: Assumptions,
     gpus_per_node: int,
+    *,
+    tp: int,
 ) -> tuple[Link, Link]:
     """Return the links the TP and the PP traffic of a replica cross (`gpus_per_node`: the
-    replica's GPUs on each of its nodes)."""
-    intra = intra_node_link(used[0], a, spec.network)
+    replica's GPUs on each of its nodes; a TP group rings over at most those)."""
+    intra = intra_node_link(used[0], a, spec.network, ring=min(tp, gpus_per_node))
     inter = (
         inter_node_link(used, a, spec.network, keys=[group.nic_keys[n.hostname] for n in used])
         if len(used) > 1

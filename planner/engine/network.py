@@ -27,8 +27,9 @@ class Link:
     label: str
 
 
-def intra_node_link(node: Node, a: Assumptions, overrides: NetworkOverrides) -> Link:
-    """Return the GPU-to-GPU link inside a node (NVLink when the GPU has it, else PCIe)."""
+def intra_node_link(node: Node, a: Assumptions, overrides: NetworkOverrides, ring: int = 2) -> Link:
+    """Return the link a ring of `ring` GPUs inside a node runs on (NVLink when the GPU has
+    it, else PCIe)."""
     if node.intra_link in ("nvlink", "nvswitch") and node.gpu.nvlink_gbs > 0:
         bw = node.gpu.nvlink_gbs / 2 * a.nvlink_efficiency
         link = Link(
@@ -39,14 +40,27 @@ def intra_node_link(node: Node, a: Assumptions, overrides: NetworkOverrides) -> 
             label=f"NVLink {node.gpu.nvlink_gbs:g} GB/s",
         )
     else:
-        link = Link(
-            kind="pcie",
-            nominal_gbps=a.pcie_bandwidth_gbs * 8,
-            bandwidth_gbs=a.pcie_bandwidth_gbs,
-            latency_us=a.latency_pcie_us,
-            label="PCIe",
-        )
+        link = pcie_ring_link(ring, a)
     return _override(link, overrides.intra_node_bandwidth_gbs, overrides.per_call_latency_us)
+
+
+def pcie_ring_link(ring: int, a: Assumptions) -> Link:
+    """Return the PCIe link of an NCCL ring over `ring` GPUs of one node.
+
+    A pair can share one PCIe switch; a longer ring crosses the CPU's root complex, often both
+    sockets, where the bus bandwidth published nccl-tests reach over 4-8 PCIe GPUs spreads from
+    1.5 to 35 GB/s (median about 15; docs/engine.md, "PCIe rings"). Each hop adds to the
+    per-call time: the smallest message takes about 8, 18 and 40 µs over 2, 4 and 8 GPUs
+    (bench/pcie_rings.py prints both).
+    """
+    hops = max(ring, 2) - 1
+    return Link(
+        kind="pcie",
+        nominal_gbps=a.pcie_bandwidth_gbs * 8,
+        bandwidth_gbs=a.pcie_bandwidth_gbs if ring <= 2 else a.pcie_ring_bandwidth_gbs,
+        latency_us=a.latency_pcie_us + a.latency_pcie_hop_us * hops,
+        label="PCIe",
+    )
 
 
 def _nic_link(speed_gbps: float, kind: str, a: Assumptions) -> Link:

@@ -113,7 +113,8 @@ def network_summary(
     spec: PlanSpec, group: NodeGroup, nodes_used: int, a: Assumptions
 ) -> NetworkSummary:
     """Return the links inside and between the chosen GPU type's nodes, and the §2 example."""
-    intra = intra_node_link(group.nodes[0], a, spec.network)
+    # the link a TP over the whole node would ring over
+    intra = intra_node_link(group.nodes[0], a, spec.network, ring=group.nodes[0].gpu_count)
     inter = inter_node_link(list(group.nodes[: max(2, nodes_used)]), a, spec.network)
     return NetworkSummary(
         intra_node=_link_summary(intra),

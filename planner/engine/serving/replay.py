@@ -125,6 +125,7 @@ def replay_context(
             intra_node_bandwidth_gbs=run.get("tp_link_bandwidth_gbs"),
             per_call_latency_us=run.get("tp_link_latency_us"),
         ),
+        ring=tp,
     )
     kernels, choice = resolve_kernels(
         backend,

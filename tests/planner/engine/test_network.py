@@ -2,7 +2,8 @@
 
 from planner.engine import plan, spec_from_dict
 from planner.engine.assumptions import Assumptions
-from planner.engine.network import domain_example
+from planner.engine.network import all_reduce_ms, domain_example, intra_node_link
+from planner.engine.spec import NetworkOverrides, Node, catalog_gpu
 
 
 def test_domain_example_order_of_magnitude():
@@ -39,3 +40,42 @@ def test_measured_bandwidth_latency_and_overlap_change_the_estimate():
     assert overlapped.decode_step_ms < default.decode_step_ms
     assert result.assumptions["overlap_factor"] == 0.5
     assert "(measured)" in faster.tp_link
+
+
+def _pcie_node(gpus: int) -> Node:
+    return Node(hostname="a", gpu=catalog_gpu("l40s"), gpu_count=gpus, intra_link="pcie")
+
+
+def test_a_pcie_ring_beyond_a_pair_crosses_the_root_complex_and_pays_per_hop():
+    # Published nccl-tests over 4-8 PCIe GPUs: busbw median ~15 GB/s, the smallest message
+    # ~8 / 18 / 40 µs over 2 / 4 / 8 GPUs (bench/pcie_rings.py).
+    a = Assumptions()
+    pair, four, eight = (
+        intra_node_link(_pcie_node(8), a, NetworkOverrides(), ring=n) for n in (2, 4, 8)
+    )
+    assert pair.bandwidth_gbs == a.pcie_bandwidth_gbs
+    assert four.bandwidth_gbs == eight.bandwidth_gbs == a.pcie_ring_bandwidth_gbs
+    assert pair.bandwidth_gbs > four.bandwidth_gbs
+    assert pair.latency_us < four.latency_us < eight.latency_us
+    assert 5 <= pair.latency_us <= 12
+    assert 30 <= eight.latency_us <= 55
+
+
+def test_nvlink_and_measured_links_do_not_depend_on_the_ring():
+    a = Assumptions()
+    h100 = Node(hostname="a", gpu=catalog_gpu("h100-sxm"), gpu_count=8, intra_link="nvlink")
+    links = {intra_node_link(h100, a, NetworkOverrides(), ring=n) for n in (2, 4, 8)}
+    assert len(links) == 1
+    measured = NetworkOverrides(intra_node_bandwidth_gbs=9.0, per_call_latency_us=30.0)
+    link = intra_node_link(_pcie_node(8), a, measured, ring=8)
+    assert (link.bandwidth_gbs, link.latency_us) == (9.0, 30.0)
+
+
+def test_tp4_on_a_pcie_node_costs_more_per_token_than_on_one_pair_each():
+    # A 70B at TP4 on four L40S rings over the root complex; its all-reduce per decode step
+    # exceeds what the pair's bandwidth and latency would give.
+    a = Assumptions()
+    four = intra_node_link(_pcie_node(4), a, NetworkOverrides(), ring=4)
+    pair_rate = intra_node_link(_pcie_node(4), a, NetworkOverrides(), ring=2)
+    message = 512 * 8192 * 2
+    assert all_reduce_ms(message, 4, four) > 1.5 * all_reduce_ms(message, 4, pair_rate)

@@ -180,3 +180,20 @@ def test_a_closed_loop_of_equal_outputs_keeps_prefilling_in_waves():
     # prefilled together again, as the first wave was (not one by one next to the decodes).
     assert sum(later) / len(later) >= 0.8 * sum(first) / len(first)
     assert max(later) >= 0.9 * max(first)
+
+
+@pytest.mark.parametrize(("requests", "rate"), [(120, 1.0), (360, 3.0), (50, 0.5)])
+def test_a_poisson_load_is_simulated_over_its_expected_span(requests, rate):
+    # A seeded draw of n gaps spans n/rate ± √n/rate; stretched to n/rate, a light load's
+    # throughput is the expected run's: its requests over the span plus the last one's latency.
+    wl = Workload(
+        concurrency=1,
+        avg_input_tokens=512,
+        avg_output_tokens=64,
+        arrival="poisson",
+        request_rate_per_s=rate,
+        num_requests=requests,
+    )
+    pred = predict(_ctx(), wl, scan=False)
+    expected_s = requests / rate + pred.e2e_p50_ms / 1e3
+    assert pred.requests_per_s == pytest.approx(requests / expected_s, rel=0.025)

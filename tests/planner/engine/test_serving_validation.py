@@ -43,15 +43,20 @@ LOAD_RUNS = load_runs([FIXTURES / "serving_load_runs.json"])
 # fitted. Llama-3.1-70B-FP8 on one H100 and one A100 (LambdaLabsML/vllm-benchmark, vLLM 0.5.4,
 # 7 prompts at once) is TPOT -1 and +12 %, but TTFT -51 and -54 %: the result's first prompts
 # waited 0.29 s (H100) and 0.35 / 1.22 s (A100) for ~300 tokens of prefill, which no GPU term
-# explains; reported, not fitted.
-HELD_OUT = {"tpot_pct": 13.0, "ttft_pct": 25.5, "tok_s_pct": 12.5}
-BY_LOAD_LEVEL_TPOT = {"<= 8": 15.0, "9-64": 11.5, "65-256": 12.0, "> 256": 18.0}
+# explains; reported, not fitted. Llama-3.1-8B/70B on L40S (crusoecloud/crusoe-cookbook, vLLM
+# 0.5.5, Poisson 1-9 req/s) is held out whole: the 70B at TP 4/8 over PCIe was TPOT -35 to -63 %
+# until rings over 3+ PCIe GPUs took the published nccl-tests' bus bandwidth
+# (bench/pcie_rings.py); now -5 to -27 % (FP8 at TP 4, 3 req/s, the worst), which moves the 65-256
+# level from 11.6 to 12.7 %. The 8B's bf16 TTFT stays +25 to +54 %.
+HELD_OUT = {"tpot_pct": 12.5, "ttft_pct": 22.5, "tok_s_pct": 10.5}
+BY_LOAD_LEVEL_TPOT = {"<= 8": 12.0, "9-64": 11.5, "65-256": 13.5, "> 256": 16.5}
 # The held-out runs whose publisher gave no calibration run: what a new source sees.
-NEVER_CALIBRATED = {"tpot_pct": 22.0, "ttft_pct": 35.0, "tok_s_pct": 19.5}
+NEVER_CALIBRATED = {"tpot_pct": 17.5, "ttft_pct": 25.5, "tok_s_pct": 12.5}
 # The V0 engine's runs (vLLM < 0.8) on their own: before its host terms the model put TPOT
 # 58 % low and output tok/s 109 % high on these held-out runs (bench/fit_v0_host.py); refitted
-# on single requests (Qwen's speed benchmark), tok/s over both eras: 17 % (8 runs) -> 12 % (20).
-HELD_OUT_V0 = {"tpot_pct": 12.0, "tok_s_pct": 13.0}
+# on single requests (Qwen's speed benchmark), tok/s over both eras: 17 % (8 runs) -> 12 % (20);
+# with Crusoe's twenty 0.5.5 runs, 7.8 % (40).
+HELD_OUT_V0 = {"tpot_pct": 12.0, "tok_s_pct": 9.0}
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +72,7 @@ def held_out(errors) -> dict[str, GroupError]:
 
 def test_held_out_error_stays_at_what_the_model_reaches(held_out):
     overall = held_out["all validation"]
-    assert overall.runs >= 71
+    assert overall.runs >= 91
     for metric, limit in HELD_OUT.items():
         assert getattr(overall, metric) <= limit, metric
 
@@ -91,7 +96,7 @@ def test_v0_engine_runs_hold_on_their_own(held_out):
 def test_runs_from_sources_never_calibrated_on_are_reported_apart_and_hold(held_out):
     seen, unseen = held_out["source also calibrated on"], held_out["source never calibrated on"]
     assert seen.runs + unseen.runs == held_out["all validation"].runs
-    assert unseen.runs >= 22
+    assert unseen.runs >= 44
     for metric, limit in NEVER_CALIBRATED.items():
         assert getattr(unseen, metric) <= limit, metric
 
@@ -128,7 +133,7 @@ def test_a_source_is_its_repository_or_its_site():
 
 
 def test_every_gpu_generation_of_the_held_out_runs_is_reported(held_out):
-    assert {"ampere", "hopper", "blackwell"} <= set(held_out)
+    assert {"ampere", "ada", "hopper", "blackwell"} <= set(held_out)
 
 
 def test_load_levels_follow_the_issue():
