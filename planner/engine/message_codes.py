@@ -96,6 +96,7 @@ class Code(StrEnum):
     PIT_NEEDS_QUANTIZED_CHECKPOINT = "pit_needs_quantized_checkpoint"
     PIT_NNODES_WITH_RAY = "pit_nnodes_with_ray"
     PIT_SIMULATION_CAPPED = "pit_simulation_capped"
+    PIT_PCIE_TP_RING = "pit_pcie_tp_ring"
     # why this executor backend
     WHY_RAY_SERVE = "why_ray_serve"
     WHY_SHARED_POOL = "why_shared_pool"

@@ -160,6 +160,7 @@ SIGNATURES: dict[Code, tuple[str, ...]] = {
     Code.PIT_PIN_VERSIONS: ("image",),
     Code.PIT_LOW_KV_HEADROOM: ("max_concurrency", "max_model_len", "per_replica"),
     Code.PIT_SLOW_LINK_CROSS_TP: ("link_gbps", "comm_ms"),
+    Code.PIT_PCIE_TP_RING: ("tp", "bandwidth_gbs"),
     Code.PIT_LINK_BELOW_10GBE: ("link_gbps",),
     Code.PIT_NO_DATA_NIC: ("hostname",),
     Code.PIT_COLD_START: ("weights_gib", "cold_start_s"),

@@ -49,7 +49,7 @@ def pcie_ring_link(ring: int, a: Assumptions) -> Link:
 
     A pair can share one PCIe switch; a longer ring crosses the CPU's root complex, often both
     sockets, where the bus bandwidth published nccl-tests reach over 4-8 PCIe GPUs spreads from
-    1.5 to 35 GB/s (median about 15; docs/engine.md, "PCIe rings"). Each hop adds to the
+    1.5 to 35 GB/s (median about 15; docs/benchmarks.md, "PCIe rings"). Each hop adds to the
     per-call time: the smallest message takes about 8, 18 and 40 µs over 2, 4 and 8 GPUs
     (bench/pcie_rings.py prints both).
     """

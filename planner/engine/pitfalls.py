@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from planner.engine.assumptions import Assumptions
 from planner.engine.messages import Code, Param, Term, message
+from planner.engine.network import intra_node_link
 from planner.engine.result import Candidate, Pitfall
 from planner.engine.serving.predict import requests_in_load
 from planner.engine.spec import Node, PlanSpec
@@ -97,6 +98,9 @@ def check_pitfalls(
     capped = _simulation_capped(spec, best)
     if capped is not None:
         out.append(capped)
+    ring = _pcie_tp_ring(spec, best, nodes, a)
+    if ring is not None:
+        out.append(ring)
     out.append(_pit(Code.PIT_DOCKER_IPC, "medium"))
     out.append(_pit(Code.PIT_PIN_VERSIONS, "low", image=image))
     out.append(_pit(Code.PIT_PREFIX_CACHING, "info"))
@@ -117,3 +121,20 @@ def _simulation_capped(spec: PlanSpec, best: Candidate) -> Pitfall | None:
     if simulated >= requested:
         return None
     return _pit(Code.PIT_SIMULATION_CAPPED, "medium", simulated=simulated, requested=requested)
+
+
+def _pcie_tp_ring(
+    spec: PlanSpec, best: Candidate, nodes: Sequence[Node], a: Assumptions
+) -> Pitfall | None:
+    """Return the warning that a TP group rings over 3+ PCIe GPUs at the default bandwidth.
+
+    Published nccl-tests over such rings spread twentyfold (bench/pcie_rings.py), more than any
+    other term of the step, so the team's own measurement is worth asking for.
+    """
+    measured = spec.network.intra_node_bandwidth_gbs is not None
+    if best.tp < 3 or best.kind == "cross-node-tp" or not nodes or measured:
+        return None
+    link = intra_node_link(nodes[0], a, spec.network, ring=best.tp)
+    if link.kind != "pcie":
+        return None
+    return _pit(Code.PIT_PCIE_TP_RING, "medium", tp=best.tp, bandwidth_gbs=link.bandwidth_gbs)

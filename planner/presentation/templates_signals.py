@@ -171,6 +171,17 @@ SIGNAL_AND_PITFALL_TEMPLATES: dict[Code, Template] = {
         rules=(Rule.NUMBERS, Rule.ROUTES),
         sources=(Article("000", "2.2"),),
     ),
+    Code.PIT_PCIE_TP_RING: Template(
+        N_(
+            "TP{tp} rings over PCIe: its all-reduce is priced at {bandwidth_gbs} GB/s, and "
+            "published PCIe machines measure from 1.5 to 35 GB/s for such rings."
+        ),
+        action=N_(
+            "Run nccl-tests all_reduce_perf -g {tp} on the node and enter its bus bandwidth as the "
+            "measured intra-node bandwidth."
+        ),
+        rules=(Rule.NUMBERS,),
+    ),
     Code.PIT_LINK_BELOW_10GBE: Template(
         N_("The cross-node link is {link_gbps} Gb/s, below 10 GbE."),
         action=N_("Quantize or pick a smaller model before spanning nodes."),

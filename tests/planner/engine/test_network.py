@@ -2,6 +2,7 @@
 
 from planner.engine import plan, spec_from_dict
 from planner.engine.assumptions import Assumptions
+from planner.engine.messages import Code
 from planner.engine.network import all_reduce_ms, domain_example, intra_node_link
 from planner.engine.spec import NetworkOverrides, Node, catalog_gpu
 
@@ -79,3 +80,43 @@ def test_tp4_on_a_pcie_node_costs_more_per_token_than_on_one_pair_each():
     pair_rate = intra_node_link(_pcie_node(4), a, NetworkOverrides(), ring=2)
     message = 512 * 8192 * 2
     assert all_reduce_ms(message, 4, four) > 1.5 * all_reduce_ms(message, 4, pair_rate)
+
+
+def _l40s_70b(network=None):
+    spec = {
+        "model": "llama-3.1-70b",
+        "weight_dtype": "fp8",
+        "max_model_len": 8192,
+        "workload": {"concurrency": 16, "avg_input_tokens": 512, "avg_output_tokens": 256},
+        "hardware": {"node_count": 1, "gpus_per_node": 4, "gpu": "l40s"},
+    }
+    if network:
+        spec["network"] = network
+    return plan(spec_from_dict(spec))
+
+
+def test_a_tp_ring_over_pcie_asks_for_the_teams_nccl_tests_figure():
+    result = _l40s_70b()
+    assert result.recommendation.tp >= 3
+    (ring,) = [p for p in result.pitfalls if p.code == Code.PIT_PCIE_TP_RING]
+    assert ring.message.params == {"tp": result.recommendation.tp, "bandwidth_gbs": 15.0}
+    # Measured, the figure is the team's own: nothing to ask, and the all-reduce costs less.
+    measured = _l40s_70b({"intra_node_bandwidth_gbs": 30.0})
+    assert Code.PIT_PCIE_TP_RING not in {p.code for p in measured.pitfalls}
+    best = next(c for c in result.candidates if c.id == result.recommendation.candidate_id)
+    same = next(c for c in measured.candidates if c.id == best.id)
+    assert same.comm_per_decode_step_ms < best.comm_per_decode_step_ms
+
+
+def test_nvlink_and_pcie_pairs_ask_nothing():
+    _, nvlink = _s2a()
+    assert Code.PIT_PCIE_TP_RING not in {p.code for p in nvlink.pitfalls}
+    pair = {
+        "model": "qwen2.5-32b",
+        "max_model_len": 8192,
+        "workload": {"concurrency": 8, "avg_input_tokens": 512, "avg_output_tokens": 256},
+        "hardware": {"node_count": 1, "gpus_per_node": 2, "gpu": "l40s"},
+    }
+    result = plan(spec_from_dict(pair))
+    assert result.recommendation.tp == 2
+    assert Code.PIT_PCIE_TP_RING not in {p.code for p in result.pitfalls}
