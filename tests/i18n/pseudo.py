@@ -196,8 +196,8 @@ ALLOWED_WORDS = {
     # units
     "GiB", "MiB", "KiB", "GB", "MB", "KB", "Gb", "Mb", "GbE", "tok", "ms", "s", "min", "h",
     "B", "M", "K", "k", "W", "TFLOPS",
-    # engine vocabulary kept verbatim in both languages
-    "MoE", "GQA", "MLA", "MHA",
+    # engine vocabulary kept verbatim in both languages (busbw: nccl-tests' column name)
+    "MoE", "GQA", "MLA", "MHA", "busbw",
     # loanwords Chinese practitioners write in English inside Chinese text (see docs/i18n.md)
     "decode", "prefill", "token", "Worker", "Actor", "bundle", "stage", "pending", "rank",
     "Dashboard", "Webhook", "Bearer", "Markdown", "Agent", "Hopper", "Ada", "Slurm", "Bundle",

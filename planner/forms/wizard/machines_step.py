@@ -19,6 +19,12 @@ from planner.forms.wizard.choices import (
 )
 from planner.forms.wizard.load_step import positive_int
 
+MEASURED_LINK_FIELDS = (
+    "intra_node_bandwidth_gbs",
+    "cross_node_bandwidth_gbs",
+    "per_call_latency_us",
+)
+
 
 class MachinesStepForm(forms.Form):
     source = forms.ChoiceField(
@@ -57,6 +63,31 @@ class MachinesStepForm(forms.Form):
     )
     inter_node_kind = forms.ChoiceField(
         label=_("Network kind"), choices=NIC_KIND_CHOICES, required=False
+    )
+    # What the team measured replaces the catalog's link figures (spec "network").
+    intra_node_bandwidth_gbs = forms.FloatField(
+        label=_("Measured all-reduce bandwidth inside a machine (GB/s)"),
+        required=False,
+        min_value=0.01,
+        max_value=100_000,
+        help_text=_(
+            "The busbw column of nccl-tests all_reduce_perf -g <GPUs> at large sizes. Empty: "
+            "the GPU's link."
+        ),
+    )
+    cross_node_bandwidth_gbs = forms.FloatField(
+        label=_("Measured bandwidth between machines (GB/s)"),
+        required=False,
+        min_value=0.01,
+        max_value=10_000,
+        help_text=_("nccl-tests between two machines, busbw at large sizes. Empty: the NIC's."),
+    )
+    per_call_latency_us = forms.FloatField(
+        label=_("Measured all-reduce latency (µs)"),
+        required=False,
+        min_value=0.01,
+        max_value=1_000_000,
+        help_text=_("nccl-tests time at the smallest sizes. Empty: the link's."),
     )
 
     def __init__(self, *args: Any, machines: list[Machine] | None = None, **kwargs: Any) -> None:
@@ -111,7 +142,8 @@ class MachinesStepForm(forms.Form):
             hardware = {"fleet": True}
         if d.get("pool_kind"):
             hardware["pool_kind"] = d["pool_kind"]
-        return {"hardware": hardware}
+        measured = {key: d[key] for key in MEASURED_LINK_FIELDS if d.get(key) is not None}
+        return {"hardware": hardware, **({"network": measured} if measured else {})}
 
 
 def active_machines() -> list[Machine]:
