@@ -177,8 +177,8 @@ SIGNAL_AND_PITFALL_TEMPLATES: dict[Code, Template] = {
             "published PCIe machines measure from 1.5 to 35 GB/s for such rings."
         ),
         action=N_(
-            "Run nccl-tests all_reduce_perf -g {tp} on the node and enter its bus bandwidth as the "
-            "measured intra-node bandwidth."
+            "Run nccl-tests all_reduce_perf -g {tp} on the node and enter its busbw at large "
+            "sizes as the measured all-reduce bandwidth inside a machine (Machines step)."
         ),
         rules=(Rule.NUMBERS,),
     ),
