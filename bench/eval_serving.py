@@ -10,8 +10,11 @@ over both fixture files (serving_runs.json and serving_load_runs.json), the tabl
 docs/benchmarks.md that tests/planner/engine/test_serving_validation.py holds; `--table --runs`
 lists each run's signed errors before it.
 
+`--grid` prints the same table, and each run, for lambda_v0_grid.json: Lambda's vLLM 0.5.4 grid
+of one 70B FP8 model on 2-8 H100s under bursts of 7-542 requests, held out and reported apart.
+
 Repeat: `.venv/bin/python bench/eval_serving.py [--runs] [--backend aiconfigurator | --both]`
-or `.venv/bin/python bench/eval_serving.py --table [--runs]`
+or `.venv/bin/python bench/eval_serving.py --table [--runs]` or `... --grid`
 """
 
 from __future__ import annotations
@@ -140,6 +143,19 @@ def print_tables(show_runs: bool) -> None:
         print(markdown(validation_table(errors, split)))
 
 
+def print_grid() -> None:
+    """Print each run of the Lambda 0.5.4 grid and the grid's error table."""
+    from planner.engine.serving.validation import load_runs, markdown, run_error, validation_table
+
+    runs = load_runs([ROOT / "tests/planner/engine/fixtures/lambda_v0_grid.json"])
+    errors = [run_error(r) for r in runs]
+    _print_run_errors(errors)
+    print("\nLambda 0.5.4 grid (mean absolute % error, runs in brackets)\n")
+    # one source: the table's split by source says nothing here
+    rows = [row for row in validation_table(errors) if not row.group.startswith("source")]
+    print(markdown(rows))
+
+
 def _signed(value: float | None) -> str:
     return "     -" if value is None else f"{100 * value:+6.1f}"
 
@@ -158,6 +174,9 @@ def _print_run_errors(errors: list[RunError]) -> None:
 def main() -> None:
     if "--table" in sys.argv:
         print_tables(show_runs="--runs" in sys.argv)
+        return
+    if "--grid" in sys.argv:
+        print_grid()
         return
     show = "--runs" in sys.argv
     if "--both" in sys.argv:

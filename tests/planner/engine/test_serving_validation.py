@@ -26,6 +26,7 @@ from planner.engine.serving.validation import (
 FIXTURES = Path(__file__).parent / "fixtures"
 RUNS = load_runs([FIXTURES / "serving_runs.json", FIXTURES / "serving_load_runs.json"])
 LOAD_RUNS = load_runs([FIXTURES / "serving_load_runs.json"])
+GRID_RUNS = load_runs([FIXTURES / "lambda_v0_grid.json"])
 
 # Held-out mean absolute % error the model reaches (the targets: 15 / 25 / 15).
 # Held out and reported rather than fitted (docs/benchmarks.md): gpt-oss-120b on 8 × B200
@@ -57,6 +58,11 @@ NEVER_CALIBRATED = {"tpot_pct": 17.5, "ttft_pct": 25.5, "tok_s_pct": 12.5}
 # on single requests (Qwen's speed benchmark), tok/s over both eras: 17 % (8 runs) -> 12 % (20);
 # with Crusoe's twenty 0.5.5 runs, 7.8 % (40).
 HELD_OUT_V0 = {"tpot_pct": 12.0, "tok_s_pct": 9.0}
+# Lambda's vLLM 0.5.4 grid (70B FP8 on 2-8 H100s, bursts of 7-542), held out and reported apart
+# so that one model and release does not outweigh every other source: TPOT +9 to +25 % with a
+# few in flight, -9 to -35 % with 28-241; TTFT -30 to -58 % from 15 to 241 in flight, where
+# 0.5.4 took about twice the model's time to prefill a burst; tok/s within 6 % on average.
+LAMBDA_GRID = {"tpot_pct": 18.0, "ttft_pct": 34.5, "tok_s_pct": 6.5}
 
 
 @pytest.fixture(scope="module")
@@ -171,3 +177,14 @@ def test_every_load_run_states_its_setup_and_source():
         assert run["split"] in ("calibration", "validation")
         assert run["split"] == "validation" or run["fitted"]
         assert in_flight(run) > 0
+
+
+def test_the_lambda_v0_grid_is_reported_apart_and_holds():
+    errors = [run_error(r) for r in GRID_RUNS]
+    assert len(errors) == 21
+    assert {e.source for e in errors} == {
+        source_of("https://github.com/LambdaLabsML/vllm-benchmark")
+    }
+    (overall,) = [row for row in validation_table(errors) if row.group == "all validation"]
+    for metric, limit in LAMBDA_GRID.items():
+        assert getattr(overall, metric) <= limit, metric
