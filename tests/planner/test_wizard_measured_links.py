@@ -44,6 +44,13 @@ def test_a_bad_measurement_is_refused_on_its_field(field, value):
     assert list(form.errors) == [field]
 
 
+def test_a_zero_measurement_is_asked_again_in_the_fields_unit():
+    form = MachinesStepForm(data={**HYPOTHETICAL, "intra_node_bandwidth_gbs": "0"})
+    assert form.errors["intra_node_bandwidth_gbs"] == ["Enter a bandwidth above 0 GB/s."]
+    form = MachinesStepForm(data={**HYPOTHETICAL, "per_call_latency_us": "2e6"})
+    assert form.errors["per_call_latency_us"] == ["Enter a latency of at most 1000000 µs."]
+
+
 def test_engine_errors_on_the_network_land_on_the_machines_step():
     assert locate_engine_error("network.per_call_latency_us") == ("machines", "per_call_latency_us")
 

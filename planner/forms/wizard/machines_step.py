@@ -71,9 +71,13 @@ class MachinesStepForm(forms.Form):
         min_value=0.01,
         max_value=100_000,
         help_text=_(
-            "The busbw column of nccl-tests all_reduce_perf -g <GPUs> at large sizes. Empty: "
-            "the GPU's link."
+            "The busbw column, at large sizes, of nccl-tests all_reduce_perf -g N over N GPUs. "
+            "Empty: the GPU's link."
         ),
+        error_messages={
+            "min_value": _("Enter a bandwidth above 0 GB/s."),
+            "max_value": _("Enter a bandwidth of at most %(limit_value)s GB/s."),
+        },
     )
     cross_node_bandwidth_gbs = forms.FloatField(
         label=_("Measured bandwidth between machines (GB/s)"),
@@ -81,6 +85,10 @@ class MachinesStepForm(forms.Form):
         min_value=0.01,
         max_value=10_000,
         help_text=_("nccl-tests between two machines, busbw at large sizes. Empty: the NIC's."),
+        error_messages={
+            "min_value": _("Enter a bandwidth above 0 GB/s."),
+            "max_value": _("Enter a bandwidth of at most %(limit_value)s GB/s."),
+        },
     )
     per_call_latency_us = forms.FloatField(
         label=_("Measured all-reduce latency (µs)"),
@@ -88,6 +96,10 @@ class MachinesStepForm(forms.Form):
         min_value=0.01,
         max_value=1_000_000,
         help_text=_("nccl-tests time at the smallest sizes. Empty: the link's."),
+        error_messages={
+            "min_value": _("Enter a latency above 0 µs."),
+            "max_value": _("Enter a latency of at most %(limit_value)s µs."),
+        },
     )
 
     def __init__(self, *args: Any, machines: list[Machine] | None = None, **kwargs: Any) -> None:
