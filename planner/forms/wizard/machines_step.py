@@ -17,7 +17,7 @@ from planner.forms.wizard.choices import (
     POOL_KIND_CHOICES,
     SOURCE_CHOICES,
 )
-from planner.forms.wizard.load_step import positive_int
+from planner.forms.wizard.load_step import optional_positive, positive_int
 
 MEASURED_LINK_FIELDS = (
     "intra_node_bandwidth_gbs",
@@ -65,41 +65,20 @@ class MachinesStepForm(forms.Form):
         label=_("Network kind"), choices=NIC_KIND_CHOICES, required=False
     )
     # What the team measured replaces the catalog's link figures (spec "network").
-    intra_node_bandwidth_gbs = forms.FloatField(
-        label=_("Measured all-reduce bandwidth inside a machine (GB/s)"),
-        required=False,
-        min_value=0.01,
-        max_value=100_000,
-        help_text=_(
+    intra_node_bandwidth_gbs = optional_positive(
+        _("Measured all-reduce bandwidth inside a machine (GB/s)"),
+        _(
             "The busbw column, at large sizes, of nccl-tests all_reduce_perf -g N over N GPUs. "
             "Empty: the GPU's link."
         ),
-        error_messages={
-            "min_value": _("Enter a bandwidth above 0 GB/s."),
-            "max_value": _("Enter a bandwidth of at most %(limit_value)s GB/s."),
-        },
     )
-    cross_node_bandwidth_gbs = forms.FloatField(
-        label=_("Measured bandwidth between machines (GB/s)"),
-        required=False,
-        min_value=0.01,
-        max_value=10_000,
-        help_text=_("nccl-tests between two machines, busbw at large sizes. Empty: the NIC's."),
-        error_messages={
-            "min_value": _("Enter a bandwidth above 0 GB/s."),
-            "max_value": _("Enter a bandwidth of at most %(limit_value)s GB/s."),
-        },
+    cross_node_bandwidth_gbs = optional_positive(
+        _("Measured bandwidth between machines (GB/s)"),
+        _("nccl-tests between two machines, busbw at large sizes. Empty: the NIC's."),
     )
-    per_call_latency_us = forms.FloatField(
-        label=_("Measured all-reduce latency (µs)"),
-        required=False,
-        min_value=0.01,
-        max_value=1_000_000,
-        help_text=_("nccl-tests time at the smallest sizes. Empty: the link's."),
-        error_messages={
-            "min_value": _("Enter a latency above 0 µs."),
-            "max_value": _("Enter a latency of at most %(limit_value)s µs."),
-        },
+    per_call_latency_us = optional_positive(
+        _("Measured all-reduce latency (µs)"),
+        _("nccl-tests time at the smallest sizes. Empty: the link's."),
     )
 
     def __init__(self, *args: Any, machines: list[Machine] | None = None, **kwargs: Any) -> None:
