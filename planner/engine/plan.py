@@ -147,7 +147,7 @@ def plan(spec: PlanSpec, assumptions: Assumptions | None = None) -> PlanResult:
             )
         ),
         assumptions=a.to_dict(),
-        network=network_summary(spec, group, len(used_nodes), a),
+        network=network_summary(spec, group, len(used_nodes), a, ring=best.tp),
         model=model_summary(spec, chosen),
         node_selection=NodeSelection(
             gpu=best.gpu,

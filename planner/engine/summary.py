@@ -110,11 +110,13 @@ def summary_message(
 
 
 def network_summary(
-    spec: PlanSpec, group: NodeGroup, nodes_used: int, a: Assumptions
+    spec: PlanSpec, group: NodeGroup, nodes_used: int, a: Assumptions, *, ring: int
 ) -> NetworkSummary:
-    """Return the links inside and between the chosen GPU type's nodes, and the §2 example."""
-    # the link a TP over the whole node would ring over
-    intra = intra_node_link(group.nodes[0], a, spec.network, ring=group.nodes[0].gpu_count)
+    """Return the links inside and between the chosen GPU type's nodes, and the §2 example
+    (`ring`: the recommended TP, whose group the link inside a node carries)."""
+    intra = intra_node_link(
+        group.nodes[0], a, spec.network, ring=min(ring, group.nodes[0].gpu_count)
+    )
     inter = inter_node_link(list(group.nodes[: max(2, nodes_used)]), a, spec.network)
     return NetworkSummary(
         intra_node=_link_summary(intra),

@@ -100,6 +100,7 @@ def test_a_tp_ring_over_pcie_asks_for_the_teams_nccl_tests_figure():
     assert result.recommendation.tp >= 3
     (ring,) = [p for p in result.pitfalls if p.code == Code.PIT_PCIE_TP_RING]
     assert ring.message.params == {"tp": result.recommendation.tp, "bandwidth_gbs": 15.0}
+    assert result.network.intra_node.bandwidth_gbs == 15.0  # the summary shows the ring it uses
     # Measured, the figure is the team's own: nothing to ask, and the all-reduce costs less.
     measured = _l40s_70b({"intra_node_bandwidth_gbs": 30.0})
     assert Code.PIT_PCIE_TP_RING not in {p.code for p in measured.pitfalls}
@@ -120,3 +121,4 @@ def test_nvlink_and_pcie_pairs_ask_nothing():
     result = plan(spec_from_dict(pair))
     assert result.recommendation.tp == 2
     assert Code.PIT_PCIE_TP_RING not in {p.code for p in result.pitfalls}
+    assert result.network.intra_node.bandwidth_gbs == 25.0
