@@ -10,6 +10,7 @@ from django.http import HttpRequest, QueryDict
 
 from planner.forms.wizard import (
     DEFAULT_MODEL,
+    MEASURED_LINK_FIELDS,
     OPERATION_QUESTIONS,
     LoadStepForm,
     MachinesStepForm,
@@ -55,9 +56,7 @@ ENGINE_FIELD_MAP: tuple[tuple[str, str, str | None], ...] = (
     ("hardware.hostnames", "machines", "machines"),
     ("hardware.fleet", "machines", "source"),
     ("hardware", "machines", None),
-    ("network.intra_node_bandwidth_gbs", "machines", "intra_node_bandwidth_gbs"),
-    ("network.cross_node_bandwidth_gbs", "machines", "cross_node_bandwidth_gbs"),
-    ("network.per_call_latency_us", "machines", "per_call_latency_us"),
+    *((f"network.{name}", "machines", name) for name in MEASURED_LINK_FIELDS),
     ("pinned_layout.tp", "operations", "pinned_tp"),
     ("pinned_layout.pp", "operations", "pinned_pp"),
     ("pinned_layout", "operations", "pinned_replicas"),

@@ -63,14 +63,22 @@ def test_a_measured_pcie_ring_changes_the_plan(planner_client):
         reverse("planner:wizard-step", kwargs={"step": "model"}),
         {"model": "llama-3.1-70b", "max_model_len": "8192"},
     )
-    planner_client.post(
+    precision = planner_client.post(
         reverse("planner:wizard-step", kwargs={"step": "precision"}),
-        {"weight_dtype": "fp8", "max_model_len": "8192", "gpu_memory_utilization": "0.9"},
+        {
+            "weight_dtype": "fp8",
+            "kv_cache_dtype": "auto",
+            "max_model_len": "8192",
+            "gpu_memory_utilization": "0.9",
+        },
     )
+    assert precision.status_code == 302  # answered: the plan is for FP8 weights
     preview = reverse("planner:wizard-preview", kwargs={"step": "machines"})
     default = planner_client.post(preview, HYPOTHETICAL).context
     measured = planner_client.post(
         preview, {**HYPOTHETICAL, "intra_node_bandwidth_gbs": "40"}
     ).context
-    assert default["best"].tp >= 4
-    assert measured["best"].comm_per_decode_step_ms < default["best"].comm_per_decode_step_ms
+    # 70B FP8 on four L40S: at the default PCIe ring the planner keeps two TP 2 pairs; a ring
+    # measured at 40 GB/s makes one TP 4 instance worth it.
+    assert default["best"].id == "l40s:tp2-pp1-r2:fp8"
+    assert measured["best"].id == "l40s:tp4-pp1-r1:fp8"

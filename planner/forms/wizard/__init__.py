@@ -13,13 +13,18 @@ from planner.forms.wizard.choices import (
     model_limit,
 )
 from planner.forms.wizard.load_step import LoadStepForm
-from planner.forms.wizard.machines_step import MachinesStepForm, active_machines
+from planner.forms.wizard.machines_step import (
+    MEASURED_LINK_FIELDS,
+    MachinesStepForm,
+    active_machines,
+)
 from planner.forms.wizard.model_steps import ModelStepForm, PrecisionStepForm
 from planner.forms.wizard.operations_step import OPERATION_QUESTIONS, OperationsStepForm
 
 __all__ = [
     "DEFAULT_MODEL",
     "KV_DTYPE_CHOICES",
+    "MEASURED_LINK_FIELDS",
     "OPERATION_QUESTIONS",
     "WEIGHT_DTYPE_CHOICES",
     "LoadStepForm",

@@ -136,6 +136,15 @@ class MachinesStepForm(forms.Form):
         measured = {key: d[key] for key in MEASURED_LINK_FIELDS if d.get(key) is not None}
         return {"hardware": hardware, **({"network": measured} if measured else {})}
 
+    @property
+    def measured_links(self) -> list[forms.BoundField]:
+        return [self[name] for name in MEASURED_LINK_FIELDS]
+
+    @property
+    def measured_links_given(self) -> bool:
+        """Whether the measured-links fold opens: a value or an error in it."""
+        return any(field.value() or field.errors for field in self.measured_links)
+
 
 def active_machines() -> list[Machine]:
     """Return the active machines with GPU type, pool and NICs (three queries)."""
